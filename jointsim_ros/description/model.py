@@ -1,0 +1,138 @@
+"""The immutable robot model: what the description layer produces and the engine consumes.
+
+Conventions (REP 103, SI units):
+- Every rigid body has a *body frame* equal to the frame of its root link (the first link of a
+  chain merged by fixed joints).  ``com`` and ``inertia`` are expressed in that frame.
+- Body index -1 is the world (static).  With a fixed base the root link and everything welded to it
+  by merged fixed joints belong to the world.
+- A joint frame is fixed in the parent body (``parent_pos``, ``parent_quat``: URDF
+  ``<origin>`` composed with the parent link's pose in its body) and coincides with the child link
+  frame at zero joint position; ``child_pos``/``child_quat`` place that same frame in the child
+  body.  ``axis`` is a unit vector in the joint frame.
+- Quaternions are (w, x, y, z).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'floating', 'planar', 'spherical')
+#: Joint types with one scalar coordinate, reported in ``Simulator.joint_names``.
+SCALAR_JOINT_TYPES = ('revolute', 'continuous', 'prismatic')
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """URDF ``<mimic>``: follower position = multiplier * leader position + offset."""
+
+    leader: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class BodyModel:
+    """One rigid body (one link, or links merged by fixed joints).
+
+    Attributes:
+        name: name of the root link of the body.
+        mass: kg, > 0.
+        com: (3,) centre of mass in the body frame, m.
+        inertia: (3, 3) symmetric positive-definite inertia about the COM in the body frame, kg m^2.
+        links: names of the URDF links this body carries (root link first).
+    """
+
+    name: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    links: tuple
+
+
+@dataclass(frozen=True)
+class LinkFrame:
+    """Where a URDF link frame sits: pose of the link frame in its body frame.
+
+    Attributes:
+        name: link name.
+        body: body index, -1 for the world.
+        pos: (3,) link origin in the body frame, m (world frame if body == -1).
+        quat: (4,) wxyz, link orientation in the body frame.
+    """
+
+    name: str
+    body: int
+    pos: np.ndarray
+    quat: np.ndarray
+
+
+@dataclass(frozen=True)
+class JointModel:
+    """One URDF joint between two bodies (fixed joints only when kept as welds).
+
+    Attributes:
+        name: joint name.
+        type: one of JOINT_TYPES.
+        parent_body, child_body: body indices (-1 = world; child_body is never -1).
+        parent_pos, parent_quat: (3,), (4,) joint frame in the parent body frame (m, wxyz).
+        child_pos, child_quat: (3,), (4,) joint frame in the child body frame (m, wxyz).
+        axis: (3,) unit axis in the joint frame (revolute, continuous, prismatic; plane normal
+            for planar).
+        lower, upper: position limits, rad or m (-inf/+inf when absent or continuous).
+        effort_limit: N m or N (inf when absent).
+        velocity_limit: rad/s or m/s (inf when absent).
+        damping: viscous damping, N m s/rad or N s/m.
+        friction: Coulomb friction, N m or N.
+        mimic: Mimic or None.
+        parent_link, child_link: URDF link names.
+    """
+
+    name: str
+    type: str
+    parent_body: int
+    child_body: int
+    parent_pos: np.ndarray
+    parent_quat: np.ndarray
+    child_pos: np.ndarray
+    child_quat: np.ndarray
+    axis: np.ndarray
+    lower: float = -np.inf
+    upper: float = np.inf
+    effort_limit: float = np.inf
+    velocity_limit: float = np.inf
+    damping: float = 0.0
+    friction: float = 0.0
+    mimic: Optional[Mimic] = None
+    parent_link: str = ''
+    child_link: str = ''
+
+
+@dataclass(frozen=True)
+class RobotModel:
+    """A robot as bodies and joints.
+
+    Attributes:
+        name: robot name from URDF.
+        bodies: tuple of BodyModel.
+        joints: tuple of JointModel, every non-merged joint, in URDF order.  Joints are also in an
+            order where a joint's parent body is the world or the child of an earlier joint
+            (``tree_order`` gives that order as indices into ``joints``).
+        tree_order: tuple of indices into ``joints``, parents before children.
+        links: dict link name -> LinkFrame for every URDF link (including merged ones).
+        root_link: name of the URDF root link (the base).
+        floating_base: True when the root body is free (then it is body 0 and no joint holds it).
+        merged_joints: names of fixed joints merged away.
+        warnings: human-readable repairs made while loading (also logged).
+    """
+
+    name: str
+    bodies: tuple
+    joints: tuple
+    tree_order: tuple
+    links: dict
+    root_link: str
+    floating_base: bool
+    merged_joints: tuple = ()
+    warnings: tuple = field(default_factory=tuple)
