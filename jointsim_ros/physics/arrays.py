@@ -1,0 +1,81 @@
+"""Structure-of-arrays containers of the engine: static model, constraint layout, mutable state.
+
+Names follow thing_quantity; shapes, frames and units are given per field.  All are namedtuples
+of numpy arrays so one call can hand them to the compiled step.
+"""
+from collections import namedtuple
+
+#: Static body data.
+Bodies = namedtuple('Bodies', [
+    'inv_mass',     # (n_body,) 1/kg
+    'inertia',      # (n_body, 3, 3) about the COM, body frame, kg m^2
+    'inv_inertia',  # (n_body, 3, 3) body frame, 1/(kg m^2)
+])
+
+#: Static joint data (every joint the engine keeps, merged fixed joints excluded).
+Joints = namedtuple('Joints', [
+    'type',        # (n_joint,) int64 engine type code (joints.TYPE_CODES)
+    'body',        # (n_joint, 2) int64 parent, child body index (-1 = world)
+    'ppos',        # (n_joint, 3) joint origin in the parent body frame relative to its COM, m
+    'pquat',       # (n_joint, 4) joint frame orientation in the parent body frame, wxyz
+    'cpos',        # (n_joint, 3) joint origin in the child body frame relative to its COM, m
+    'cquat',       # (n_joint, 4) joint frame orientation in the child body frame, wxyz
+    'axis',        # (n_joint, 3) unit axis in the joint frame
+    'perp1',       # (n_joint, 3) unit normal of the axis in the joint frame
+    'perp2',       # (n_joint, 3) axis x perp1
+    'block',       # (n_joint,) int64 index of the joint's bilateral block, -1 if none
+])
+
+#: Mimic couplings q_follower = multiplier * q_leader + offset (joint indices).
+Mimics = namedtuple('Mimics', [
+    'follower',    # (n_mimic,) int64 joint index
+    'leader',      # (n_mimic,) int64 joint index
+    'multiplier',  # (n_mimic,) 1
+    'offset',      # (n_mimic,) rad or m
+])
+
+#: Constraint blocks: a block is d <= 6 rows solved together with its d x d effective mass.
+Blocks = namedtuple('Blocks', [
+    'kind',    # (n_block,) int64 BLOCK_JOINT or BLOCK_MIMIC
+    'source',  # (n_block,) int64 joint index or mimic index
+    'row0',    # (n_block,) int64 first row
+    'dim',     # (n_block,) int64 number of rows
+    'body',    # (n_block, 4) int64 body of each Jacobian slot, -1 = world or unused
+])
+BLOCK_JOINT = 0
+BLOCK_MIMIC = 1
+
+#: Mutable simulation state.
+State = namedtuple('State', [
+    'body_pos',      # (n_body, 3) COM position, world, m
+    'body_quat',     # (n_body, 4) body frame orientation, world, wxyz
+    'body_lin_vel',  # (n_body, 3) COM velocity, world, m/s
+    'body_ang_mom',  # (n_body, 3) angular momentum about the COM, world, N m s
+    'joint_q',       # (n_joint,) unwrapped scalar joint coordinate, rad or m (0 for others)
+    'joint_effort',  # (n_joint,) commanded effort on scalar joints, N m or N
+    'row_impulse',   # (n_row,) accumulated impulse of each constraint row, N s or N m s
+    'time',          # (1,) simulated time, s
+])
+
+#: Scratch arrays reused every step (no allocation in the loop).
+Work = namedtuple('Work', [
+    'rot',          # (n_body, 3, 3) body rotation
+    'inertia_w',    # (n_body, 3, 3) world inertia, kg m^2
+    'inv_inertia_w',  # (n_body, 3, 3) world inverse inertia
+    'vel',          # (n_body, 6) linear and angular velocity, world
+    'pred_pos',     # (n_body, 3) predicted COM after the step at the current velocity
+    'pred_quat',    # (n_body, 4) predicted orientation
+    'backup',       # (n_body, 13) state before the step, restored on divergence
+    'row_J',        # (n_row, 4, 6) Jacobian per slot [linear, angular]
+    'row_MJ',       # (n_row, 4, 6) M^-1 J^T per slot
+    'row_bias',     # (n_row,) velocity bias, m/s or rad/s
+    'row_C',        # (n_row,) position error at the start of the step, m or rad
+    'block_kinv',   # (n_block, 6, 6) inverse effective mass
+    'clock',        # (2,) int64 clock_gettime scratch
+])
+
+#: Results of the last step (float64 array, indices below).
+INFO_ITERATIONS, INFO_RESIDUAL, INFO_STOP, INFO_POS_ERROR, INFO_STATUS, INFO_BODY = range(6)
+INFO_SIZE = 6
+STOP_TOLERANCE, STOP_ITERATIONS, STOP_TIME_BUDGET = 0, 1, 2
+STATUS_OK, STATUS_DIVERGED = 0, 1

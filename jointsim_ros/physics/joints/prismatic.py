@@ -1,0 +1,20 @@
+"""Prismatic joints: one translational degree of freedom along the joint axis.
+
+Position constraint (5 rows): p_b stays on the line through p_a along the parent's axis a1,
+C_1 = (p_b - p_a).b1, C_2 = (p_b - p_a).c1 with b1, c1 normal to a1 in the parent's joint frame,
+and the joint frames keep equal orientation, C_3..5 = R_pj 2 vec(q_pj^-1 q_cj).
+Jacobian: ``rows.slide_row`` and ``rows.lock_rows``.
+Coordinate q = (p_b - p_a).a1; dq/dt = a1.(v_b + w_b x r_b - v_a - w_a x r_a').
+"""
+from .rows import lock_rows, slide_row
+from ..math3d import jit
+
+N_ROWS = 5
+
+
+@jit
+def constraint(f, C, J):
+    """Fill C[0:5], J[0:5] from the joint's world frames ``f``."""
+    row = slide_row(f.perp1_a, f.anchor_a, f.anchor_b, f.xa, f.xb, C, J, 0)
+    row = slide_row(f.perp2_a, f.anchor_a, f.anchor_b, f.xa, f.xb, C, J, row)
+    return lock_rows(f.quat_a, f.quat_b, f.rot_a, C, J, row)

@@ -1,0 +1,20 @@
+"""Revolute and continuous joints: one rotational degree of freedom about the joint axis.
+
+Position constraint (5 rows): the anchors coincide, C_1..3 = p_b - p_a; and the axis a1 (fixed
+in the parent's joint frame) stays perpendicular to the two vectors b2, c2 that span the plane
+normal to the same axis in the child's joint frame, C_4 = a1.b2, C_5 = a1.c2.
+Jacobian: ``rows.point_rows`` and ``rows.align_row``; effective mass K = J M^-1 J^T (5 x 5).
+Coordinate q = twist angle of q_pj^-1 q_cj about the axis; dq/dt = a1.(w_b - w_a).
+"""
+from .rows import align_row, point_rows
+from ..math3d import jit
+
+N_ROWS = 5
+
+
+@jit
+def constraint(f, C, J):
+    """Fill C[0:5], J[0:5] from the joint's world frames ``f`` (see joints.JointFrames)."""
+    row = point_rows(f.anchor_a, f.anchor_b, f.xa, f.xb, C, J, 0)
+    row = align_row(f.axis_a, f.perp1_b, C, J, row)
+    return align_row(f.axis_a, f.perp2_b, C, J, row)

@@ -1,0 +1,186 @@
+"""Sequential impulses over constraint blocks (Catto 2005, 'Iterative dynamics with temporal
+coherence'; Box2D v3 ``solver.c``; block solve of a joint's rows as in Jolt's constraint parts).
+
+Every block holds d rows with Jacobian J (per body slot), M^-1 J^T and the inverse effective
+mass K^-1 = (J M^-1 J^T)^-1.  One block update is
+    lambda_delta = -K^-1 (J v + bias),  lambda += lambda_delta (then projected on its bounds),
+    v += M^-1 J^T lambda_delta,
+and the iteration stops at the tolerance, the iteration cap or the wall-clock budget.
+"""
+import numpy as np
+
+from . import joints as jt
+from .arrays import (BLOCK_JOINT, INFO_ITERATIONS, INFO_RESIDUAL, INFO_STOP, STOP_ITERATIONS,
+                     STOP_TIME_BUDGET, STOP_TOLERANCE)
+from .clock import monotonic
+from .math3d import invert_spd, jit
+
+
+@jit
+def body_pose(b, pos, quat):
+    """COM position and orientation of body b; the world (-1) is at the origin."""
+    if b < 0:
+        return np.zeros(3), np.array((1.0, 0.0, 0.0, 0.0))
+    return pos[b], quat[b]
+
+
+@jit
+def frames_of_joint(j, joints, pos, quat):
+    """JointFrames of joint j at the body poses (pos, quat)."""
+    a = joints.body[j, 0]
+    b = joints.body[j, 1]
+    xa, qa = body_pose(a, pos, quat)
+    xb, qb = body_pose(b, pos, quat)
+    return jt.joint_frames(xa, qa, xb, qb, joints.ppos[j], joints.pquat[j], joints.cpos[j],
+                           joints.cquat[j], joints.axis[j], joints.perp1[j], joints.perp2[j])
+
+
+@jit
+def unwrap(q, q_prev, jtype):
+    """Continuous revolute angle: q (in (-pi, pi]) moved by whole turns next to q_prev."""
+    if jtype == jt.REVOLUTE or jtype == jt.CONTINUOUS:
+        return q_prev + (q - q_prev + np.pi) % (2.0 * np.pi) - np.pi
+    return q
+
+
+@jit
+def joint_coordinate(j, joints, pos, quat, q_prev, J, row):
+    """Unwrapped coordinate of scalar joint j and its Jacobian in J[row, 0:2]."""
+    f = frames_of_joint(j, joints, pos, quat)
+    q = jt.coordinate(joints.type[j], f, joints.axis[j], J, row)
+    return unwrap(q, q_prev[j], joints.type[j])
+
+
+@jit
+def block_constraint(k, blocks, joints, mimics, pos, quat, q_prev, C, J):
+    """Position error C[0:d] and Jacobian J[0:d] of block k at the given body poses."""
+    if blocks.kind[k] == BLOCK_JOINT:
+        j = blocks.source[k]
+        f = frames_of_joint(j, joints, pos, quat)
+        return jt.constraint(joints.type[j], f, C, J)
+    m = blocks.source[k]
+    leader_row = np.zeros((1, 4, 6))
+    qf = joint_coordinate(mimics.follower[m], joints, pos, quat, q_prev, J, 0)
+    ql = joint_coordinate(mimics.leader[m], joints, pos, quat, q_prev, leader_row, 0)
+    C[0] = qf - mimics.multiplier[m] * ql - mimics.offset[m]
+    J[0, 2:4, :] = -mimics.multiplier[m] * leader_row[0, 0:2, :]
+    return 1
+
+
+@jit
+def block_mass_terms(k, blocks, bodies, work):
+    """Fill M^-1 J^T of block k's rows and its inverse effective mass K^-1."""
+    r0 = blocks.row0[k]
+    d = blocks.dim[k]
+    K = np.zeros((6, 6))
+    for i in range(d):
+        r = r0 + i
+        for s in range(4):
+            b = blocks.body[k, s]
+            if b < 0:
+                work.row_MJ[r, s, :] = 0.0
+                continue
+            work.row_MJ[r, s, 0:3] = bodies.inv_mass[b] * work.row_J[r, s, 0:3]
+            work.row_MJ[r, s, 3:6] = work.inv_inertia_w[b] @ work.row_J[r, s, 3:6]
+    for i in range(d):
+        for j in range(i, d):
+            acc = 0.0
+            for s in range(4):
+                bs = blocks.body[k, s]
+                if bs < 0:
+                    continue
+                for t in range(4):
+                    if blocks.body[k, t] != bs:
+                        continue
+                    for c in range(6):
+                        acc += work.row_J[r0 + i, s, c] * work.row_MJ[r0 + j, t, c]
+            K[i, j] = acc
+            K[j, i] = acc
+    invert_spd(K, d, work.block_kinv[k])
+
+
+@jit
+def block_velocity(k, blocks, work, out):
+    """J v of block k's rows into out[0:d]."""
+    r0 = blocks.row0[k]
+    for i in range(blocks.dim[k]):
+        acc = 0.0
+        for s in range(4):
+            b = blocks.body[k, s]
+            if b < 0:
+                continue
+            for c in range(6):
+                acc += work.row_J[r0 + i, s, c] * work.vel[b, c]
+        out[i] = acc
+    return out
+
+
+@jit
+def apply_block_impulse(k, blocks, work, delta):
+    """v += M^-1 J^T delta for block k."""
+    r0 = blocks.row0[k]
+    for i in range(blocks.dim[k]):
+        if delta[i] == 0.0:
+            continue
+        for s in range(4):
+            b = blocks.body[k, s]
+            if b < 0:
+                continue
+            for c in range(6):
+                work.vel[b, c] += work.row_MJ[r0 + i, s, c] * delta[i]
+
+
+@jit
+def warm_start(blocks, work, impulse, enabled):
+    """Apply last step's accumulated impulses (or clear them when warm starting is off)."""
+    if not enabled:
+        impulse[:] = 0.0
+        return
+    for k in range(blocks.dim.shape[0]):
+        r0 = blocks.row0[k]
+        apply_block_impulse(k, blocks, work, impulse[r0:r0 + blocks.dim[k]])
+
+
+@jit
+def solve_velocity_blocks(blocks, work, impulse, iterations, tolerance, time_budget, info):
+    """Gauss-Seidel over all blocks until the tolerance, the iteration cap or the budget.
+
+    Writes the iterations used, the last iteration's largest impulse change (N s or N m s)
+    and the stop reason into info.
+    """
+    n_block = blocks.dim.shape[0]
+    jv = np.zeros(6)
+    delta = np.zeros(6)
+    t0 = monotonic(work.clock) if time_budget > 0.0 else 0.0
+    stop = STOP_ITERATIONS
+    largest = 0.0
+    used = 0
+    for it in range(iterations):
+        largest = 0.0
+        for k in range(n_block):
+            d = blocks.dim[k]
+            r0 = blocks.row0[k]
+            block_velocity(k, blocks, work, jv)
+            for i in range(d):
+                jv[i] += work.row_bias[r0 + i]
+            for i in range(d):
+                acc = 0.0
+                for j in range(d):
+                    acc -= work.block_kinv[k, i, j] * jv[j]
+                delta[i] = acc
+                impulse[r0 + i] += acc
+                largest = max(largest, abs(acc))
+            apply_block_impulse(k, blocks, work, delta)
+        used = it + 1
+        if largest < tolerance:
+            stop = STOP_TOLERANCE
+            break
+        if time_budget > 0.0 and monotonic(work.clock) - t0 > time_budget:
+            stop = STOP_TIME_BUDGET
+            break
+    if n_block == 0:
+        stop = STOP_TOLERANCE
+    info[INFO_ITERATIONS] = used
+    info[INFO_RESIDUAL] = largest
+    info[INFO_STOP] = stop
+
