@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Create or update the project's virtual environment (default <repo>/.venv) with everything the
+# package, its tests and the colcon build need: the pinned requirements, the locally built
+# tf2_msgs interface package and an editable install of jointsim_ros itself.
+#
+# Idempotent: a stamp file in the venv records a hash of every input (requirement files,
+# constraints, these scripts, third_party/tf2_msgs, packaging files, interpreter version); when it
+# matches, the script exits at once. FORCE=1 re-runs every step.
+#
+# Environment: PYTHON (interpreter to create the venv with, default python3.11),
+#              VENV (venv directory, default <repo>/.venv), FORCE=1.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+venv="${VENV:-$repo_root/.venv}"
+python_cmd="${PYTHON:-python3.11}"
+stamp="$venv/.jointsim_setup_stamp"
+
+if ! command -v "$python_cmd" >/dev/null 2>&1; then
+  echo "error: $python_cmd not found; the ROS 2 PyPI wheels need CPython 3.11" >&2
+  exit 1
+fi
+py_version="$("$python_cmd" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+if [ "$py_version" != 3.11 ]; then
+  echo "error: $python_cmd is Python $py_version; the ROS 2 PyPI wheels need CPython 3.11" >&2
+  exit 1
+fi
+
+input_hash="$(
+  {
+    "$python_cmd" -VV
+    for f in requirements.txt requirements-dev.txt constraints.txt \
+        scripts/setup_venv.sh scripts/build_tf2_msgs.sh setup.py setup.cfg package.xml; do
+      echo "== $f"; cat "$f"
+    done
+    find third_party/tf2_msgs -type f | LC_ALL=C sort | while read -r f; do
+      echo "== $f"; cat "$f"
+    done
+  } | sha256sum | cut -d' ' -f1
+)"
+
+venv_ok() {
+  [ -x "$venv/bin/python" ] \
+    && [ "$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = 3.11 ]
+}
+
+if [ "${FORCE:-0}" != 1 ] && venv_ok && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$input_hash" ]; then
+  echo "venv $venv is up to date"
+  exit 0
+fi
+rm -f "$stamp"
+
+# The tf2_msgs build compiles C and C++ against the wheels' headers.
+missing_tools=()
+for tool in cmake gcc g++ make; do
+  command -v "$tool" >/dev/null 2>&1 || missing_tools+=("$tool")
+done
+if [ "${#missing_tools[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing build tools from Debian: cmake g++ make"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake g++ make >/dev/null
+  else
+    echo "error: missing build tools: ${missing_tools[*]} (install cmake, gcc, g++, make)" >&2
+    exit 1
+  fi
+fi
+
+if ! venv_ok; then
+  echo "Creating venv $venv with $("$python_cmd" -V)"
+  rm -rf "$venv"
+  "$python_cmd" -m venv "$venv"
+fi
+# pip, minus the warning it prints for every package missing from this machine's optional local
+# package folders (pip.conf find-links / extra-index-url); real warnings and errors still show.
+run_pip() {
+  local status=0
+  "$venv/bin/python" -m pip --disable-pip-version-check "$@" 2>&1 \
+    | { grep -v -e "^WARNING: Location 'file://.*' is ignored" || true; } || status=$?
+  return "$status"
+}
+
+echo "Installing pinned requirements"
+run_pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt
+
+echo "Building tf2_msgs"
+"$repo_root/scripts/build_tf2_msgs.sh" "$venv"
+
+echo "Installing jointsim_ros (editable)"
+run_pip install --quiet --no-deps --no-build-isolation -e "$repo_root"
+
+# Import everything once from outside the repo, so a broken install fails here and not in a test.
+(cd / && "$venv/bin/python" -c '
+import numba, numpy, transforms3d, urdf_parser_py.urdf, xacro, yaml
+import rclpy, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, std_srvs.srv
+import rosgraph_msgs.msg, builtin_interfaces.msg, trajectory_msgs.msg, diagnostic_msgs.msg
+import tf2_msgs.msg
+import jointsim_ros
+')
+
+echo "$input_hash" > "$stamp"
+echo "venv $venv is ready"
