@@ -72,6 +72,13 @@ Work = namedtuple('Work', [
     'row_C',        # (n_row,) position error at the start of the step, m or rad
     'block_kinv',   # (n_block, 6, 6) inverse effective mass
     'clock',        # (2,) int64 clock_gettime scratch
+    'mat6',         # (6, 6) effective-mass scratch
+    'gj',           # (6, 12) Gauss-Jordan scratch
+    'vec6a',        # (6,) scratch
+    'vec6b',        # (6,) scratch
+    'C_pred',       # (6,) predicted position error scratch
+    'J_pred',       # (6, 4, 6) predicted Jacobian scratch
+    'jrow',         # (1, 4, 6) one Jacobian row scratch
 ])
 
 #: Results of the last step (float64 array, indices below).

@@ -83,7 +83,9 @@ class Engine:
             pred_pos=np.zeros((n_body, 3)), pred_quat=np.zeros((n_body, 4)),
             backup=np.zeros((n_body, 13)), row_J=np.zeros((n_row, 4, 6)),
             row_MJ=np.zeros((n_row, 4, 6)), row_bias=np.zeros(n_row), row_C=np.zeros(n_row),
-            block_kinv=np.zeros((n_block, 6, 6)), clock=np.zeros(2, dtype=np.int64))
+            block_kinv=np.zeros((n_block, 6, 6)), clock=np.zeros(2, dtype=np.int64),
+            mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
+            C_pred=np.zeros(6), J_pred=np.zeros((6, 4, 6)), jrow=np.zeros((1, 4, 6)))
         self.info = np.zeros(INFO_SIZE)
 
     # -- construction -------------------------------------------------------------------------

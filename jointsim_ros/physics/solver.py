@@ -1,11 +1,10 @@
 """Sequential impulses over constraint blocks (Catto 2005, 'Iterative dynamics with temporal
-coherence'; Box2D v3 ``solver.c``; block solve of a joint's rows as in Jolt's constraint parts).
+coherence'; Box2D v3 ``solver.c``; a joint's rows solved as one block as in Jolt's parts).
 
-Every block holds d rows with Jacobian J (per body slot), M^-1 J^T and the inverse effective
-mass K^-1 = (J M^-1 J^T)^-1.  One block update is
-    lambda_delta = -K^-1 (J v + bias),  lambda += lambda_delta (then projected on its bounds),
-    v += M^-1 J^T lambda_delta,
-and the iteration stops at the tolerance, the iteration cap or the wall-clock budget.
+Every block holds d <= 6 rows with Jacobian J (per body slot), M^-1 J^T and the inverse
+effective mass K^-1 = (J M^-1 J^T)^-1.  One block update is
+    delta = -K^-1 (J v + bias),   lambda += delta,   v += M^-1 J^T delta,
+and the sweeps stop at the tolerance, the iteration cap or the wall-clock budget.
 """
 import numpy as np
 
@@ -13,26 +12,23 @@ from . import joints as jt
 from .arrays import (BLOCK_JOINT, INFO_ITERATIONS, INFO_RESIDUAL, INFO_STOP, STOP_ITERATIONS,
                      STOP_TIME_BUDGET, STOP_TOLERANCE)
 from .clock import monotonic
-from .math3d import invert_spd, jit
+from .math3d import invert_spd, jit, read3, read4
 
-
-@jit
-def body_pose(b, pos, quat):
-    """COM position and orientation of body b; the world (-1) is at the origin."""
-    if b < 0:
-        return np.zeros(3), np.array((1.0, 0.0, 0.0, 0.0))
-    return pos[b], quat[b]
+_ORIGIN = (0.0, 0.0, 0.0)
+_IDENTITY = (1.0, 0.0, 0.0, 0.0)
 
 
 @jit
 def frames_of_joint(j, joints, pos, quat):
-    """JointFrames of joint j at the body poses (pos, quat)."""
+    """JointFrames of joint j at the body poses (pos, quat); body -1 is the world."""
     a = joints.body[j, 0]
     b = joints.body[j, 1]
-    xa, qa = body_pose(a, pos, quat)
-    xb, qb = body_pose(b, pos, quat)
-    return jt.joint_frames(xa, qa, xb, qb, joints.ppos[j], joints.pquat[j], joints.cpos[j],
-                           joints.cquat[j], joints.axis[j], joints.perp1[j], joints.perp2[j])
+    xa = read3(pos, a) if a >= 0 else _ORIGIN
+    qa = read4(quat, a) if a >= 0 else _IDENTITY
+    return jt.joint_frames(xa, qa, read3(pos, b), read4(quat, b), read3(joints.ppos, j),
+                           read4(joints.pquat, j), read3(joints.cpos, j),
+                           read4(joints.cquat, j), read3(joints.axis, j),
+                           read3(joints.perp1, j), read3(joints.perp2, j))
 
 
 @jit
@@ -47,23 +43,25 @@ def unwrap(q, q_prev, jtype):
 def joint_coordinate(j, joints, pos, quat, q_prev, J, row):
     """Unwrapped coordinate of scalar joint j and its Jacobian in J[row, 0:2]."""
     f = frames_of_joint(j, joints, pos, quat)
-    q = jt.coordinate(joints.type[j], f, joints.axis[j], J, row)
+    q = jt.coordinate(joints.type[j], f, read3(joints.axis, j), J, row)
     return unwrap(q, q_prev[j], joints.type[j])
 
 
 @jit
-def block_constraint(k, blocks, joints, mimics, pos, quat, q_prev, C, J):
-    """Position error C[0:d] and Jacobian J[0:d] of block k at the given body poses."""
+def block_constraint(k, blocks, joints, mimics, pos, quat, q_prev, C, J, r0):
+    """Position error C[r0:r0+d] and Jacobian J[r0:r0+d] of block k at the given poses."""
     if blocks.kind[k] == BLOCK_JOINT:
         j = blocks.source[k]
         f = frames_of_joint(j, joints, pos, quat)
-        return jt.constraint(joints.type[j], f, C, J)
+        return jt.constraint(joints.type[j], f, C[r0:], J[r0:])
     m = blocks.source[k]
-    leader_row = np.zeros((1, 4, 6))
-    qf = joint_coordinate(mimics.follower[m], joints, pos, quat, q_prev, J, 0)
-    ql = joint_coordinate(mimics.leader[m], joints, pos, quat, q_prev, leader_row, 0)
-    C[0] = qf - mimics.multiplier[m] * ql - mimics.offset[m]
-    J[0, 2:4, :] = -mimics.multiplier[m] * leader_row[0, 0:2, :]
+    qf = joint_coordinate(mimics.follower[m], joints, pos, quat, q_prev, J, r0)
+    # the leader's row is built in slots 0-1 and moved to slots 2-3, scaled by -multiplier
+    saved = J[r0, 0:2, :].copy()
+    ql = joint_coordinate(mimics.leader[m], joints, pos, quat, q_prev, J, r0)
+    J[r0, 2:4, :] = -mimics.multiplier[m] * J[r0, 0:2, :]
+    J[r0, 0:2, :] = saved
+    C[r0] = qf - mimics.multiplier[m] * ql - mimics.offset[m]
     return 1
 
 
@@ -72,16 +70,23 @@ def block_mass_terms(k, blocks, bodies, work):
     """Fill M^-1 J^T of block k's rows and its inverse effective mass K^-1."""
     r0 = blocks.row0[k]
     d = blocks.dim[k]
-    K = np.zeros((6, 6))
+    J = work.row_J
+    MJ = work.row_MJ
     for i in range(d):
         r = r0 + i
         for s in range(4):
             b = blocks.body[k, s]
             if b < 0:
-                work.row_MJ[r, s, :] = 0.0
+                for c in range(6):
+                    MJ[r, s, c] = 0.0
                 continue
-            work.row_MJ[r, s, 0:3] = bodies.inv_mass[b] * work.row_J[r, s, 0:3]
-            work.row_MJ[r, s, 3:6] = work.inv_inertia_w[b] @ work.row_J[r, s, 3:6]
+            m = bodies.inv_mass[b]
+            iw = work.inv_inertia_w[b]
+            for c in range(3):
+                MJ[r, s, c] = m * J[r, s, c]
+                MJ[r, s, 3 + c] = iw[c, 0] * J[r, s, 3] + iw[c, 1] * J[r, s, 4] + \
+                    iw[c, 2] * J[r, s, 5]
+    K = work.mat6
     for i in range(d):
         for j in range(i, d):
             acc = 0.0
@@ -93,10 +98,10 @@ def block_mass_terms(k, blocks, bodies, work):
                     if blocks.body[k, t] != bs:
                         continue
                     for c in range(6):
-                        acc += work.row_J[r0 + i, s, c] * work.row_MJ[r0 + j, t, c]
+                        acc += J[r0 + i, s, c] * MJ[r0 + j, t, c]
             K[i, j] = acc
             K[j, i] = acc
-    invert_spd(K, d, work.block_kinv[k])
+    invert_spd(K, d, work.block_kinv[k], work.gj)
 
 
 @jit
@@ -149,8 +154,8 @@ def solve_velocity_blocks(blocks, work, impulse, iterations, tolerance, time_bud
     and the stop reason into info.
     """
     n_block = blocks.dim.shape[0]
-    jv = np.zeros(6)
-    delta = np.zeros(6)
+    jv = work.vec6a
+    delta = work.vec6b
     t0 = monotonic(work.clock) if time_budget > 0.0 else 0.0
     stop = STOP_ITERATIONS
     largest = 0.0
@@ -183,4 +188,3 @@ def solve_velocity_blocks(blocks, work, impulse, iterations, tolerance, time_bud
     info[INFO_ITERATIONS] = used
     info[INFO_RESIDUAL] = largest
     info[INFO_STOP] = stop
-

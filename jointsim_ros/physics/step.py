@@ -5,16 +5,17 @@ Semi-implicit (symplectic) Euler in maximal coordinates:
     w+ = I_world(q)^-1 L+,   x+ = x + dt v+,   q+ = exp(dt w+) q   (exact rotation),
 with lambda from sequential impulses on J v+ + b = 0.  The bias b carries the constraint's
 curvature over the step, b = (C(x + dt v) - C(x)) / dt - J v, evaluated with the velocity before
-the solve, so the step aims at C(x+) = 0 like SHAKE/RATTLE instead of only J(x) v+ = 0; the
-latter rotates velocity out of every turning joint and bleeds energy at (w dt)^2 per step.
-Position drift left over is removed by a nonlinear Gauss-Seidel projection of the positions
+the solve, so the step aims at C(x+) = 0 as SHAKE/RATTLE do instead of only J(x) v+ = 0; the
+latter turns velocity out of every rotating joint and bleeds energy at (w dt)^2 per step.
+Drift left over is removed by a nonlinear Gauss-Seidel projection of the positions
 (Box2D v2.3 ``SolvePositionConstraints``) that does not touch velocities, so it adds no energy.
 """
 import numpy as np
 
 from . import joints as jt
-from .arrays import (INFO_BODY, INFO_POS_ERROR, INFO_STATUS, STATUS_DIVERGED, STATUS_OK)
-from .math3d import jit, quat_from_rotvec, quat_mul, quat_normalized, quat_to_mat
+from .arrays import INFO_BODY, INFO_POS_ERROR, INFO_STATUS, STATUS_DIVERGED, STATUS_OK
+from .math3d import (jit, mat_sandwich, mat_vec, quat_to_mat, read3, read4, read_mat,
+                     rotate_by, vadd, vscale, write3, write4, write_mat)
 from .solver import (block_constraint, block_mass_terms, block_velocity, joint_coordinate,
                      solve_velocity_blocks, warm_start)
 
@@ -27,88 +28,97 @@ MAX_ANGULAR_SPEED = 1.0e5
 def update_world_inertia(bodies, state, work):
     """Rotation, world inertia and inverse inertia of every body; w = I_world^-1 L."""
     for b in range(state.body_pos.shape[0]):
-        r = quat_to_mat(state.body_quat[b])
-        work.rot[b] = r
-        work.inertia_w[b] = r @ bodies.inertia[b] @ r.T
-        work.inv_inertia_w[b] = r @ bodies.inv_inertia[b] @ r.T
-        work.vel[b, 0:3] = state.body_lin_vel[b]
-        work.vel[b, 3:6] = work.inv_inertia_w[b] @ state.body_ang_mom[b]
+        r = quat_to_mat(read4(state.body_quat, b))
+        write_mat(work.rot, b, r)
+        write_mat(work.inertia_w, b, mat_sandwich(r, read_mat(bodies.inertia, b)))
+        iw = mat_sandwich(r, read_mat(bodies.inv_inertia, b))
+        write_mat(work.inv_inertia_w, b, iw)
+        w = mat_vec(iw, read3(state.body_ang_mom, b))
+        for c in range(3):
+            work.vel[b, c] = state.body_lin_vel[b, c]
+            work.vel[b, 3 + c] = w[c]
 
 
 @jit
 def integrate_velocities(bodies, joints, state, work, dt, gravity):
     """Gravity on every body and commanded joint efforts as impulses along the joint rows."""
     for b in range(state.body_pos.shape[0]):
-        work.vel[b, 0:3] += dt * gravity
-    jrow = np.zeros((1, 4, 6))
+        for c in range(3):
+            work.vel[b, c] += dt * gravity[c]
+    jrow = work.jrow
     for j in range(joints.type.shape[0]):
-        tau = state.joint_effort[j]
-        if tau == 0.0:
+        impulse = state.joint_effort[j] * dt
+        if impulse == 0.0:
             continue
         joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q, jrow, 0)
         for s in range(2):
             b = joints.body[j, s]
             if b < 0:
                 continue
-            work.vel[b, 0:3] += bodies.inv_mass[b] * jrow[0, s, 0:3] * (tau * dt)
-            work.vel[b, 3:6] += work.inv_inertia_w[b] @ jrow[0, s, 3:6] * (tau * dt)
+            dw = mat_vec(read_mat(work.inv_inertia_w, b),
+                         (jrow[0, s, 3], jrow[0, s, 4], jrow[0, s, 5]))
+            for c in range(3):
+                work.vel[b, c] += bodies.inv_mass[b] * jrow[0, s, c] * impulse
+                work.vel[b, 3 + c] += dw[c] * impulse
 
 
 @jit
 def predict_poses(state, work, dt):
     """Poses after the step if the current velocities were kept (for the curvature bias)."""
     for b in range(state.body_pos.shape[0]):
-        work.pred_pos[b] = state.body_pos[b] + dt * work.vel[b, 0:3]
-        work.pred_quat[b] = quat_mul(quat_from_rotvec(dt * work.vel[b, 3:6]), state.body_quat[b])
+        v = (work.vel[b, 0], work.vel[b, 1], work.vel[b, 2])
+        w = (work.vel[b, 3], work.vel[b, 4], work.vel[b, 5])
+        write3(work.pred_pos, b, vadd(read3(state.body_pos, b), vscale(v, dt)))
+        write4(work.pred_quat, b, rotate_by(read4(state.body_quat, b), vscale(w, dt)))
 
 
 @jit
 def prepare_blocks(blocks, bodies, joints, mimics, state, work, dt):
     """Jacobians, effective masses and curvature biases of every block."""
-    C_pred = np.zeros(6)
-    J_pred = np.zeros((6, 4, 6))
-    jv = np.zeros(6)
+    jv = work.vec6a
     for k in range(blocks.dim.shape[0]):
         r0 = blocks.row0[k]
         d = blocks.dim[k]
         block_constraint(k, blocks, joints, mimics, state.body_pos, state.body_quat,
-                         state.joint_q, work.row_C[r0:r0 + d], work.row_J[r0:r0 + d])
+                         state.joint_q, work.row_C, work.row_J, r0)
         block_constraint(k, blocks, joints, mimics, work.pred_pos, work.pred_quat,
-                         state.joint_q, C_pred, J_pred)
+                         state.joint_q, work.C_pred, work.J_pred, 0)
         block_mass_terms(k, blocks, bodies, work)
         block_velocity(k, blocks, work, jv)
         for i in range(d):
-            work.row_bias[r0 + i] = (C_pred[i] - work.row_C[r0 + i]) / dt - jv[i]
+            work.row_bias[r0 + i] = (work.C_pred[i] - work.row_C[r0 + i]) / dt - jv[i]
 
 
 @jit
 def store_angular_momentum(state, work):
     """Linear velocity and angular momentum L = I_world w from the solved velocities."""
     for b in range(state.body_pos.shape[0]):
-        state.body_lin_vel[b] = work.vel[b, 0:3]
-        state.body_ang_mom[b] = work.inertia_w[b] @ work.vel[b, 3:6]
+        w = (work.vel[b, 3], work.vel[b, 4], work.vel[b, 5])
+        write3(state.body_ang_mom, b, mat_vec(read_mat(work.inertia_w, b), w))
+        for c in range(3):
+            state.body_lin_vel[b, c] = work.vel[b, c]
 
 
 @jit
 def integrate_positions(state, work, dt):
     """x += dt v; q = exp(dt w) q (exact rotation; normalising only removes rounding)."""
     for b in range(state.body_pos.shape[0]):
-        state.body_pos[b] += dt * work.vel[b, 0:3]
-        q = quat_mul(quat_from_rotvec(dt * work.vel[b, 3:6]), state.body_quat[b])
-        state.body_quat[b] = quat_normalized(q)
-        work.rot[b] = quat_to_mat(state.body_quat[b])
+        for c in range(3):
+            state.body_pos[b, c] += dt * work.vel[b, c]
+        w = (work.vel[b, 3] * dt, work.vel[b, 4] * dt, work.vel[b, 5] * dt)
+        write4(state.body_quat, b, rotate_by(read4(state.body_quat, b), w))
 
 
 @jit
 def project_positions(blocks, joints, mimics, state, work, iterations, tolerance):
     """Nonlinear Gauss-Seidel on the position errors; returns the largest error left.
 
-    Each pass moves the two bodies of a block by dx = M^-1 J^T mu, dtheta = I^-1 J_ang^T mu with
+    Each pass moves the bodies of a block by dx = M^-1 J^T mu, dtheta = I^-1 J_ang^T mu with
     mu = -K^-1 C(x), using this step's J and K (a quasi-Newton step, exact to first order).
     """
-    C = np.zeros(6)
-    J = np.zeros((6, 4, 6))
-    mu = np.zeros(6)
+    C = work.C_pred
+    J = work.J_pred
+    mu = work.vec6b
     largest = 0.0
     for it in range(iterations + 1):
         largest = 0.0
@@ -116,7 +126,7 @@ def project_positions(blocks, joints, mimics, state, work, iterations, tolerance
             d = blocks.dim[k]
             r0 = blocks.row0[k]
             block_constraint(k, blocks, joints, mimics, state.body_pos, state.body_quat,
-                             state.joint_q, C, J)
+                             state.joint_q, C, J, 0)
             for i in range(d):
                 largest = max(largest, abs(C[i]))
             if it == iterations:
@@ -130,28 +140,32 @@ def project_positions(blocks, joints, mimics, state, work, iterations, tolerance
                 b = blocks.body[k, s]
                 if b < 0:
                     continue
-                dx = np.zeros(3)
-                dth = np.zeros(3)
+                dx0 = dx1 = dx2 = dt0 = dt1 = dt2 = 0.0
                 for i in range(d):
-                    dx += work.row_MJ[r0 + i, s, 0:3] * mu[i]
-                    dth += work.row_MJ[r0 + i, s, 3:6] * mu[i]
-                state.body_pos[b] += dx
-                state.body_quat[b] = quat_normalized(
-                    quat_mul(quat_from_rotvec(dth), state.body_quat[b]))
+                    m = work.row_MJ[r0 + i, s]
+                    dx0 += m[0] * mu[i]
+                    dx1 += m[1] * mu[i]
+                    dx2 += m[2] * mu[i]
+                    dt0 += m[3] * mu[i]
+                    dt1 += m[4] * mu[i]
+                    dt2 += m[5] * mu[i]
+                state.body_pos[b, 0] += dx0
+                state.body_pos[b, 1] += dx1
+                state.body_pos[b, 2] += dx2
+                write4(state.body_quat, b, rotate_by(read4(state.body_quat, b), (dt0, dt1, dt2)))
         if largest < tolerance:
             break
     return largest
 
 
 @jit
-def update_joint_coordinates(joints, state):
+def update_joint_coordinates(joints, state, work):
     """Unwrapped scalar joint coordinates at the new poses."""
-    jrow = np.zeros((1, 4, 6))
     for j in range(joints.type.shape[0]):
         t = joints.type[j]
         if t == jt.REVOLUTE or t == jt.CONTINUOUS or t == jt.PRISMATIC:
             state.joint_q[j] = joint_coordinate(j, joints, state.body_pos, state.body_quat,
-                                                state.joint_q, jrow, 0)
+                                                state.joint_q, work.jrow, 0)
 
 
 @jit
@@ -165,23 +179,6 @@ def save_backup(state, work):
 
 
 @jit
-def diverged_body(state, work):
-    """Index of the first body with a non-finite or runaway state, or -1."""
-    for b in range(state.body_pos.shape[0]):
-        ok = True
-        for c in range(3):
-            ok = ok and np.isfinite(state.body_pos[b, c]) and np.isfinite(work.vel[b, c])
-            ok = ok and np.isfinite(state.body_ang_mom[b, c])
-        for c in range(4):
-            ok = ok and np.isfinite(state.body_quat[b, c])
-        v2 = work.vel[b, 0] ** 2 + work.vel[b, 1] ** 2 + work.vel[b, 2] ** 2
-        w2 = work.vel[b, 3] ** 2 + work.vel[b, 4] ** 2 + work.vel[b, 5] ** 2
-        if not ok or v2 > MAX_LINEAR_SPEED ** 2 or w2 > MAX_ANGULAR_SPEED ** 2:
-            return b
-    return -1
-
-
-@jit
 def restore_backup(state, work):
     """Undo the step that diverged."""
     for b in range(state.body_pos.shape[0]):
@@ -189,6 +186,24 @@ def restore_backup(state, work):
         state.body_quat[b] = work.backup[b, 3:7]
         state.body_lin_vel[b] = work.backup[b, 7:10]
         state.body_ang_mom[b] = work.backup[b, 10:13]
+
+
+@jit
+def diverged_body(state, work):
+    """Index of the first body with a non-finite or runaway state, or -1."""
+    for b in range(state.body_pos.shape[0]):
+        total = 0.0
+        for c in range(3):
+            total += state.body_pos[b, c] + state.body_ang_mom[b, c]
+        for c in range(4):
+            total += state.body_quat[b, c]
+        v2 = work.vel[b, 0] ** 2 + work.vel[b, 1] ** 2 + work.vel[b, 2] ** 2
+        w2 = work.vel[b, 3] ** 2 + work.vel[b, 4] ** 2 + work.vel[b, 5] ** 2
+        if not np.isfinite(total + v2 + w2):
+            return b
+        if v2 > MAX_LINEAR_SPEED ** 2 or w2 > MAX_ANGULAR_SPEED ** 2:
+            return b
+    return -1
 
 
 @jit
@@ -227,9 +242,8 @@ def step(bodies, joints, mimics, blocks, state, work, dt, gravity, iterations, t
             info[INFO_STATUS] = STATUS_DIVERGED
             info[INFO_BODY] = bad
             return n
-        update_joint_coordinates(joints, state)
+        update_joint_coordinates(joints, state, work)
         state.time[0] += dt
     info[INFO_STATUS] = STATUS_OK
     info[INFO_BODY] = -1
     return n_steps
-

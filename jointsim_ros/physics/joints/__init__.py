@@ -7,10 +7,10 @@ efforts, mimic rows and, later, friction, limits and drives act along.
 """
 from collections import namedtuple
 
-import numpy as np
-
 from . import fixed, planar, prismatic, revolute, spherical
-from ..math3d import cross, dot3, jit, quat_axis_angle_about, quat_mul, quat_to_mat
+from .rows import set_row
+from ..math3d import (cross, dot3, jit, mat_vec, quat_conj, quat_mul, quat_to_mat,
+                      quat_twist_angle, vadd, vneg, vsub)
 
 REVOLUTE, CONTINUOUS, PRISMATIC, FIXED, FLOATING, PLANAR, SPHERICAL = range(7)
 #: URDF type name -> engine type code.
@@ -22,15 +22,15 @@ SCALAR_CODES = (REVOLUTE, CONTINUOUS, PRISMATIC)
 N_ROWS = {REVOLUTE: revolute.N_ROWS, CONTINUOUS: revolute.N_ROWS, PRISMATIC: prismatic.N_ROWS,
           FIXED: fixed.N_ROWS, FLOATING: 0, PLANAR: planar.N_ROWS, SPHERICAL: spherical.N_ROWS}
 
-#: World-frame quantities of one joint at one configuration of its two bodies.
+#: World-frame quantities of one joint at one configuration of its two bodies (value tuples).
 JointFrames = namedtuple('JointFrames', [
-    'xa', 'xb',              # (3,) COM of parent / child body, m
-    'quat_a', 'quat_b',      # (4,) joint frame orientation seen from parent / child, wxyz
-    'rot_a',                 # (3, 3) joint frame rotation seen from the parent
-    'anchor_a', 'anchor_b',  # (3,) joint origin on parent / child, m
-    'axis_a',                # (3,) joint axis fixed in the parent
-    'perp1_a', 'perp2_a',    # (3,) unit normals of the axis fixed in the parent
-    'perp1_b', 'perp2_b',    # (3,) unit normals of the axis fixed in the child
+    'xa', 'xb',              # COM of parent / child body, m
+    'quat_a', 'quat_b',      # joint frame orientation seen from parent / child, wxyz
+    'rot_a',                 # joint frame rotation seen from the parent
+    'anchor_a', 'anchor_b',  # joint origin on parent / child, m
+    'axis_a',                # joint axis fixed in the parent
+    'perp1_a', 'perp2_a',    # unit normals of the axis fixed in the parent
+    'perp1_b', 'perp2_b',    # unit normals of the axis fixed in the child
 ])
 
 
@@ -39,7 +39,7 @@ def joint_frames(xa, qa, xb, qb, ppos, pquat, cpos, cquat, axis, perp1, perp2):
     """World frames of a joint from its bodies' poses (COM position, orientation wxyz).
 
     Args:
-        xa, qa: parent COM (3,) m and orientation (4,); zeros / identity for the world.
+        xa, qa: parent COM (m) and orientation; zeros / identity for the world.
         xb, qb: child COM and orientation.
         ppos, pquat: joint frame in the parent body frame, origin relative to the parent COM.
         cpos, cquat: joint frame in the child body frame, origin relative to the child COM.
@@ -48,14 +48,15 @@ def joint_frames(xa, qa, xb, qb, ppos, pquat, cpos, cquat, axis, perp1, perp2):
     Returns:
         JointFrames.
     """
-    ra = quat_to_mat(qa)
-    rb = quat_to_mat(qb)
     q_pj = quat_mul(qa, pquat)
     q_cj = quat_mul(qb, cquat)
     r_pj = quat_to_mat(q_pj)
     r_cj = quat_to_mat(q_cj)
-    return JointFrames(xa, xb, q_pj, q_cj, r_pj, xa + ra @ ppos, xb + rb @ cpos,
-                       r_pj @ axis, r_pj @ perp1, r_pj @ perp2, r_cj @ perp1, r_cj @ perp2)
+    return JointFrames(xa, xb, q_pj, q_cj, r_pj,
+                       vadd(xa, mat_vec(quat_to_mat(qa), ppos)),
+                       vadd(xb, mat_vec(quat_to_mat(qb), cpos)),
+                       mat_vec(r_pj, axis), mat_vec(r_pj, perp1), mat_vec(r_pj, perp2),
+                       mat_vec(r_cj, perp1), mat_vec(r_cj, perp2))
 
 
 @jit
@@ -85,26 +86,22 @@ def coordinate(jtype, f, axis, J, row):
     Args:
         jtype: engine type code.
         f: JointFrames.
-        axis: (3,) joint axis in the joint frame.
+        axis: joint axis in the joint frame.
         J: (n, 4, 6) Jacobian storage; J[row, 0:2] is written.
         row: row index.
 
     Returns:
         q, rad or m.
     """
-    J[row, 0:2, :] = 0.0
+    zero = (0.0, 0.0, 0.0)
     if jtype == REVOLUTE or jtype == CONTINUOUS:
         a = f.axis_a
-        J[row, 0, 3:6] = -a
-        J[row, 1, 3:6] = a
-        qa = f.quat_a
-        q_rel = np.array((qa[0], -qa[1], -qa[2], -qa[3]))
-        return quat_axis_angle_about(quat_mul(q_rel, f.quat_b), axis)
+        set_row(J, row, zero, vneg(a), zero, a)
+        return quat_twist_angle(quat_mul(quat_conj(f.quat_a), f.quat_b), axis)
     if jtype == PRISMATIC:
         a = f.axis_a
-        J[row, 0, 0:3] = -a
-        J[row, 0, 3:6] = -cross(f.anchor_b - f.xa, a)
-        J[row, 1, 0:3] = a
-        J[row, 1, 3:6] = cross(f.anchor_b - f.xb, a)
-        return dot3(f.anchor_b - f.anchor_a, a)
+        set_row(J, row, vneg(a), vneg(cross(vsub(f.anchor_b, f.xa), a)), a,
+                cross(vsub(f.anchor_b, f.xb), a))
+        return dot3(vsub(f.anchor_b, f.anchor_a), a)
+    set_row(J, row, zero, zero, zero, zero)
     return 0.0

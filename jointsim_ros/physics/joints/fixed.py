@@ -12,5 +12,5 @@ N_ROWS = 6
 @jit
 def constraint(f, C, J):
     """Fill C[0:6], J[0:6] from the joint's world frames ``f``."""
-    row = point_rows(f.anchor_a, f.anchor_b, f.xa, f.xb, C, J, 0)
-    return lock_rows(f.quat_a, f.quat_b, f.rot_a, C, J, row)
+    row = point_rows(f, C, J, 0)
+    return lock_rows(f, C, J, row)

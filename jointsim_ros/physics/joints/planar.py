@@ -13,6 +13,6 @@ N_ROWS = 3
 @jit
 def constraint(f, C, J):
     """Fill C[0:3], J[0:3] from the joint's world frames ``f``."""
-    row = slide_row(f.axis_a, f.anchor_a, f.anchor_b, f.xa, f.xb, C, J, 0)
+    row = slide_row(f, f.axis_a, C, J, 0)
     row = align_row(f.axis_a, f.perp1_b, C, J, row)
     return align_row(f.axis_a, f.perp2_b, C, J, row)

@@ -15,6 +15,6 @@ N_ROWS = 5
 @jit
 def constraint(f, C, J):
     """Fill C[0:5], J[0:5] from the joint's world frames ``f``."""
-    row = slide_row(f.perp1_a, f.anchor_a, f.anchor_b, f.xa, f.xb, C, J, 0)
-    row = slide_row(f.perp2_a, f.anchor_a, f.anchor_b, f.xa, f.xb, C, J, row)
-    return lock_rows(f.quat_a, f.quat_b, f.rot_a, C, J, row)
+    row = slide_row(f, f.perp1_a, C, J, 0)
+    row = slide_row(f, f.perp2_a, C, J, row)
+    return lock_rows(f, C, J, row)

@@ -15,6 +15,6 @@ N_ROWS = 5
 @jit
 def constraint(f, C, J):
     """Fill C[0:5], J[0:5] from the joint's world frames ``f`` (see joints.JointFrames)."""
-    row = point_rows(f.anchor_a, f.anchor_b, f.xa, f.xb, C, J, 0)
+    row = point_rows(f, C, J, 0)
     row = align_row(f.axis_a, f.perp1_b, C, J, row)
     return align_row(f.axis_a, f.perp2_b, C, J, row)

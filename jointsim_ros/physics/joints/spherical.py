@@ -11,4 +11,4 @@ N_ROWS = 3
 @jit
 def constraint(f, C, J):
     """Fill C[0:3], J[0:3] from the joint's world frames ``f``."""
-    return point_rows(f.anchor_a, f.anchor_b, f.xa, f.xb, C, J, 0)
+    return point_rows(f, C, J, 0)
