@@ -32,6 +32,12 @@ setup(
     maintainer_email='jointsim@example.com',
     description='Rigid-body robot simulator for ROS 2 with a numpy + numba physics core.',
     license='Apache-2.0',
+    # colcon test runs pytest (rather than unittest) only when pytest is a test dependency.
+    extras_require={
+        'test': [
+            'pytest',
+        ],
+    },
     entry_points={
         'console_scripts': [
             'jointsim_headless = jointsim_ros.tools.headless:main',
