@@ -19,3 +19,7 @@ class ConfigError(JointsimError):
 
 class DivergenceError(JointsimError):
     """The simulation produced a non-finite or runaway state and stopped stepping."""
+
+
+class CommandError(JointsimError):
+    """A command (joint name, value) cannot be applied; the state is left unchanged."""

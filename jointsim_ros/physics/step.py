@@ -247,3 +247,24 @@ def step(bodies, joints, mimics, blocks, state, work, dt, gravity, iterations, t
     info[INFO_STATUS] = STATUS_OK
     info[INFO_BODY] = -1
     return n_steps
+
+
+@jit
+def joint_rates(bodies, joints, state, work, out):
+    """Scalar joint velocities dq/dt = J v at the current state into out (rad/s or m/s)."""
+    for j in range(joints.type.shape[0]):
+        out[j] = 0.0
+        t = joints.type[j]
+        if not (t == jt.REVOLUTE or t == jt.CONTINUOUS or t == jt.PRISMATIC):
+            continue
+        joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q, work.jrow, 0)
+        for s in range(2):
+            b = joints.body[j, s]
+            if b < 0:
+                continue
+            r = quat_to_mat(read4(state.body_quat, b))
+            w = mat_vec(mat_sandwich(r, read_mat(bodies.inv_inertia, b)),
+                        read3(state.body_ang_mom, b))
+            for c in range(3):
+                out[j] += work.jrow[0, s, c] * state.body_lin_vel[b, c]
+                out[j] += work.jrow[0, s, 3 + c] * w[c]

@@ -1,0 +1,272 @@
+"""The facade: robot model + configuration + commands -> step().
+
+The node and the command-line tools drive the engine only through :class:`Simulator`.
+Units are SI; the world frame is REP 103 (x forward, y left, z up); quaternions are (w, x, y, z).
+"""
+from collections import namedtuple
+import math
+
+import numpy as np
+
+from .description import load_model
+from .description.model import SCALAR_JOINT_TYPES
+from .description.urdf import close_matches
+from .errors import CommandError, DivergenceError
+from .physics import arrays
+from .physics.engine import Engine, quat_multiply, quat_to_matrix
+
+#: What one call of :meth:`Simulator.step` reports.
+StepReport = namedtuple('StepReport', [
+    'steps',           # steps taken (fewer than asked only on divergence)
+    'iterations',      # velocity iterations of the last step
+    'residual',        # largest impulse change in the last iteration, N s or N m s
+    'stop_reason',     # 'tolerance', 'iterations' or 'time_budget'
+    'position_error',  # largest joint position error left after projection, m or rad
+])
+_STOP_NAMES = {arrays.STOP_TOLERANCE: 'tolerance', arrays.STOP_ITERATIONS: 'iterations',
+               arrays.STOP_TIME_BUDGET: 'time_budget'}
+
+
+class Simulator:
+    """One robot, simulated in maximal coordinates with sequential impulses.
+
+    Build it with :meth:`from_urdf`.  Joint-indexed arrays follow :attr:`joint_names`.
+    """
+
+    def __init__(self, model, config):
+        self.model = model
+        self.config = config
+        self._engine = Engine(model, config.dt, config.gravity, config.solver)
+        self.joint_names = tuple(j.name for j in model.joints if j.type in SCALAR_JOINT_TYPES)
+        self.link_names = tuple(model.links)
+        index = self._engine.joint_index
+        self._scalar = np.array([index[n] for n in self.joint_names], dtype=np.int64)
+        self._joint_position = {n: i for i, n in enumerate(self.joint_names)}
+        self._diverged = None
+        self.last_step = StepReport(0, 0, 0.0, 'tolerance', 0.0)
+        self.reset()
+
+    @classmethod
+    def from_urdf(cls, source, config=None):
+        """Load a robot and its configuration.
+
+        Args:
+            source: path of a .urdf or .xacro file, or URDF XML text.
+            config: dict, YAML file path, or None for the defaults (see docs/config.md).
+
+        Returns:
+            Simulator at the configured initial state.
+
+        Raises:
+            DescriptionError, ConfigError: with a message naming the problem and the fix.
+        """
+        model, config = load_model(source, config)
+        return cls(model, config)
+
+    # -- time ---------------------------------------------------------------------------------
+    @property
+    def dt(self):
+        """Time step, s."""
+        return self._engine.dt
+
+    @property
+    def time(self):
+        """Simulated time since the start or the last reset, s."""
+        return float(self._engine.state.time[0])
+
+    @property
+    def diverged(self):
+        """None while the simulation is healthy, else the reason it stopped stepping."""
+        return self._diverged
+
+    def step(self, n=1):
+        """Advance n steps of :attr:`dt`.
+
+        Returns:
+            StepReport of the last step.
+
+        Raises:
+            DivergenceError: the state became non-finite or ran away; the last finite state is
+                kept and further steps are refused until :meth:`reset`.
+        """
+        if self._diverged:
+            raise DivergenceError(self._diverged)
+        taken = self._engine.step(int(n))
+        info = self._engine.info
+        self.last_step = StepReport(
+            steps=taken, iterations=int(info[arrays.INFO_ITERATIONS]),
+            residual=float(info[arrays.INFO_RESIDUAL]),
+            stop_reason=_STOP_NAMES[int(info[arrays.INFO_STOP])],
+            position_error=float(info[arrays.INFO_POS_ERROR]))
+        if info[arrays.INFO_STATUS] == arrays.STATUS_DIVERGED:
+            body = self.model.bodies[int(info[arrays.INFO_BODY])].name
+            self._diverged = (
+                f'simulation diverged at t = {self.time:.6f} s: body {body!r} reached a '
+                f'non-finite or runaway state (speed above 1e4 m/s or 1e5 rad/s); stepping '
+                f'stopped and the last finite state is kept.  Reduce dt, raise '
+                f'solver.iterations, or check the inertias and commands of that link, then '
+                f'reset.')
+            raise DivergenceError(self._diverged)
+        return self.last_step
+
+    # -- joint state --------------------------------------------------------------------------
+    def joint_positions(self):
+        """Joint positions in :attr:`joint_names` order, rad or m (revolute angles unwrapped)."""
+        return self._engine.state.joint_q[self._scalar].copy()
+
+    def joint_velocities(self):
+        """Joint velocities in :attr:`joint_names` order, rad/s or m/s."""
+        return self._engine.joint_rates()[self._scalar]
+
+    def joint_efforts(self):
+        """Efforts acting on the joints in :attr:`joint_names` order, N m or N."""
+        return self._engine.state.joint_effort[self._scalar].copy()
+
+    def _joint_indices(self, names, what):
+        indices = []
+        for name in names:
+            if name not in self._joint_position:
+                hint = close_matches(name, self.joint_names)
+                raise CommandError(
+                    f'{what}: unknown joint {name!r}; the movable joints are '
+                    f'{", ".join(self.joint_names) or "(none)"}'
+                    + (f' (did you mean {hint}?)' if hint else '') + '.  Nothing was changed.')
+            indices.append(self._scalar[self._joint_position[name]])
+        return indices
+
+    @staticmethod
+    def _finite_values(values, what):
+        out = []
+        for name, value in values.items():
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise CommandError(f'{what}: value {value!r} for joint {name!r} is not a '
+                                   f'number.  Nothing was changed.') from None
+            if not math.isfinite(value):
+                raise CommandError(f'{what}: value {value} for joint {name!r} is not finite.  '
+                                   f'Nothing was changed.')
+            out.append(value)
+        return out
+
+    def set_joint_state(self, positions, velocities=None):
+        """Place the robot at joint positions (and velocities), with consistent body states.
+
+        Joints not named keep their position; named joints take the given velocity (0 when
+        ``velocities`` is None or does not name them); mimic joints follow their leader.  The
+        floating base (if any) keeps its pose and velocity.  Warm-start impulses are cleared.
+
+        Args:
+            positions: dict joint name -> rad or m.
+            velocities: dict joint name -> rad/s or m/s, or None.
+
+        Raises:
+            CommandError: unknown joint or non-finite value (nothing is changed).
+        """
+        velocities = velocities or {}
+        p_idx = self._joint_indices(positions, 'set_joint_state')
+        v_idx = self._joint_indices(velocities, 'set_joint_state')
+        p_val = self._finite_values(positions, 'set_joint_state')
+        v_val = self._finite_values(velocities, 'set_joint_state')
+        q = self._engine.state.joint_q.copy()
+        qd = self._engine.joint_rates()
+        q[p_idx] = p_val
+        qd[p_idx] = 0.0
+        qd[v_idx] = v_val
+        self._place(q, qd)
+
+    def _place(self, q, qd, keep_free_joints=True):
+        m = self._engine.mimics
+        for _ in range(len(m.follower)):  # mimic chains settle in at most n passes
+            q[m.follower] = m.multiplier * q[m.leader] + m.offset
+            qd[m.follower] = m.multiplier * qd[m.leader]
+        self._engine.place_children(q, qd, keep_free_joints)
+        self._diverged = None
+
+    def set_joint_efforts(self, efforts):
+        """Hold these efforts on the named joints until changed (N m or N).
+
+        Raises:
+            CommandError: unknown joint or non-finite value (nothing is changed).
+        """
+        idx = self._joint_indices(efforts, 'set_joint_efforts')
+        val = self._finite_values(efforts, 'set_joint_efforts')
+        self._engine.state.joint_effort[idx] = val
+
+    # -- poses --------------------------------------------------------------------------------
+    def link_pose(self, link_name):
+        """World pose of any URDF link frame (merged links included).
+
+        Returns:
+            (xyz np.ndarray(3) m, quat_wxyz np.ndarray(4)).
+        """
+        link = self.model.links.get(link_name)
+        if link is None:
+            hint = close_matches(link_name, self.link_names)
+            raise CommandError(f'link_pose: unknown link {link_name!r}'
+                               + (f' (did you mean {hint}?)' if hint else '') + '.')
+        if link.body < 0:
+            return np.array(link.pos, dtype=float), np.array(link.quat, dtype=float)
+        x, q = self._engine.body_pose(link.body)
+        offset = np.asarray(link.pos, dtype=float) - self._engine.body_com[link.body]
+        return x + quat_to_matrix(q) @ offset, quat_multiply(q, link.quat)
+
+    def set_base_state(self, position, quat_wxyz, linear_velocity=None, angular_velocity=None):
+        """Place the floating base's root link (world frame) and carry the robot along.
+
+        Args:
+            position: (3,) root link origin, m.
+            quat_wxyz: (4,) root link orientation.
+            linear_velocity: (3,) velocity of the root link origin, m/s (default 0).
+            angular_velocity: (3,) rad/s (default 0).
+
+        Raises:
+            CommandError: the robot has a fixed base, or a value is not finite.
+        """
+        if not self.model.floating_base:
+            raise CommandError('set_base_state: the robot has a fixed base; set `base: '
+                               'floating` in the config to move it.')
+        values = [np.asarray(v if v is not None else np.zeros(3), dtype=float).ravel()
+                  for v in (position, quat_wxyz, linear_velocity, angular_velocity)]
+        shapes = [3, 4, 3, 3]
+        if any(v.size != n or not np.all(np.isfinite(v)) for v, n in zip(values, shapes)):
+            raise CommandError('set_base_state: position, quat_wxyz, linear_velocity and '
+                               'angular_velocity must be finite vectors of 3, 4, 3 and 3.')
+        pos, quat, lin, ang = values
+        if np.linalg.norm(quat) < 1e-9:
+            raise CommandError('set_base_state: quat_wxyz has zero length.')
+        quat = quat / np.linalg.norm(quat)
+        q = self._engine.state.joint_q.copy()
+        qd = self._engine.joint_rates()
+        com = quat_to_matrix(quat) @ self._engine.body_com[0]
+        self._engine.set_body_state(0, pos + com, quat, lin + np.cross(ang, com), ang)
+        self._place(q, qd)
+
+    def reset(self):
+        """Return to the configured initial state (time 0, base pose, initial joint state)."""
+        engine = self._engine
+        engine.state.time[0] = 0.0
+        engine.state.joint_effort[:] = 0.0
+        if self.model.floating_base:
+            bp = self.config.base_pose
+            quat = _quat_from_rpy(bp.rpy)
+            com = quat_to_matrix(quat) @ engine.body_com[0]
+            engine.set_body_state(0, np.asarray(bp.position, dtype=float) + com, quat,
+                                  np.zeros(3), np.zeros(3))
+        q = np.zeros(len(self.model.joints))
+        qd = np.zeros(len(self.model.joints))
+        index = engine.joint_index
+        for name, value in self.config.initial_positions.items():
+            q[index[name]] = value
+        for name, value in self.config.initial_velocities.items():
+            qd[index[name]] = value
+        self._place(q, qd, keep_free_joints=False)
+
+
+def _quat_from_rpy(rpy):
+    """Quaternion of URDF roll-pitch-yaw (fixed axes x, y, z), wxyz."""
+    r, p, y = (0.5 * float(a) for a in rpy)
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), \
+        math.cos(y), math.sin(y)
+    return np.array([cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
+                     cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy])

@@ -1,0 +1,83 @@
+"""Run a robot headless for a few simulated seconds and print what a user wants to see.
+
+    python -m jointsim_ros.tools.headless [--robot FILE] [--config FILE] [--seconds S]
+
+Without arguments it runs the bundled default robot (urdf/jointsim_arm.urdf.xacro) with
+config/default.yaml, released from a bent pose so it swings under gravity.
+"""
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from .. import resources
+from ..errors import JointsimError
+from ..simulator import Simulator
+
+
+def parse_args(argv):
+    """Command-line arguments."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--robot', help='URDF or xacro file (default: the bundled arm)')
+    parser.add_argument('--config', help='simulator YAML config (default: config/default.yaml)')
+    parser.add_argument('--seconds', type=float, default=3.0, help='simulated time, s (3)')
+    return parser.parse_args(argv)
+
+
+def run(robot, config, seconds, out=sys.stdout):
+    """Simulate and report; returns the Simulator."""
+    t_load = time.perf_counter()
+    sim = Simulator.from_urdf(str(robot), str(config) if config else None)
+    load_s = time.perf_counter() - t_load
+    model = sim.model
+    print(f'robot {model.name!r} from {robot}', file=out)
+    print(f'  {len(model.bodies)} bodies, {len(model.joints)} joints '
+          f'({len(sim.joint_names)} movable: {", ".join(sim.joint_names)}), '
+          f'{"floating" if model.floating_base else "fixed"} base, '
+          f'{len(model.merged_joints)} fixed joints merged', file=out)
+    for warning in model.warnings:
+        print(f'  warning: {warning}', file=out)
+    if not sim.config.initial_positions:
+        # start bent so the passive arm visibly swings
+        sim.set_joint_state({n: 0.5 * (-1) ** i for i, n in enumerate(sim.joint_names)})
+    t0 = time.perf_counter()
+    sim.step(1)  # compiles (or loads the compiled engine from cache)
+    first_s = time.perf_counter() - t0
+    n = max(1, int(round(seconds / sim.dt)))
+    step_times = []
+    report_every = max(1, int(round(1.0 / sim.dt)))
+    wall0 = time.perf_counter()
+    for k in range(1, n):
+        t = time.perf_counter()
+        report = sim.step(1)
+        step_times.append(time.perf_counter() - t)
+        if k % report_every == 0:
+            q = np.array2string(sim.joint_positions(), precision=3, suppress_small=True)
+            print(f'  t = {sim.time:5.2f} s  q = {q} rad  iterations {report.iterations} '
+                  f'({report.stop_reason})', file=out)
+    wall = time.perf_counter() - wall0
+    median = float(np.median(step_times)) if step_times else float('nan')
+    print(f'  dt {sim.dt * 1e3:g} ms, {n} steps; load {load_s:.2f} s, first step (compile or '
+          f'cache load) {first_s:.2f} s', file=out)
+    print(f'  median step {median * 1e6:.1f} us, real-time factor {sim.dt / median:.1f} '
+          f'(wall {wall:.2f} s for {sim.time:.2f} s simulated, '
+          f'{sim.time / wall if wall > 0 else float("inf"):.1f}x)', file=out)
+    return sim
+
+
+def main(argv=None):
+    """Entry point of ``jointsim_headless`` and ``make run``."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        robot = args.robot or resources.share_file(*resources.DEFAULT_ROBOT)
+        config = args.config or resources.share_file(*resources.DEFAULT_CONFIG)
+        run(robot, config, args.seconds)
+    except (JointsimError, FileNotFoundError) as error:
+        print(f'jointsim_headless: {error}', file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
