@@ -48,5 +48,5 @@ lock: venv
 	$(VENV_PYTHON) scripts/freeze_constraints.py > constraints.txt
 
 clean:
-	rm -rf $(VENV) build install log .pytest_cache *.egg-info
+	rm -rf $(VENV) $(VENV).lock build install log .pytest_cache *.egg-info
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +

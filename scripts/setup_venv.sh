@@ -49,6 +49,19 @@ if [ "${FORCE:-0}" != 1 ] && venv_ok && [ -f "$stamp" ] && [ "$(cat "$stamp")" =
   echo "venv $venv is up to date"
   exit 0
 fi
+
+# Several shells (or engineers) may run `make test` in one work tree at once: one updates the
+# venv while the others wait, then find the stamp current.
+lock_file="$venv.lock"
+exec 9>"$lock_file"
+if ! flock -n 9; then
+  echo "waiting for another setup of $venv to finish"
+  flock 9
+fi
+if [ "${FORCE:-0}" != 1 ] && venv_ok && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$input_hash" ]; then
+  echo "venv $venv is up to date"
+  exit 0
+fi
 rm -f "$stamp"
 
 # The tf2_msgs build compiles C and C++ against the wheels' headers.
