@@ -1,4 +1,5 @@
-"""The immutable robot model: what the description layer produces and the engine consumes.
+"""
+The immutable robot model: what the description layer produces and the engine consumes.
 
 Conventions (REP 103, SI units):
 - Every rigid body has a *body frame* equal to the frame of its root link (the first link of a
@@ -34,13 +35,15 @@ class Mimic:
 
 @dataclass(frozen=True)
 class BodyModel:
-    """One rigid body (one link, or links merged by fixed joints).
+    """
+    One rigid body (one link, or links merged by fixed joints).
 
     Attributes:
         name: name of the root link of the body.
         mass: kg, > 0.
         com: (3,) centre of mass in the body frame, m.
-        inertia: (3, 3) symmetric positive-definite inertia about the COM in the body frame, kg m^2.
+        inertia: (3, 3) symmetric positive-definite inertia about the COM in the body frame,
+            kg m^2.
         links: names of the URDF links this body carries (root link first).
     """
 
@@ -53,7 +56,8 @@ class BodyModel:
 
 @dataclass(frozen=True)
 class LinkFrame:
-    """Where a URDF link frame sits: pose of the link frame in its body frame.
+    """
+    Where a URDF link frame sits: pose of the link frame in its body frame.
 
     Attributes:
         name: link name.
@@ -70,7 +74,8 @@ class LinkFrame:
 
 @dataclass(frozen=True)
 class JointModel:
-    """One URDF joint between two bodies (fixed joints only when kept as welds).
+    """
+    One URDF joint between two bodies (fixed joints only when kept as welds).
 
     Attributes:
         name: joint name.
@@ -90,7 +95,7 @@ class JointModel:
     """
 
     name: str
-    type: str
+    type: str  # noqa: A003 (the URDF attribute name)
     parent_body: int
     child_body: int
     parent_pos: np.ndarray
@@ -111,7 +116,8 @@ class JointModel:
 
 @dataclass(frozen=True)
 class RobotModel:
-    """A robot as bodies and joints.
+    """
+    A robot as bodies and joints.
 
     Attributes:
         name: robot name from URDF.
@@ -125,6 +131,11 @@ class RobotModel:
         floating_base: True when the root body is free (then it is body 0 and no joint holds it).
         merged_joints: names of fixed joints merged away.
         warnings: human-readable repairs made while loading (also logged).
+        base_pos, base_quat: (3,), (4,) world pose of the base, m and wxyz.  Floating base: the
+            initial pose of body 0's frame (config ``base_pose``, composed with the ``<origin>``
+            of the URDF world->base floating joint when there is one).  Fixed base: the pose of
+            the URDF root link, already applied to world-body LinkFrames and to the parent
+            frames of joints whose parent is the world.
     """
 
     name: str
@@ -136,3 +147,5 @@ class RobotModel:
     floating_base: bool
     merged_joints: tuple = ()
     warnings: tuple = field(default_factory=tuple)
+    base_pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    base_quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))

@@ -1,0 +1,542 @@
+"""
+Turn a parsed URDF and a SimConfig into the immutable RobotModel (conventions in model.py).
+
+The stages, in order:
+1. check the kinematic tree (every joint names existing links, one parent per link, one root,
+   no cycle);
+2. decide the base (config ``base``, overridden by a URDF root link named ``world``);
+3. group links joined by merged fixed joints into bodies and place every link in its body frame;
+4. mass properties of each body, repairing unphysical link inertias (docs/model.md);
+5. one JointModel per kept joint, and the parent-before-child ``tree_order``;
+6. check mimic references and the config's joint names against the model.
+"""
+import logging
+import math
+
+import numpy as np
+
+from .config import load_config
+from .geometry import (combine_inertias, inertia_matrix, inertia_problems, principal_moments,
+                       repair_inertia, rotate_inertia, Transform)
+from .model import (BodyModel, JOINT_TYPES, JointModel, LinkFrame, Mimic, RobotModel,
+                    SCALAR_JOINT_TYPES)
+from .urdf import close_matches, name_list, UrdfDescription
+from ..errors import ConfigError, DescriptionError
+
+LOGGER = logging.getLogger('jointsim_ros')
+
+#: Name of the URDF link that stands for the world (REP 105 convention used by ROS tools).
+WORLD_LINK = 'world'
+#: Joint types whose <axis> is used (the axis of motion, or the plane normal for planar).
+AXIS_JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'planar')
+#: An <axis> whose norm is further than this from 1 gets a warning before it is normalised.
+AXIS_NORM_TOLERANCE = 1e-3
+
+
+def build_model(description, config=None):
+    """
+    Build the immutable RobotModel of a parsed robot description.
+
+    Args:
+        description: UrdfDescription from ``parse_urdf``, or a bare ``urdf_parser_py`` Robot.
+        config: SimConfig, dict, YAML path or None (defaults); see ``load_config``.
+
+    Returns:
+        RobotModel.  Every warning it carries has also been logged to the 'jointsim_ros' logger.
+
+    Raises:
+        DescriptionError: the description is not a single tree of known joint types, a movable
+            joint has a massless child, a value is out of range, or a mimic reference is bad.
+        ConfigError: the config names joints the robot lacks, or contradicts the URDF base.
+    """
+    if not isinstance(description, UrdfDescription):
+        description = UrdfDescription(robot=description,
+                                      source=f"robot '{getattr(description, 'name', '?')}'",
+                                      lines={})
+    return _ModelBuilder(description, load_config(config)).build()
+
+
+class _ModelBuilder:
+    """The stages of build_model, sharing the description, the config and the warnings."""
+
+    def __init__(self, description, config):
+        self.description = description
+        self.config = config
+        self.robot = description.robot
+        self.warnings = []
+
+    # ---- helpers ----
+
+    def where(self, kind, name):
+        """Name an element and its place in the source for a message."""
+        return self.description.where(kind, name)
+
+    def warn(self, message):
+        """Record a repair or a suspicious value."""
+        self.warnings.append(message)
+
+    def fail(self, message):
+        """Raise a DescriptionError naming the source."""
+        raise DescriptionError(message)
+
+    # ---- the stages ----
+
+    def build(self):
+        """Run the stages and assemble the RobotModel."""
+        self.check_tree()
+        self.decide_base()
+        self.check_kept_fixed_joints()
+        self.group_links()
+        bodies = self.make_bodies()
+        joints = self.make_joints()
+        self.check_mimics(joints)
+        self.check_config_joints(joints)
+        warnings = tuple(self.description.warnings) + tuple(self.warnings)
+        for message in warnings:
+            LOGGER.warning(message)
+        base = self.base_pose()
+        return RobotModel(
+            name=self.robot.name or '',
+            bodies=tuple(bodies),
+            joints=tuple(joints),
+            tree_order=self.tree_order(joints),
+            links=self.link_frames(),
+            root_link=self.root,
+            floating_base=self.floating,
+            merged_joints=tuple(j.name for j in self.robot.joints if j.name in self.merged),
+            warnings=warnings,
+            base_pos=base.pos,
+            base_quat=base.quat,
+        )
+
+    def check_tree(self):
+        """Stage 1: every joint names existing links, each link has one parent, one root."""
+        self.links = {}
+        for link in self.robot.links:
+            if link.name in self.links:
+                self.fail(f"{self.where('link', link.name)} is defined twice.  Rename or remove "
+                          'one of them.')
+            self.links[link.name] = link
+        names = set()
+        for joint in self.robot.joints:
+            if joint.name in names:
+                self.fail(f"{self.where('joint', joint.name)} is defined twice.  Rename or "
+                          'remove one of them.')
+            names.add(joint.name)
+            if joint.type not in JOINT_TYPES:
+                hint = close_matches(joint.type, JOINT_TYPES)
+                self.fail(f"{self.where('joint', joint.name)} has unknown type '{joint.type}'"
+                          f"{'; ' + hint if hint else ''}.  Use one of: "
+                          f"{', '.join(JOINT_TYPES)}.")
+            for role, link in (('parent', joint.parent), ('child', joint.child)):
+                if link not in self.links:
+                    hint = close_matches(link, self.links)
+                    self.fail(f"{self.where('joint', joint.name)} names {role} link '{link}', "
+                              f"which is not defined{'; ' + hint if hint else ''}.  Define "
+                              f'<link name="{link}"/> or fix the {role} name.')
+            if joint.parent == joint.child:
+                self.fail(f"{self.where('joint', joint.name)} joins link '{joint.child}' to "
+                          'itself (a kinematic loop).  Give it a different parent or child.')
+        self.parent_joint = {}
+        self.child_joints = {name: [] for name in self.links}
+        for joint in self.robot.joints:
+            if joint.child in self.parent_joint:
+                other = self.parent_joint[joint.child]
+                self.fail(
+                    f"link '{joint.child}' is the child of two joints, "
+                    f"{self.where('joint', other.name)} and {self.where('joint', joint.name)}: "
+                    'a closed kinematic loop.  A URDF must be a tree; remove one of the two '
+                    'joints (loop closures are not supported).')
+            self.parent_joint[joint.child] = joint
+            self.child_joints[joint.parent].append(joint)
+        roots = [name for name in self.links if name not in self.parent_joint]
+        if not roots:
+            self.fail_cycle(next(iter(self.links), None))
+        if len(roots) > 1:
+            self.fail(f'{self.description.source} has {len(roots)} root links (links that no '
+                      f'joint has as child): {name_list(roots, 6)}.  A URDF must be one tree: '
+                      'connect them with joints (or remove unused links).')
+        self.root = roots[0]
+        self.order = self.depth_first()
+        if len(self.order) < len(self.links):
+            reached = {link for link, _ in self.order}
+            self.fail_cycle(next(name for name in self.links if name not in reached))
+
+    def fail_cycle(self, start):
+        """Raise the error for a cycle of joints through link ``start``."""
+        if start is None:
+            self.fail(f'{self.description.source} defines no links.  A URDF needs at least one '
+                      '<link>.')
+        cycle, link = [], start
+        while link not in cycle:
+            cycle.append(link)
+            link = self.parent_joint[link].parent
+        cycle = cycle[cycle.index(link):]
+        joints = [self.parent_joint[name].name for name in cycle]
+        self.fail(f'{self.description.source} has a kinematic loop: links '
+                  f"{' -> '.join(repr(n) for n in reversed(cycle))} -> '{cycle[-1]}' through "
+                  f'joints {name_list(joints, 6)}.  A URDF must be a tree; remove one joint of '
+                  'the loop.')
+
+    def depth_first(self):
+        """Return [(link name, joint from its parent or None)] in depth-first pre-order."""
+        order, stack, seen = [], [(self.root, None)], set()
+        while stack:
+            link, joint = stack.pop()
+            if link in seen:
+                continue
+            seen.add(link)
+            order.append((link, joint))
+            for child in reversed(self.child_joints[link]):
+                stack.append((child.child, child))
+        return order
+
+    def decide_base(self):
+        """Stage 2: fixed or floating base; find the URDF world->base floating joint if any."""
+        config = self.config
+        self.base_joint = None
+        self.floating = config.base == 'floating'
+        if self.root != WORLD_LINK:
+            return
+        world_joints = self.child_joints[WORLD_LINK]
+        floating = [j for j in world_joints if j.type == 'floating']
+        explicit = 'base' in config.given_keys
+        if floating:
+            if len(world_joints) > 1:
+                self.fail(f"link 'world' holds floating {self.where('joint', floating[0].name)}"
+                          f' and {len(world_joints) - 1} other joint(s).  A floating base must '
+                          'be the only joint of the world link; attach the others to the robot.')
+            if explicit and config.base == 'fixed':
+                raise ConfigError(
+                    f'{config.source} sets base: fixed, but {self.description.source} attaches '
+                    f"link '{floating[0].child}' to 'world' by floating "
+                    f"{self.where('joint', floating[0].name)}.  Remove the base key (the URDF "
+                    'decides), or make the URDF world joint fixed.')
+            self.floating = True
+            self.base_joint = floating[0]
+        else:
+            if explicit and config.base == 'floating':
+                raise ConfigError(
+                    f'{config.source} sets base: floating, but {self.description.source} fixes '
+                    f"the robot to link 'world' (joint {name_list(j.name for j in world_joints)})"
+                    '.  Remove the world link and its joint from the URDF for a floating base, '
+                    'or set base: fixed.')
+            self.floating = False
+
+    def check_kept_fixed_joints(self):
+        """Config keep_fixed_joints must name fixed joints of the URDF."""
+        joints = {j.name: j for j in self.robot.joints}
+        for name in self.config.keep_fixed_joints:
+            if name not in joints:
+                fixed = [j.name for j in self.robot.joints if j.type == 'fixed']
+                hint = close_matches(name, fixed)
+                raise ConfigError(
+                    f"{self.config.source}: keep_fixed_joints names joint '{name}', which "
+                    f"{self.description.source} does not define{'; ' + hint if hint else ''}.  "
+                    f"Its fixed joints are: {name_list(fixed, 8) or 'none'}.")
+            if joints[name].type != 'fixed':
+                raise ConfigError(
+                    f"{self.config.source}: keep_fixed_joints names joint '{name}', which is "
+                    f'{joints[name].type}, not fixed.  List only fixed joints there.')
+
+    def group_links(self):
+        """Stage 3: merge links joined by fixed joints; pose of every link in its body frame."""
+        kept = set(self.config.keep_fixed_joints)
+        self.merged = set()
+        self.group = {}       # link -> root link of its body
+        self.in_group = {}    # link -> Transform of the link frame in its body frame
+        group_roots = []
+        for link, joint in self.order:
+            if joint is not None and joint.type == 'fixed' and joint.name not in kept:
+                self.merged.add(joint.name)
+                self.group[link] = self.group[joint.parent]
+                self.in_group[link] = self.in_group[joint.parent] @ _origin(joint.origin)
+            else:
+                self.group[link] = link
+                self.in_group[link] = Transform.identity()
+                group_roots.append(link)
+        if self.floating:
+            world_group = WORLD_LINK if self.base_joint is not None else None
+        else:
+            world_group = self.root
+        self.body_index = {}
+        count = 0
+        for root in group_roots:  # depth-first, so a floating root body is body 0
+            if root == world_group:
+                self.body_index[root] = -1
+            else:
+                self.body_index[root] = count
+                count += 1
+        self.world = Transform.from_xyz_rpy(self.config.base_pose.position,
+                                            self.config.base_pose.rpy)
+
+    def base_pose(self):
+        """World pose of the base: see RobotModel.base_pos."""
+        if self.base_joint is not None:
+            return self.world @ _origin(self.base_joint.origin)
+        return self.world
+
+    def link_pose(self, link):
+        """Return the pose of a link frame in its body frame (world frame for body -1)."""
+        pose = self.in_group[link]
+        if self.body_index[self.group[link]] == -1:
+            return self.world @ pose
+        return pose
+
+    def link_frames(self):
+        """Return the LinkFrame of every URDF link, in URDF order."""
+        frames = {}
+        for name in self.links:
+            pose = self.link_pose(name)
+            frames[name] = LinkFrame(name=name, body=self.body_index[self.group[name]],
+                                     pos=pose.pos, quat=pose.quat)
+        return frames
+
+    def make_bodies(self):
+        """Stage 4: BodyModel per group (world excluded), with composite mass properties."""
+        members = {}
+        for link, _ in self.order:
+            members.setdefault(self.group[link], []).append(link)
+        bodies = []
+        for root, index in self.body_index.items():
+            if index < 0:
+                continue
+            links = members[root]
+            parts = [self.link_mass_properties(name) for name in links]
+            mass, com, inertia = combine_inertias(*zip(*parts))
+            if mass <= 0.0:
+                self.fail_massless(root, links)
+            if inertia_problems(inertia):  # only numerically possible after link repairs
+                inertia = repair_inertia(mass, inertia)
+                self.warn(f"body of link '{root}': composite inertia repaired.")
+            bodies.append(BodyModel(name=root, mass=mass, com=com, inertia=inertia,
+                                    links=tuple(links)))
+        return bodies
+
+    def link_mass_properties(self, name):
+        """(mass kg, COM (3,) m, inertia (3, 3) kg m^2) of one link in its body frame."""
+        inertial = self.links[name].inertial
+        if inertial is None:
+            return 0.0, np.zeros(3), np.zeros((3, 3))
+        mass = inertial.mass
+        if mass is None or not math.isfinite(mass) or mass < 0.0:
+            self.fail(f"{self.where('link', name)} has mass {mass}: a mass must be a finite "
+                      'number >= 0 kg.  Fix <mass value=...> in its <inertial>.')
+        values = inertial.inertia
+        inertia = np.zeros((3, 3)) if values is None else inertia_matrix(
+            values.ixx, values.ixy, values.ixz, values.iyy, values.iyz, values.izz)
+        if not np.all(np.isfinite(inertia)):
+            self.fail(f"{self.where('link', name)} has a non-finite <inertia>.  Give finite "
+                      'ixx..izz in kg m^2.')
+        if mass == 0.0:
+            return 0.0, np.zeros(3), np.zeros((3, 3))
+        problems = inertia_problems(inertia)
+        if problems:
+            repaired = repair_inertia(mass, inertia)
+            self.warn(
+                f"{self.where('link', name)}: inertia {problems[0]} (principal moments "
+                f'{_moments(inertia)} kg m^2, mass {mass:g} kg); repaired to principal moments '
+                f'{_moments(repaired)} kg m^2 (see docs/model.md, inertia repairs).')
+            inertia = repaired
+        origin = _origin(inertial.origin)
+        pose = self.in_group[name]
+        rotation = pose.rot @ origin.rot
+        return mass, pose.apply(origin.pos), rotate_inertia(inertia, rotation)
+
+    def fail_massless(self, root, links):
+        """Raise the error for a body without mass that must move."""
+        others = [n for n in links if n != root]
+        also = f' (nor do the links fixed to it: {name_list(others)})' if others else ''
+        joint = self.parent_joint.get(root)
+        if joint is None or joint is self.base_joint:
+            self.fail(f"floating base: {self.where('link', root)} has no mass{also}.  A free "
+                      'body needs mass > 0: give it an <inertial> with a <mass>, or use '
+                      'base: fixed.')
+        kind = 'kept fixed' if joint.type == 'fixed' else joint.type
+        fix = ('remove it from keep_fixed_joints so it is merged' if joint.type == 'fixed'
+               else 'make the joint fixed')
+        self.fail(f"{kind} {self.where('joint', joint.name)} moves {self.where('link', root)}, "
+                  f'which has no mass{also}.  A joint needs a child with mass > 0: give the '
+                  f'link an <inertial> with <mass value=...>, or {fix}.')
+
+    def make_joints(self):
+        """Stage 5: one JointModel per joint that is neither merged nor the base joint."""
+        joints = []
+        for joint in self.robot.joints:
+            if joint.name in self.merged or joint is self.base_joint:
+                continue
+            parent = self.link_pose(joint.parent) @ _origin(joint.origin)
+            child = self.link_pose(joint.child)
+            lower, upper, effort, velocity = self.limits(joint)
+            damping, friction = self.dynamics(joint)
+            mimic = None
+            if joint.mimic is not None:
+                mimic = Mimic(leader=joint.mimic.joint,
+                              multiplier=_or(joint.mimic.multiplier, 1.0),
+                              offset=_or(joint.mimic.offset, 0.0))
+            joints.append(JointModel(
+                name=joint.name, type=joint.type,
+                parent_body=self.body_index[self.group[joint.parent]],
+                child_body=self.body_index[self.group[joint.child]],
+                parent_pos=parent.pos, parent_quat=parent.quat,
+                child_pos=child.pos, child_quat=child.quat,
+                axis=self.axis(joint),
+                lower=lower, upper=upper, effort_limit=effort, velocity_limit=velocity,
+                damping=damping, friction=friction, mimic=mimic,
+                parent_link=joint.parent, child_link=joint.child))
+        return joints
+
+    def axis(self, joint):
+        """Return the unit axis in the joint frame; (1, 0, 0) when absent (URDF default)."""
+        if joint.axis is None:
+            return np.array([1.0, 0.0, 0.0])
+        axis = np.asarray(joint.axis, dtype=float)
+        norm = float(np.linalg.norm(axis))
+        if joint.type not in AXIS_JOINT_TYPES:
+            return axis / norm if norm > 0.0 and math.isfinite(norm) else np.array([1., 0., 0.])
+        if norm == 0.0 or not math.isfinite(norm):
+            self.fail(f"{joint.type} {self.where('joint', joint.name)} has axis "
+                      f'{_vector_text(axis)}, which has no direction.  Give a non-zero '
+                      '<axis xyz=...>.')
+        if abs(norm - 1.0) > AXIS_NORM_TOLERANCE:
+            self.warn(f"{self.where('joint', joint.name)}: axis {_vector_text(axis)} has length "
+                      f'{norm:g}; normalised.')
+        return axis / norm
+
+    def limits(self, joint):
+        """(lower, upper, effort, velocity) with inf for what the URDF leaves open."""
+        limit = joint.limit
+        lower, upper = -math.inf, math.inf
+        effort = velocity = math.inf
+        if limit is not None:
+            effort = self.positive_limit(joint, 'effort', limit.effort)
+            velocity = self.positive_limit(joint, 'velocity', limit.velocity)
+        if joint.type not in ('revolute', 'prismatic'):
+            return lower, upper, effort, velocity
+        if limit is None:
+            self.warn(f"{joint.type} {self.where('joint', joint.name)} has no <limit> (the URDF "
+                      'spec requires one); its position, effort and velocity are unlimited.')
+            return lower, upper, effort, velocity
+        lower, upper = float(_or(limit.lower, 0.0)), float(_or(limit.upper, 0.0))
+        if not (math.isfinite(lower) and math.isfinite(upper)) or lower > upper:
+            self.fail(f"{self.where('joint', joint.name)} has limits lower={lower:g} > "
+                      f'upper={upper:g}.  Swap them or fix <limit lower=... upper=...>.')
+        if lower == upper:
+            self.warn(f"{joint.type} {self.where('joint', joint.name)} has lower == upper == "
+                      f'{lower:g} (the URDF default when lower/upper are left out): it cannot '
+                      'move.  Give lower and upper, or use type continuous.')
+        return lower, upper, effort, velocity
+
+    def positive_limit(self, joint, key, value):
+        """Check an effort or velocity limit: > 0, or 0 meaning unlimited (with a warning)."""
+        value = float(_or(value, math.inf))
+        if math.isnan(value) or value < 0.0:
+            self.fail(f"{self.where('joint', joint.name)} has {key} limit {value:g}; it must be "
+                      '>= 0.  Fix <limit ' + key + '=...>.')
+        if value == 0.0:
+            self.warn(f"{self.where('joint', joint.name)} has {key} limit 0; taken as unlimited "
+                      '(0 often means "not given").')
+            return math.inf
+        return value
+
+    def dynamics(self, joint):
+        """(damping, friction) from <dynamics>, 0 when absent."""
+        if joint.dynamics is None:
+            return 0.0, 0.0
+        values = []
+        for key in ('damping', 'friction'):
+            value = float(_or(getattr(joint.dynamics, key), 0.0))
+            if not math.isfinite(value) or value < 0.0:
+                self.fail(f"{self.where('joint', joint.name)} has {key} {value:g}; it must be a "
+                          'finite number >= 0.  Fix <dynamics ' + key + '=...>.')
+            values.append(value)
+        return tuple(values)
+
+    def tree_order(self, joints):
+        """Stage 5b: indices of joints, each after the joint that moves its parent body."""
+        index = {j.name: i for i, j in enumerate(joints)}
+        return tuple(index[joint.name] for _, joint in self.order
+                     if joint is not None and joint.name in index)
+
+    def check_mimics(self, joints):
+        """Stage 6: mimic leaders exist, are scalar joints, and mimic chains end."""
+        by_name = {j.name: j for j in joints}
+        urdf_joints = {j.name: j for j in self.robot.joints}
+        for joint in joints:
+            if joint.mimic is None:
+                continue
+            leader = joint.mimic.leader
+            where = self.where('joint', joint.name)
+            if joint.type not in SCALAR_JOINT_TYPES:
+                self.fail(f'{where} is {joint.type} and has a <mimic>; only revolute, '
+                          'continuous and prismatic joints can mimic.  Remove the <mimic>.')
+            if leader not in urdf_joints:
+                hint = close_matches(leader, by_name)
+                self.fail(f"{where} mimics joint '{leader}', which is not defined"
+                          f"{'; ' + hint if hint else ''}.  Fix <mimic joint=...>.")
+            if leader not in by_name or by_name[leader].type not in SCALAR_JOINT_TYPES:
+                self.fail(f"{where} mimics joint '{leader}', which is "
+                          f'{urdf_joints[leader].type}; a leader must be revolute, continuous '
+                          'or prismatic.  Fix <mimic joint=...>.')
+            chain = [joint.name]
+            while by_name[chain[-1]].mimic is not None:
+                chain.append(by_name[chain[-1]].mimic.leader)
+                if chain[-1] in chain[:-1]:
+                    self.fail(f"{where} is in a mimic cycle: {' -> '.join(chain)}.  One joint "
+                              'of the chain must be a leader without <mimic>.')
+
+    def check_config_joints(self, joints):
+        """Stage 6b: initial_positions/velocities name movable joints, within limits."""
+        config = self.config
+        by_name = {j.name: j for j in joints}
+        scalar = [j.name for j in joints if j.type in SCALAR_JOINT_TYPES]
+        all_joints = {j.name: j.type for j in self.robot.joints}
+        units = {'initial_positions': 'rad or m', 'initial_velocities': 'rad/s or m/s'}
+        for key, unit in units.items():
+            for name, value in getattr(config, key).items():
+                if name not in all_joints:
+                    hint = close_matches(name, scalar)
+                    raise ConfigError(
+                        f"{config.source}: {key} names joint '{name}', which "
+                        f'{self.description.source} does not define'
+                        f"{'; ' + hint if hint else ''}.  Its movable joints are: "
+                        f"{name_list(scalar, 8) or 'none'}.")
+                joint = by_name.get(name)
+                if joint is None or joint.type not in SCALAR_JOINT_TYPES:
+                    raise ConfigError(
+                        f"{config.source}: {key} names joint '{name}', which is "
+                        f'{all_joints[name]}; {key} are for revolute, continuous and prismatic '
+                        'joints only.')
+                if joint.mimic is not None:
+                    raise ConfigError(
+                        f"{config.source}: {key} names joint '{name}', which mimics "
+                        f"'{joint.mimic.leader}' and follows it.  Set '{joint.mimic.leader}' "
+                        'instead.')
+                if key == 'initial_positions' and not joint.lower <= value <= joint.upper:
+                    raise ConfigError(
+                        f'{config.source}: initial position {value:g} ({unit}) of joint '
+                        f"'{name}' is outside its limits [{joint.lower:g}, {joint.upper:g}].  "
+                        'Give a value within the limits.')
+
+
+def _origin(pose):
+    """Transform of a urdf_parser_py Pose (``<origin>``), identity when absent."""
+    if pose is None:
+        return Transform.identity()
+    return Transform.from_xyz_rpy(_or(pose.xyz, (0.0, 0.0, 0.0)), _or(pose.rpy, (0.0, 0.0, 0.0)))
+
+
+def _or(value, default):
+    """Return value, or default when it is None."""
+    return default if value is None else value
+
+
+def _moments(inertia):
+    """Format the principal moments of an inertia tensor."""
+    moments, _ = principal_moments(inertia)
+    return '(' + ', '.join(f'{m:.3g}' for m in moments) + ')'
+
+
+def _vector_text(vector):
+    """Format a 3-vector as in URDF."""
+    return '"' + ' '.join(f'{v:g}' for v in vector) + '"'

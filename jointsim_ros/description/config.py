@@ -1,0 +1,439 @@
+"""
+Simulator configuration: one YAML schema, written as a table, loaded into frozen dataclasses.
+
+The schema is the tuple ``SCHEMA``: one :class:`Key` per top-level key, with its converter (which
+checks type and range), unit and meaning.  A section with sub-keys (``solver``, ``base_pose``) is
+a Key whose converter validates against its own table and builds its dataclass.  Adding a section
+later is one entry in ``SCHEMA`` plus one field in :class:`SimConfig`; ``config/default.yaml`` is
+generated from the table by ``default_yaml()`` (a test keeps the two in step).
+
+Sources: a dict (nested, or flat with dotted keys such as ``solver.iterations`` as ROS parameters
+give them), a YAML file path (plain, or in the ``node_name: ros__parameters:`` layout), a
+:class:`SimConfig`, or None for the defaults.
+"""
+from dataclasses import dataclass, field
+import difflib
+import math
+import os
+import re
+
+import yaml
+
+from ..errors import ConfigError
+from ..physics.settings import SolverSettings
+
+
+@dataclass(frozen=True)
+class BasePose:
+    """
+    Pose of the URDF root link in the simulation world (config key ``base_pose``).
+
+    Attributes:
+        position: (x, y, z), m.
+        rpy: (roll, pitch, yaw) about the fixed world axes x, y, z, rad (as URDF ``rpy``).
+    """
+
+    position: tuple = (0.0, 0.0, 0.0)
+    rpy: tuple = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """
+    Everything the simulator is configured with besides the robot description.
+
+    Attributes:
+        dt: time step, s, > 0.  Default 0.001.
+        gravity: (3,) gravitational acceleration in the world frame, m/s^2.  Default (0, 0, -9.81).
+        base: 'fixed' (root link welded to the world at ``base_pose``) or 'floating' (root body
+            free, starting at ``base_pose``).  A URDF root link named ``world`` decides instead:
+            attached by a fixed joint means fixed, by a floating joint means floating.
+        base_pose: BasePose, pose of the URDF root link in the world.
+        initial_positions: dict joint name -> initial position, rad (revolute, continuous) or m
+            (prismatic).  Joints not listed start at 0 (clamped into their limits).
+        initial_velocities: dict joint name -> initial velocity, rad/s or m/s.  Default 0.
+        keep_fixed_joints: names of URDF fixed joints kept as weld joints instead of merging the
+            links they join into one body.
+        solver: SolverSettings (iterations, tolerance, time_budget, position_iterations,
+            position_tolerance, warm_start).
+        drives: joint drives, plain data kept for the drive configuration (mapping).
+        ground: ground plane, plain data (mapping).
+        contacts: contact settings, plain data (mapping).
+        force_torque_sensors: force-torque sensors, plain data (mapping).
+        source: where the configuration came from, for messages ('defaults', 'config dict',
+            "config file 'path.yaml'").
+        given_keys: top-level keys the source set explicitly (to tell a choice from a default).
+    """
+
+    dt: float = 0.001
+    gravity: tuple = (0.0, 0.0, -9.81)
+    base: str = 'fixed'
+    base_pose: BasePose = BasePose()
+    initial_positions: dict = field(default_factory=dict)
+    initial_velocities: dict = field(default_factory=dict)
+    keep_fixed_joints: tuple = ()
+    solver: SolverSettings = SolverSettings()
+    drives: dict = field(default_factory=dict)
+    ground: dict = field(default_factory=dict)
+    contacts: dict = field(default_factory=dict)
+    force_torque_sensors: dict = field(default_factory=dict)
+    source: str = 'defaults'
+    given_keys: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class Key:
+    """
+    One configuration key of the schema.
+
+    Attributes:
+        name: the key.
+        convert: callable (value, context) -> converted value; raises ConfigError.  ``context``
+            is a ``_Context`` giving the source and the key path for messages.
+        unit: unit or kind of value, for messages and the generated default YAML.
+        doc: one-line meaning, for the generated default YAML.
+    """
+
+    name: str
+    convert: object
+    unit: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Where a value sits: the config source and the dotted key path."""
+
+    source: str
+    path: str
+
+    def child(self, key):
+        """Return the context of a sub-key."""
+        return _Context(self.source, f'{self.path}.{key}' if self.path else str(key))
+
+    def fail(self, expected, value):
+        """Raise the ConfigError for a value that is not what the key expects."""
+        raise ConfigError(
+            f"{self.source}: key '{self.path}' must be {expected}, got {value!r} "
+            f'({type(value).__name__}).')
+
+
+# ---- converters: each checks one kind of value and says what it expected ----
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _number(minimum=None, strict=False, unit=''):
+    """Return a converter for a finite real number, optionally > or >= minimum."""
+    bound = ''
+    if minimum is not None:
+        bound = f" {'>' if strict else '>='} {minimum:g}"
+    expected = f"a number{bound}{' (' + unit + ')' if unit else ''}"
+
+    def convert(value, context):
+        if not _is_number(value) or not math.isfinite(value):
+            context.fail(expected, value)
+        if minimum is not None and (value < minimum or (strict and value == minimum)):
+            context.fail(expected, value)
+        return float(value)
+    return convert
+
+
+def _integer(minimum, unit='count'):
+    """Return a converter for an integer >= minimum (integral floats such as 20.0 pass)."""
+    expected = f'an integer >= {minimum} ({unit})'
+
+    def convert(value, context):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            context.fail(expected, value)
+        return value
+    return convert
+
+
+def _boolean(value, context):
+    if not isinstance(value, bool):
+        context.fail('true or false', value)
+    return value
+
+
+def _vector3(unit):
+    """Return a converter for a list of three finite numbers."""
+    expected = f'a list of 3 numbers ({unit})'
+
+    def convert(value, context):
+        if (not isinstance(value, (list, tuple)) or len(value) != 3
+                or not all(_is_number(v) and math.isfinite(v) for v in value)):
+            context.fail(expected, value)
+        return tuple(float(v) for v in value)
+    return convert
+
+
+def _choice(*options):
+    """Return a converter for one of a few strings."""
+    expected = 'one of ' + ', '.join(f"'{o}'" for o in options)
+
+    def convert(value, context):
+        if value not in options:
+            hint = difflib.get_close_matches(str(value), options, n=1, cutoff=0.6)
+            context.fail(expected + (f" (did you mean '{hint[0]}'?)" if hint else ''), value)
+        return value
+    return convert
+
+
+def _joint_numbers(unit):
+    """Return a converter for a mapping joint name -> finite number."""
+    def convert(value, context):
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            context.fail(f'a mapping of joint name to number ({unit})', value)
+        result = {}
+        for joint, number in value.items():
+            if not isinstance(joint, str):
+                context.fail('a mapping with joint names (strings) as keys', joint)
+            result[joint] = _number(unit=unit)(number, context.child(joint))
+        return result
+    return convert
+
+
+def _joint_names(value, context):
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        context.fail('a list of joint names (strings)', value)
+    return tuple(dict.fromkeys(value))
+
+
+def _plain_mapping(value, context):
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        context.fail('a mapping (key: value pairs)', value)
+    return dict(value)
+
+
+def _section(table, build):
+    """Return a converter checking a mapping against a sub-table, giving ``build(**values)``."""
+    def convert(value, context):
+        if value is None:
+            return build()
+        if not isinstance(value, dict):
+            context.fail('a mapping with keys ' + ', '.join(k.name for k in table), value)
+        return build(**_convert_table(table, value, context))
+    return convert
+
+
+def _convert_table(table, data, context):
+    """Validate a mapping against a table of Keys; return dict name -> converted value."""
+    keys = {k.name: k for k in table}
+    values = {}
+    for name, value in data.items():
+        if name not in keys:
+            where = f' in {context.path}' if context.path else ''
+            hint = difflib.get_close_matches(str(name), keys, n=1, cutoff=0.6)
+            suggestion = f"; did you mean '{hint[0]}'?" if hint else '.'
+            raise ConfigError(
+                f"{context.source}: unknown key '{name}'{where}{suggestion}  Known keys"
+                f"{where}: {', '.join(keys)}.")
+        values[name] = keys[name].convert(value, context.child(name))
+    return values
+
+
+# ---- the schema ----
+
+SOLVER_KEYS = (
+    Key('iterations', _integer(1), 'count', 'cap on velocity iterations per step'),
+    Key('tolerance', _number(0.0, unit='N s or N m s'), 'N s or N m s',
+        'stop iterating when no accumulated impulse changes by more than this'),
+    Key('time_budget', _number(0.0, unit='s'), 's',
+        'wall-clock budget of one solve; 0 means no budget'),
+    Key('position_iterations', _integer(0), 'count', 'cap on position-projection passes per step'),
+    Key('position_tolerance', _number(0.0, unit='m or rad'), 'm or rad',
+        'stop projecting when every joint position error is below this'),
+    Key('warm_start', _boolean, 'true/false',
+        "start each solve from the previous step's impulses"),
+)
+
+BASE_POSE_KEYS = (
+    Key('position', _vector3('m'), 'm', 'x, y, z of the URDF root link in the world'),
+    Key('rpy', _vector3('rad'), 'rad', 'roll, pitch, yaw of the URDF root link in the world'),
+)
+
+SCHEMA = (
+    Key('dt', _number(0.0, strict=True, unit='s'), 's', 'simulation time step'),
+    Key('gravity', _vector3('m/s^2'), 'm/s^2', 'gravitational acceleration, world frame'),
+    Key('base', _choice('fixed', 'floating'), 'fixed | floating',
+        'root link welded to the world, or free (a URDF world link decides instead)'),
+    Key('base_pose', _section(BASE_POSE_KEYS, BasePose), 'section',
+        'pose of the URDF root link in the world (initial pose if floating)'),
+    Key('initial_positions', _joint_numbers('rad or m'), 'rad or m',
+        'joint name -> initial position; unlisted joints start at 0'),
+    Key('initial_velocities', _joint_numbers('rad/s or m/s'), 'rad/s or m/s',
+        'joint name -> initial velocity; unlisted joints start at rest'),
+    Key('keep_fixed_joints', _joint_names, 'joint names',
+        'fixed joints kept as welds instead of merging their links into one body'),
+    Key('solver', _section(SOLVER_KEYS, SolverSettings), 'section',
+        'sequential-impulse solver settings'),
+    Key('drives', _plain_mapping, 'section', 'joint drives (schema to come)'),
+    Key('ground', _plain_mapping, 'section', 'ground plane (schema to come)'),
+    Key('contacts', _plain_mapping, 'section', 'contact settings (schema to come)'),
+    Key('force_torque_sensors', _plain_mapping, 'section',
+        'force-torque sensors (schema to come)'),
+)
+
+
+# ---- loading ----
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that reads 1e-3 as a float (YAML 1.1 wants 1.0e-3) and rejects duplicate keys."""
+
+    def construct_mapping(self, node, deep=False):
+        """Build a mapping, failing on a key given twice."""
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key '{key}' appears twice in one mapping", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_implicit_resolver(
+    'tag:yaml.org,2002:float',
+    re.compile(r'^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$'),
+    list('-+0123456789'))
+
+
+def load_config(source=None):
+    """
+    Load and validate a simulator configuration.
+
+    Args:
+        source: None (defaults), a SimConfig (returned as is), a dict, or the path (str or
+            os.PathLike) of a YAML file.
+
+    Returns:
+        SimConfig.
+
+    Raises:
+        ConfigError: the file is missing or is not YAML, or a key is unknown or has a value of the
+            wrong type or range (the message names the key, the value and what was expected).
+    """
+    if source is None:
+        return SimConfig()
+    if isinstance(source, SimConfig):
+        return source
+    if isinstance(source, dict):
+        return config_from_dict(source)
+    try:
+        path = os.fspath(source)
+    except TypeError:
+        raise ConfigError(
+            f'config must be a dict, a YAML file path or None, got {type(source).__name__} '
+            f'{source!r}.') from None
+    if not os.path.isfile(path):
+        raise ConfigError(f"config file '{path}' does not exist.  Give the path of a YAML file "
+                          '(see config/default.yaml), a dict, or nothing for the defaults.')
+    with open(path, encoding='utf-8') as stream:
+        try:
+            data = yaml.load(stream, Loader=_StrictLoader)
+        except yaml.YAMLError as error:
+            mark = getattr(error, 'problem_mark', None)
+            line = f' at line {mark.line + 1}, column {mark.column + 1}' if mark else ''
+            problem = getattr(error, 'problem', None) or str(error)
+            raise ConfigError(f"config file '{path}' is not valid YAML{line}: {problem}.  Fix "
+                              'the YAML there (indentation, a colon after each key).') from None
+    return config_from_dict({} if data is None else data, f"config file '{path}'")
+
+
+def config_from_dict(data, source='config dict'):
+    """
+    Validate a configuration mapping against ``SCHEMA``.
+
+    Args:
+        data: mapping, nested or with dotted keys; a ROS parameter file layout
+            (``node: ros__parameters: ...``) is unwrapped.
+        source: name of the source for messages, e.g. "config file 'sim.yaml'".
+
+    Returns:
+        SimConfig.
+
+    Raises:
+        ConfigError: as for :func:`load_config`.
+    """
+    if not isinstance(data, dict):
+        raise ConfigError(f'{source} must be a mapping of keys to values, got '
+                          f'{type(data).__name__} {data!r}.')
+    data = _nest_dotted(_unwrap_ros_parameters(data), source)
+    values = _convert_table(SCHEMA, data, _Context(source, ''))
+    return SimConfig(**values, source=source, given_keys=frozenset(values))
+
+
+def _unwrap_ros_parameters(data):
+    """Return the parameters of a ``node_name: {ros__parameters: {...}}`` layout, else data."""
+    if len(data) == 1:
+        (inner,) = data.values()
+        if isinstance(inner, dict) and set(inner) == {'ros__parameters'}:
+            return inner['ros__parameters'] or {}
+    return data
+
+
+def _nest_dotted(data, source):
+    """Turn top-level keys 'section.key' (ROS parameter style) into nested mappings."""
+    nested = {}
+    for key, value in data.items():
+        parts = key.split('.') if isinstance(key, str) else [key]
+        target = nested
+        for depth, part in enumerate(parts[:-1]):
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):
+                raise ConfigError(f"{source}: key '{key}' conflicts with the value of "
+                                  f"'{'.'.join(parts[:depth + 1])}'.  Give one or the other.")
+        last = parts[-1]
+        if isinstance(target.get(last), dict) and isinstance(value, dict):
+            target[last] = {**target[last], **value}
+        elif last in target:
+            raise ConfigError(f"{source}: key '{key}' is given twice.  Keep one.")
+        else:
+            target[last] = value
+    return nested
+
+
+# ---- the default YAML, generated from the schema ----
+
+def _yaml_value(value):
+    """Format a default value as flow-style YAML."""
+    if isinstance(value, tuple):
+        value = list(value)
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix('\n...').strip()
+
+
+def default_yaml():
+    """
+    Return the text of ``config/default.yaml``: every key at its default, with unit and meaning.
+
+    Returns:
+        str, YAML that loads to ``SimConfig()``.
+    """
+    defaults = SimConfig()
+    sections = {'solver': (SOLVER_KEYS, defaults.solver),
+                'base_pose': (BASE_POSE_KEYS, defaults.base_pose)}
+    out = ['# jointsim_ros simulator configuration: every key at its default value.',
+           '# Generated by jointsim_ros.description.config.default_yaml(); keep them in step.',
+           '']
+    for key in SCHEMA:
+        if key.name in sections:
+            table, section = sections[key.name]
+            out.append(f'# {key.doc}')
+            out.append(f'{key.name}:')
+            for sub in table:
+                value = _yaml_value(getattr(section, sub.name))
+                out.append(f'  {sub.name}: {value}  # [{sub.unit}] {sub.doc}')
+        else:
+            value = _yaml_value(getattr(defaults, key.name))
+            out.append(f'{key.name}: {value}  # [{key.unit}] {key.doc}')
+    return '\n'.join(out) + '\n'

@@ -1,0 +1,367 @@
+"""
+Read a robot description (URDF file, xacro file or URDF XML string) into urdf_parser_py objects.
+
+What this module adds to ``urdf_parser_py`` (package urdfdom-py):
+
+- One error type: every failure is a :class:`DescriptionError` that names the file, the element
+  and, when the XML came from a file or string rather than xacro, its line, and says how to fix it.
+- ``xacro``: files ending in ``.xacro`` (and XML declaring the xacro namespace) are expanded
+  with the xacro Python API first; xacro errors name the file.
+- Joint type ``spherical`` (used by published URDFs, e.g. pybullet's humanoid) is registered in
+  ``urdf_parser_py.urdf.Joint.TYPES``; unknown joint types are reported with a suggestion.
+- ``urdf_parser_py`` reports unknown elements and attributes by printing to stderr through its
+  ``xml_reflection.on_error`` hook.  They are captured here: the few that can change the model
+  (inside a ``<joint>`` or a link's ``<inertial>``, a misplaced ``<mass>``/``<inertia>``, a
+  top-level tag that looks like a misspelt ``link`` or ``joint``, a repeated scalar element)
+  become warnings; the rest (gazebo extensions, ``<contact>``, sensors...) are dropped.
+- Elements the model does not use and that make ``urdf_parser_py`` fail on valid files are
+  removed before parsing: ``<transmission>`` (its duck-typed parser raises on new-style
+  transmissions without hardwareInterface), ``<gazebo>`` and visual/collision elements whose
+  geometry is not box, cylinder, sphere or mesh (a warning names them).
+- Trailing NUL bytes after the root element (pybullet_data's humanoid.urdf ends with one) are
+  ignored.  Mesh URIs (``package://``, ``file://``) are kept as strings and never resolved here.
+"""
+import contextlib
+from dataclasses import dataclass
+import difflib
+import io
+import os
+import re
+import threading
+import xml.parsers.expat
+
+from lxml import etree
+from urdf_parser_py import urdf as urdf_types
+from urdf_parser_py import xml_reflection
+from urdf_parser_py.xml_reflection import core as reflection_core
+import xacro
+
+from .model import JOINT_TYPES
+from ..errors import DescriptionError
+
+XACRO_NAMESPACE = 'http://www.ros.org/wiki/xacro'
+GEOMETRY_TAGS = ('box', 'cylinder', 'sphere', 'mesh')
+#: Top-level elements removed before parsing (not used by the model; see the module docstring).
+IGNORED_TOP_LEVEL = ('transmission', 'gazebo')
+
+# urdf_parser_py only knows the joint types of urdfdom < 4; 'spherical' is in the wider URDF world.
+for _joint_type in JOINT_TYPES:
+    if _joint_type not in urdf_types.Joint.TYPES:
+        urdf_types.Joint.TYPES.append(_joint_type)
+
+# urdf_parser_py reports through module-level hooks, and xacro keeps module-level stacks: one
+# parse at a time.
+_PARSER_LOCK = threading.Lock()
+
+# Paths of urdf_parser_py reports that can change the model (see the module docstring).
+_MATTERS = re.compile(r'^(joint|link/inertial)(/|$)')
+_UNKNOWN = re.compile(r'^Unknown (tag|attribute) "([^"]+)" in (\S+)$')
+_PATH_ELEMENT = re.compile(r"(link|joint)\[@name='([^']*)'\]")
+
+
+@dataclass(frozen=True)
+class UrdfDescription:
+    """
+    A parsed robot description and where it came from.
+
+    Attributes:
+        robot: the ``urdf_parser_py.urdf.Robot``.
+        source: display name of the source: the file path, or 'the URDF string'.
+        lines: dict ('link' | 'joint', name) -> line number in the source (empty when the XML
+            was produced by xacro, whose output lines do not match the file).
+        warnings: what was ignored or looked suspicious while reading, one sentence each.
+    """
+
+    robot: object
+    source: str
+    lines: dict
+    warnings: tuple = ()
+
+    def where(self, kind, name):
+        """
+        Describe an element for a message, e.g. "joint 'elbow' (line 42 of 'arm.urdf')".
+
+        Args:
+            kind: 'link' or 'joint'.
+            name: the element's name attribute.
+
+        Returns:
+            str naming the element and its place in the source.
+        """
+        line = self.lines.get((kind, name))
+        if line is not None:
+            return f"{kind} '{name}' (line {line} of {self.source})"
+        return f"{kind} '{name}' in {self.source}"
+
+
+def close_matches(word, candidates, n=3):
+    """Return a phrase listing the candidates closest to ``word`` ('' when none is close)."""
+    matches = difflib.get_close_matches(str(word), [str(c) for c in candidates], n=n, cutoff=0.6)
+    if not matches:
+        return ''
+    if len(matches) == 1:
+        return f"did you mean '{matches[0]}'?"
+    return 'did you mean one of ' + ', '.join(f"'{m}'" for m in matches) + '?'
+
+
+def name_list(names, shown=3):
+    """Return "'a', 'b', 'c' and 4 more" for a list of names."""
+    names = list(names)
+    text = ', '.join(f"'{n}'" for n in names[:shown])
+    return text + (f' and {len(names) - shown} more' if len(names) > shown else '')
+
+
+def parse_urdf(source, xacro_args=None):
+    """
+    Read a robot description into urdf_parser_py objects.
+
+    Args:
+        source: path (str or os.PathLike) of a ``.urdf`` file or a ``.xacro`` /
+            ``.urdf.xacro`` file, or the URDF XML itself (a str starting with '<').
+        xacro_args: optional dict of xacro arguments (``name:=value``) for xacro sources.
+
+    Returns:
+        UrdfDescription.
+
+    Raises:
+        DescriptionError: the file is missing, is not well-formed XML, fails in xacro, is not a
+            ``<robot>``, has an unknown joint type, a duplicate name, or a value
+            urdf_parser_py cannot read.
+    """
+    with _PARSER_LOCK:
+        text, name, from_xacro, warnings = _read_source(source, xacro_args)
+        root = _parse_xml(text, name)
+        if not from_xacro and _uses_xacro(root):
+            text, xacro_warnings = _expand_xacro_string(text, name, xacro_args)
+            warnings += xacro_warnings
+            root = _parse_xml(text, name)
+            from_xacro = True
+        lines = _check_structure(root, name)
+        warnings += _prune(root, name)
+        robot, parser_warnings = _reflect(root, name, lines if not from_xacro else {})
+    return UrdfDescription(robot=robot, source=name, lines={} if from_xacro else lines,
+                           warnings=tuple(warnings + parser_warnings))
+
+
+def _read_source(source, xacro_args):
+    """Return (xml bytes, display name, expanded by xacro, warnings) for a source."""
+    if isinstance(source, bytes):
+        source = source.decode('utf-8')
+    if isinstance(source, str) and source.lstrip().startswith('<'):
+        return source.encode('utf-8'), 'the URDF string', False, []
+    try:
+        path = os.fspath(source)
+    except TypeError:
+        raise DescriptionError(
+            f'robot description must be a file path or URDF XML text, got {type(source).__name__}'
+            f' {source!r}.') from None
+    if not path.strip():
+        raise DescriptionError('robot description is empty: give the path of a .urdf or .xacro '
+                               'file, or the URDF XML text.')
+    if not os.path.isfile(path):
+        raise DescriptionError(
+            f"robot description file '{path}' does not exist (the text does not start with '<',"
+            ' so it was taken as a path).  Give the path of an existing .urdf or .xacro file, or '
+            'the URDF XML itself.')
+    if path.endswith('.xacro'):
+        text, warnings = _expand_xacro_file(path, xacro_args)
+        return text, f"'{path}'", True, warnings
+    with open(path, 'rb') as stream:
+        return stream.read(), f"'{path}'", False, []
+
+
+def _xacro_failure(name, error, stderr):
+    """Build the DescriptionError for a failed xacro run."""
+    location = ''
+    stack = [f for f in (xacro.filestack or []) if f]
+    if stack and os.path.abspath(stack[-1]) != os.path.abspath(name.strip("'")):
+        location = f' (in included file {stack[-1]})'
+    if isinstance(error, xml.parsers.expat.ExpatError):
+        reason = f'is not well-formed XML: {error}'
+        fix = 'Fix the XML at that line (closed tags, quoted attributes).'
+    else:
+        reason = f'failed in xacro: {error or type(error).__name__}'
+        fix = ('Check the macro, property or argument it names (and that the file declares '
+               f'xmlns:xacro="{XACRO_NAMESPACE}").')
+    detail = ' '.join(line.strip() for line in stderr.splitlines() if line.strip())
+    detail = f' xacro said: {detail}' if detail and str(error) not in detail else ''
+    return DescriptionError(f'robot description {name}{location} {reason}. {fix}{detail}')
+
+
+def _expand_xacro_file(path, xacro_args):
+    """Run xacro on a file; return (xml bytes, warnings)."""
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr):
+            doc = xacro.process_file(path, mappings=dict(xacro_args or {}))
+    except Exception as error:  # xacro raises XacroException, ExpatError, NameError, ...
+        raise _xacro_failure(f"'{path}'", error, stderr.getvalue()) from None
+    return doc.toxml().encode('utf-8'), _xacro_warnings(stderr.getvalue(), f"'{path}'")
+
+
+def _expand_xacro_string(text, name, xacro_args):
+    """Run xacro on XML text that uses xacro elements; return (xml bytes, warnings)."""
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr):
+            xacro.init_stacks(None)
+            doc = xacro.parse(text.decode('utf-8'))
+            xacro.process_doc(doc, mappings=dict(xacro_args or {}))
+    except Exception as error:  # xacro raises XacroException, ExpatError, NameError, ...
+        raise _xacro_failure(name, error, stderr.getvalue()) from None
+    return doc.toxml().encode('utf-8'), _xacro_warnings(stderr.getvalue(), name)
+
+
+def _xacro_warnings(stderr, name):
+    """Turn what xacro printed to stderr into warnings (one per line)."""
+    return [f'xacro ({name}): {line.strip()}' for line in stderr.splitlines() if line.strip()]
+
+
+def _parse_xml(data, name):
+    """Parse XML bytes with lxml (line numbers kept, comments and PIs dropped)."""
+    data = data.rstrip(b'\x00 \t\r\n')  # pybullet_data/humanoid.urdf ends with a NUL byte
+    parser = etree.XMLParser(remove_comments=True, remove_pis=True)
+    try:
+        return etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as error:
+        line = f' at line {error.lineno}' if error.lineno else ''
+        raise DescriptionError(
+            f'robot description {name} is not well-formed XML{line}: {error.msg}.  Fix the XML '
+            'there (every tag closed, attribute values quoted, one root element).') from None
+
+
+def _uses_xacro(root):
+    """Return True when the XML declares or uses the xacro namespace."""
+    if XACRO_NAMESPACE in root.nsmap.values():
+        return True
+    return any(isinstance(e.tag, str) and e.tag.startswith('{' + XACRO_NAMESPACE)
+               for e in root.iter())
+
+
+def _check_structure(root, name):
+    """Check the root element, names and joint types; return ('link'|'joint', name) -> line."""
+    if root.tag != 'robot':
+        raise DescriptionError(
+            f'robot description {name} has root element <{root.tag}>, not <robot>.  Give a URDF '
+            '(an SDF or MJCF file is not supported; a .xacro file must be named *.xacro).')
+    if _uses_xacro(root):
+        raise DescriptionError(
+            f'robot description {name} still contains xacro elements after xacro expansion.  '
+            'Check the xacro namespace declaration.')
+    lines = {}
+    for element in root:
+        if element.tag not in ('link', 'joint'):
+            continue
+        kind = element.tag
+        element_name = element.get('name')
+        if not element_name:
+            raise DescriptionError(
+                f'robot description {name}: <{kind}> at line {element.sourceline} has no name '
+                'attribute.  Give every link and joint a unique name.')
+        if (kind, element_name) in lines:
+            first = lines[(kind, element_name)]
+            raise DescriptionError(
+                f"robot description {name}: {kind} '{element_name}' is defined twice (lines "
+                f'{first} and {element.sourceline}).  Rename or remove one of them.')
+        lines[(kind, element_name)] = element.sourceline
+        if kind == 'joint':
+            joint_type = element.get('type')
+            if joint_type not in JOINT_TYPES:
+                hint = close_matches(joint_type, JOINT_TYPES)
+                raise DescriptionError(
+                    f"robot description {name}: joint '{element_name}' (line "
+                    f'{element.sourceline}) has {_type_text(joint_type)}'
+                    f"{'; ' + hint if hint else ''}.  Use one of: {', '.join(JOINT_TYPES)}.")
+    return lines
+
+
+def _type_text(joint_type):
+    """Describe a joint type attribute value for a message."""
+    return 'no type attribute' if joint_type is None else f"unknown type '{joint_type}'"
+
+
+def _prune(root, name):
+    """Remove elements the model does not use and urdf_parser_py may choke on; return warnings."""
+    for element in list(root):
+        if element.tag in IGNORED_TOP_LEVEL:
+            root.remove(element)
+    dropped = {}
+    for link in root.iterfind('link'):
+        for shape in list(link):
+            if shape.tag not in ('visual', 'collision'):
+                continue
+            geometry = shape.find('geometry')
+            kinds = [] if geometry is None else [c.tag for c in geometry]
+            if len(kinds) != 1 or kinds[0] not in GEOMETRY_TAGS:
+                link.remove(shape)
+                found = ', '.join(f'<{k}>' for k in kinds) or 'no shape'
+                dropped.setdefault((shape.tag, found), []).append(link.get('name'))
+    warnings = []
+    for (tag, found), links in dropped.items():
+        warnings.append(f'{name}: ignored <{tag}> elements whose <geometry> has {found} '
+                        f"(supported: {', '.join(GEOMETRY_TAGS)}) in {len(links)} "
+                        f"link{'s' if len(links) > 1 else ''}: {name_list(links)}.")
+    return warnings
+
+
+def _reflect(root, name, lines):
+    """Run urdf_parser_py on a checked tree, capturing its on_error reports."""
+    reports = []
+    saved = (reflection_core.on_error, xml_reflection.on_error)
+    reflection_core.on_error = xml_reflection.on_error = reports.append
+    try:
+        path = reflection_core.Path(urdf_types.Robot.XML_REFL.tag,
+                                    tree=etree.ElementTree(root))
+        robot = urdf_types.Robot.from_xml(root, path)
+    except Exception as error:  # urdf_parser_py raises ParseError, ValueError, AssertionError
+        raise DescriptionError(_parse_error_text(error, name, lines)) from None
+    finally:
+        reflection_core.on_error, xml_reflection.on_error = saved
+    return robot, _reports_that_matter(reports, name)
+
+
+def _parse_error_text(error, name, lines):
+    """Describe a urdf_parser_py failure: the element, its line and the fix."""
+    path = str(getattr(error, 'path', '') or '')
+    reason = str(getattr(error, 'e', error)).strip() or type(error).__name__
+    where = ''
+    found = _PATH_ELEMENT.findall(path)
+    if found:
+        kind, element_name = found[-1]
+        line = lines.get((kind, element_name))
+        where = f" in {kind} '{element_name}'" + (f' (line {line})' if line else '')
+    element = f' at {path}' if path else ''
+    return (f'robot description {name} cannot be read{where}: {reason}{element}.  Fix that '
+            'element (URDF reference: http://wiki.ros.org/urdf/XML).')
+
+
+def _reports_that_matter(reports, name):
+    """Turn urdf_parser_py reports that can change the model into warnings, grouped by kind."""
+    grouped = {}
+    warnings = []
+    for report in reports:
+        match = _UNKNOWN.match(report)
+        if not match:
+            if report.startswith('Scalar element defined multiple times'):
+                warnings.append(f'{name}: {report}; only the first is used.')
+            continue
+        what, item, path = match.groups()
+        inside = re.sub(r'^/robot(\[[^\]]*\])?', '', path)
+        element = re.sub(r"\[@name='[^']*'\]|\[\d+\]", '', inside).strip('/')
+        owners = _PATH_ELEMENT.findall(inside)
+        if element == '' and what == 'tag':
+            hint = close_matches(item, ('link', 'joint'))
+            if hint:
+                warnings.append(f'{name}: unknown top-level element <{item}> ignored; {hint}')
+        elif element == 'link' and what == 'tag' and item in ('mass', 'inertia'):
+            warnings.append(f"{name}: <{item}> directly in link '{owners[-1][1]}' is ignored; "
+                            'it belongs inside <inertial>.')
+        elif _MATTERS.match(element):
+            key = (what, item, element)
+            grouped.setdefault(key, []).extend(o[1] for o in owners[-1:])
+    for (what, item, element), owners in grouped.items():
+        kind = element.split('/')[0]
+        plural = 's' if len(owners) > 1 else ''
+        warnings.append(f'{name}: unknown {what} "{item}" in <{element}> ignored ({len(owners)} '
+                        f'{kind}{plural}: {name_list(owners)}).')
+    return warnings
