@@ -211,6 +211,49 @@ class Simulator:
         offset = np.asarray(link.pos, dtype=float) - self._engine.body_com[link.body]
         return x + quat_to_matrix(q) @ offset, quat_multiply(q, link.quat)
 
+    def link_twist(self, link_name):
+        """World velocity of a link frame's origin and the link's angular velocity.
+
+        Returns:
+            (linear np.ndarray(3) m/s, angular np.ndarray(3) rad/s), world frame.
+        """
+        link = self.model.links.get(link_name)
+        if link is None:
+            hint = close_matches(link_name, self.link_names)
+            raise CommandError(f'link_twist: unknown link {link_name!r}'
+                               + (f' (did you mean {hint}?)' if hint else '') + '.')
+        if link.body < 0:
+            return np.zeros(3), np.zeros(3)
+        x, _ = self._engine.body_pose(link.body)
+        w = self._engine.body_angular_velocity(link.body)
+        origin, _ = self.link_pose(link_name)
+        return self._engine.state.body_lin_vel[link.body] + np.cross(w, origin - x), w
+
+    def joint_anchor_errors(self):
+        """How far each kept joint's child anchor is from where the joint allows it, m.
+
+        The distance between the anchors on parent and child (revolute, continuous, spherical,
+        fixed), from the parent's axis line (prismatic) or from the parent's plane (planar).
+
+        Returns:
+            dict joint name -> m for every joint the engine keeps (merged fixed joints are
+            exact by construction and absent; floating joints have no anchor).
+        """
+        engine = self._engine
+        errors = {}
+        for i, j in enumerate(self.model.joints):
+            if j.type == 'floating':
+                continue
+            pa, qa = engine.joint_frame_world(i, 0)
+            gap = engine.joint_frame_world(i, 1)[0] - pa
+            axis = quat_to_matrix(qa) @ engine.joints.axis[i]
+            if j.type == 'prismatic':
+                gap = gap - axis * (gap @ axis)
+            elif j.type == 'planar':
+                gap = axis * (gap @ axis)
+            errors[j.name] = float(np.linalg.norm(gap))
+        return errors
+
     def set_base_state(self, position, quat_wxyz, linear_velocity=None, angular_velocity=None):
         """Place the floating base's root link (world frame) and carry the robot along.
 

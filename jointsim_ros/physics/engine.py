@@ -230,22 +230,25 @@ class Engine:
         floating) keep their current relative pose (or the zero pose when keep_free_joints is
         False) with zero relative velocity.  Accumulated impulses are cleared.
         """
+        free = {}  # relative poses of multi-DOF joints, read before anything moves
+        for j in self.model.tree_order:
+            if keep_free_joints and int(self.joints.type[j]) in jt.FREE_CODES:
+                pa, qa = self.joint_frame_world(j, 0)
+                pb, qb = self.joint_frame_world(j, 1)
+                free[j] = (quat_multiply(quat_conjugate(qa), qb),
+                           quat_to_matrix(qa).T @ (pb - pa))
         for j in self.model.tree_order:
             jtype = int(self.joints.type[j])
             a, b = (int(x) for x in self.joints.body[j])
             pa, qa = self.joint_frame_world(j, 0)
-            pb, qb = self.joint_frame_world(j, 1)
             # relative motion of the child joint frame in the parent joint frame
             axis = self.joints.axis[j]
             if jtype in (jt.REVOLUTE, jt.CONTINUOUS):
                 rel_q, rel_p = quat_about_axis(axis, positions[j]), np.zeros(3)
             elif jtype == jt.PRISMATIC:
                 rel_q, rel_p = np.array([1.0, 0, 0, 0]), axis * positions[j]
-            elif not keep_free_joints:
-                rel_q, rel_p = np.array([1.0, 0, 0, 0]), np.zeros(3)
             else:
-                rel_q = quat_multiply(quat_conjugate(qa), qb)
-                rel_p = quat_to_matrix(qa).T @ (pb - pa)
+                rel_q, rel_p = free.get(j, (np.array([1.0, 0, 0, 0]), np.zeros(3)))
             q_cj = quat_multiply(qa, rel_q)
             p_cj = pa + quat_to_matrix(qa) @ rel_p
             q_body = quat_multiply(q_cj, quat_conjugate(self.joints.cquat[j]))

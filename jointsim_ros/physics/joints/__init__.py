@@ -18,6 +18,8 @@ TYPE_CODES = {'revolute': REVOLUTE, 'continuous': CONTINUOUS, 'prismatic': PRISM
               'fixed': FIXED, 'floating': FLOATING, 'planar': PLANAR, 'spherical': SPHERICAL}
 #: Type codes with one scalar coordinate.
 SCALAR_CODES = (REVOLUTE, CONTINUOUS, PRISMATIC)
+#: Type codes with several free coordinates (no scalar position).
+FREE_CODES = (FLOATING, PLANAR, SPHERICAL)
 #: Engine type code -> number of bilateral constraint rows (the dispatch table's sizes).
 N_ROWS = {REVOLUTE: revolute.N_ROWS, CONTINUOUS: revolute.N_ROWS, PRISMATIC: prismatic.N_ROWS,
           FIXED: fixed.N_ROWS, FLOATING: 0, PLANAR: planar.N_ROWS, SPHERICAL: spherical.N_ROWS}

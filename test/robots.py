@@ -1,0 +1,71 @@
+"""URDF text for the scenario tests: small robots whose motion has a known answer."""
+
+
+def inertial(mass, ixx, iyy, izz, xyz='0 0 0', rpy='0 0 0', ixy=0.0, ixz=0.0, iyz=0.0):
+    """An <inertial> element."""
+    return (f'<inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{mass}"/>'
+            f'<inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" '
+            f'izz="{izz}"/></inertial>')
+
+
+def link(name, body=''):
+    """A <link> element."""
+    return f'<link name="{name}">{body}</link>'
+
+
+def joint(name, jtype, parent, child, xyz='0 0 0', rpy='0 0 0', axis='0 1 0', extra=''):
+    """A <joint> element."""
+    return (f'<joint name="{name}" type="{jtype}"><parent link="{parent}"/>'
+            f'<child link="{child}"/><origin xyz="{xyz}" rpy="{rpy}"/>'
+            f'<axis xyz="{axis}"/>{extra}</joint>')
+
+
+def robot(name, *elements):
+    """A <robot> document."""
+    return f'<?xml version="1.0"?><robot name="{name}">{"".join(elements)}</robot>'
+
+
+def point_mass(mass=1.0, xyz='0 0 -1', radius=0.01):
+    """Inertial of a small solid sphere (a point-like bob) at xyz."""
+    i = 0.4 * mass * radius ** 2
+    return inertial(mass, i, i, i, xyz=xyz)
+
+
+def pendulum(length=1.0, mass=1.0):
+    """A bob on a massless rod hanging from a revolute joint about y at the origin."""
+    return robot('pendulum', link('base'), link('bob', point_mass(mass, f'0 0 {-length}')),
+                 joint('hinge', 'revolute', 'base', 'bob',
+                       extra='<limit lower="-10" upper="10" effort="100" velocity="100"/>'))
+
+
+def double_pendulum(length=1.0, mass=1.0):
+    """Two point-like bobs on massless rods, both hinges about y."""
+    lim = '<limit lower="-100" upper="100" effort="100" velocity="100"/>'
+    return robot('double_pendulum', link('base'),
+                 link('upper', point_mass(mass, f'0 0 {-length}')),
+                 link('lower', point_mass(mass, f'0 0 {-length}')),
+                 joint('shoulder', 'revolute', 'base', 'upper', extra=lim),
+                 joint('elbow', 'continuous', 'upper', 'lower', xyz=f'0 0 {-length}'))
+
+
+def chain(n, length=0.1, mass=0.1, axis='0 1 0'):
+    """n rods of uniform mass hanging from the base, joined by revolute joints about axis."""
+    i_rod = mass * length ** 2 / 12.0
+    i_thin = 1e-6 * mass
+    parts = [link('base')]
+    parent = 'base'
+    for k in range(n):
+        name = f'link{k}'
+        parts.append(link(name, inertial(mass, i_rod, i_rod, i_thin, xyz=f'0 0 {-length / 2}')))
+        parts.append(joint(f'joint{k}', 'continuous', parent, name, axis=axis,
+                           xyz='0 0 0' if k == 0 else f'0 0 {-length}'))
+        parent = name
+    return robot(f'chain{n}', *parts)
+
+
+def free_box(mass=2.0, size=(0.1, 0.2, 0.3)):
+    """One asymmetric box (a single link: floating base when so configured)."""
+    a, b, c = size
+    return robot('box', link('box', inertial(mass, mass * (b * b + c * c) / 12,
+                                             mass * (a * a + c * c) / 12,
+                                             mass * (a * a + b * b) / 12)))
