@@ -254,6 +254,21 @@ class Simulator:
             errors[j.name] = float(np.linalg.norm(gap))
         return errors
 
+    def mechanical_energy(self):
+        """Kinetic and gravitational potential energy of the robot, J (potential zero at z = 0).
+
+        Returns:
+            (kinetic, potential).
+        """
+        engine = self._engine
+        st = engine.state
+        mass = 1.0 / engine.bodies.inv_mass
+        kinetic = 0.5 * np.sum(mass * np.sum(st.body_lin_vel ** 2, axis=1))
+        for b in range(len(mass)):
+            kinetic += 0.5 * engine.body_angular_velocity(b) @ st.body_ang_mom[b]
+        potential = -np.sum(mass * (st.body_pos @ engine.gravity))
+        return float(kinetic), float(potential)
+
     def set_base_state(self, position, quat_wxyz, linear_velocity=None, angular_velocity=None):
         """Place the floating base's root link (world frame) and carry the robot along.
 

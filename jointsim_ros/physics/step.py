@@ -14,8 +14,9 @@ import numpy as np
 
 from . import joints as jt
 from .arrays import INFO_BODY, INFO_POS_ERROR, INFO_STATUS, STATUS_DIVERGED, STATUS_OK
-from .math3d import (jit, mat_sandwich, mat_vec, quat_to_mat, read3, read4, read_mat,
-                     rotate_by, vadd, vscale, write3, write4, write_mat)
+from .math3d import (jit, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
+                     quat_to_mat, read3, read4, read_mat, rotate_by, vadd, vscale, write3,
+                     write4, write_mat)
 from .solver import (block_constraint, block_mass_terms, block_velocity, joint_coordinate,
                      solve_velocity_blocks, warm_start)
 
@@ -115,6 +116,8 @@ def project_positions(blocks, joints, mimics, state, work, iterations, tolerance
 
     Each pass moves the bodies of a block by dx = M^-1 J^T mu, dtheta = I^-1 J_ang^T mu with
     mu = -K^-1 C(x), using this step's J and K (a quasi-Newton step, exact to first order).
+    Velocities are left alone and angular momenta turn with their bodies, so the correction
+    changes no kinetic energy.
     """
     C = work.C_pred
     J = work.J_pred
@@ -152,7 +155,13 @@ def project_positions(blocks, joints, mimics, state, work, iterations, tolerance
                 state.body_pos[b, 0] += dx0
                 state.body_pos[b, 1] += dx1
                 state.body_pos[b, 2] += dx2
-                write4(state.body_quat, b, rotate_by(read4(state.body_quat, b), (dt0, dt1, dt2)))
+                turn = quat_from_rotvec((dt0, dt1, dt2))
+                write4(state.body_quat, b,
+                       quat_normalized(quat_mul(turn, read4(state.body_quat, b))))
+                # the correction turns the body's momentum with it (body-frame L is unchanged),
+                # so the kinetic energy 1/2 L.I^-1 L does not change
+                write3(state.body_ang_mom, b,
+                       mat_vec(quat_to_mat(turn), read3(state.body_ang_mom, b)))
         if largest < tolerance:
             break
     return largest
