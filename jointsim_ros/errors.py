@@ -2,7 +2,8 @@
 
 
 class JointsimError(Exception):
-    """A problem with user input (robot description, config, command) described for a user.
+    """
+    A problem with user input (robot description, config, command) described for a user.
 
     The message names the file/element/key at fault and says how to fix it.  Front ends (the
     node, the command-line tools) print ``str(error)`` without a traceback.

@@ -1,4 +1,5 @@
-"""Locate the package's shared files (urdf/, config/, launch/, rviz/).
+"""
+Locate the package's shared files (urdf/, config/, launch/, rviz/).
 
 Works from a source checkout (the files beside the package) and from a colcon or pip install
 (``share/jointsim_ros`` under a prefix on ``AMENT_PREFIX_PATH`` or the interpreter's prefix).
@@ -23,7 +24,8 @@ def share_directories():
 
 
 def share_file(*parts):
-    """Path of a shared file such as share_file('urdf', 'jointsim_arm.urdf.xacro').
+    """
+    Return the path of a shared file, e.g. ('urdf', 'jointsim_arm.urdf.xacro').
 
     Raises:
         FileNotFoundError: naming every place looked at.

@@ -1,4 +1,5 @@
-"""The facade: robot model + configuration + commands -> step().
+"""
+The facade: robot model + configuration + commands -> step().
 
 The node and the command-line tools drive the engine only through :class:`Simulator`.
 Units are SI; the world frame is REP 103 (x forward, y left, z up); quaternions are (w, x, y, z).
@@ -28,7 +29,8 @@ _STOP_NAMES = {arrays.STOP_TOLERANCE: 'tolerance', arrays.STOP_ITERATIONS: 'iter
 
 
 class Simulator:
-    """One robot, simulated in maximal coordinates with sequential impulses.
+    """
+    One robot, simulated in maximal coordinates with sequential impulses.
 
     Build it with :meth:`from_urdf`.  Joint-indexed arrays follow :attr:`joint_names`.
     """
@@ -48,7 +50,8 @@ class Simulator:
 
     @classmethod
     def from_urdf(cls, source, config=None):
-        """Load a robot and its configuration.
+        """
+        Load a robot and its configuration.
 
         Args:
             source: path of a .urdf or .xacro file, or URDF XML text.
@@ -71,7 +74,7 @@ class Simulator:
 
     @property
     def time(self):
-        """Simulated time since the start or the last reset, s."""
+        """Return the simulated time since the start or the last reset, s."""
         return float(self._engine.state.time[0])
 
     @property
@@ -80,7 +83,8 @@ class Simulator:
         return self._diverged
 
     def step(self, n=1):
-        """Advance n steps of :attr:`dt`.
+        """
+        Advance n steps of :attr:`dt`.
 
         Returns:
             StepReport of the last step.
@@ -150,7 +154,8 @@ class Simulator:
         return out
 
     def set_joint_state(self, positions, velocities=None):
-        """Place the robot at joint positions (and velocities), with consistent body states.
+        """
+        Place the robot at joint positions (and velocities), with consistent body states.
 
         Joints not named keep their position; named joints take the given velocity (0 when
         ``velocities`` is None or does not name them); mimic joints follow their leader.  The
@@ -184,7 +189,8 @@ class Simulator:
         self._diverged = None
 
     def set_joint_efforts(self, efforts):
-        """Hold these efforts on the named joints until changed (N m or N).
+        """
+        Hold these efforts on the named joints until changed (N m or N).
 
         Raises:
             CommandError: unknown joint or non-finite value (nothing is changed).
@@ -195,7 +201,8 @@ class Simulator:
 
     # -- poses --------------------------------------------------------------------------------
     def link_pose(self, link_name):
-        """World pose of any URDF link frame (merged links included).
+        """
+        World pose of any URDF link frame (merged links included).
 
         Returns:
             (xyz np.ndarray(3) m, quat_wxyz np.ndarray(4)).
@@ -212,7 +219,8 @@ class Simulator:
         return x + quat_to_matrix(q) @ offset, quat_multiply(q, link.quat)
 
     def link_twist(self, link_name):
-        """World velocity of a link frame's origin and the link's angular velocity.
+        """
+        World velocity of a link frame's origin and the link's angular velocity.
 
         Returns:
             (linear np.ndarray(3) m/s, angular np.ndarray(3) rad/s), world frame.
@@ -230,7 +238,8 @@ class Simulator:
         return self._engine.state.body_lin_vel[link.body] + np.cross(w, origin - x), w
 
     def joint_anchor_errors(self):
-        """How far each kept joint's child anchor is from where the joint allows it, m.
+        """
+        How far each kept joint's child anchor is from where the joint allows it, m.
 
         The distance between the anchors on parent and child (revolute, continuous, spherical,
         fixed), from the parent's axis line (prismatic) or from the parent's plane (planar).
@@ -255,7 +264,8 @@ class Simulator:
         return errors
 
     def mechanical_energy(self):
-        """Kinetic and gravitational potential energy of the robot, J (potential zero at z = 0).
+        """
+        Kinetic and gravitational potential energy of the robot, J (potential zero at z = 0).
 
         Returns:
             (kinetic, potential).
@@ -270,7 +280,8 @@ class Simulator:
         return float(kinetic), float(potential)
 
     def set_base_state(self, position, quat_wxyz, linear_velocity=None, angular_velocity=None):
-        """Place the floating base's root link (world frame) and carry the robot along.
+        """
+        Place the floating base's root link (world frame) and carry the robot along.
 
         Args:
             position: (3,) root link origin, m.

@@ -2,26 +2,26 @@
 
 
 def inertial(mass, ixx, iyy, izz, xyz='0 0 0', rpy='0 0 0', ixy=0.0, ixz=0.0, iyz=0.0):
-    """An <inertial> element."""
+    """Return an <inertial> element."""
     return (f'<inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{mass}"/>'
             f'<inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" iyy="{iyy}" iyz="{iyz}" '
             f'izz="{izz}"/></inertial>')
 
 
 def link(name, body=''):
-    """A <link> element."""
+    """Return a <link> element."""
     return f'<link name="{name}">{body}</link>'
 
 
 def joint(name, jtype, parent, child, xyz='0 0 0', rpy='0 0 0', axis='0 1 0', extra=''):
-    """A <joint> element."""
+    """Return a <joint> element."""
     return (f'<joint name="{name}" type="{jtype}"><parent link="{parent}"/>'
             f'<child link="{child}"/><origin xyz="{xyz}" rpy="{rpy}"/>'
             f'<axis xyz="{axis}"/>{extra}</joint>')
 
 
 def robot(name, *elements):
-    """A <robot> document."""
+    """Return a <robot> document."""
     return f'<?xml version="1.0"?><robot name="{name}">{"".join(elements)}</robot>'
 
 
@@ -32,7 +32,7 @@ def point_mass(mass=1.0, xyz='0 0 -1', radius=0.01):
 
 
 def pendulum(length=1.0, mass=1.0):
-    """A bob on a massless rod hanging from a revolute joint about y at the origin."""
+    """Return a bob on a massless rod hanging from a revolute joint about y at the origin."""
     return robot('pendulum', link('base'), link('bob', point_mass(mass, f'0 0 {-length}')),
                  joint('hinge', 'revolute', 'base', 'bob',
                        extra='<limit lower="-10" upper="10" effort="100" velocity="100"/>'))
@@ -49,7 +49,7 @@ def double_pendulum(length=1.0, mass=1.0):
 
 
 def chain(n, length=0.1, mass=0.1, axis='0 1 0'):
-    """n rods of uniform mass hanging from the base, joined by revolute joints about axis."""
+    """Return n uniform rods hanging from the base, joined by revolute joints about axis."""
     i_rod = mass * length ** 2 / 12.0
     i_thin = 1e-6 * mass
     parts = [link('base')]

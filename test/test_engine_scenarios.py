@@ -1,10 +1,9 @@
 """Scenario tests of the engine core against analytic answers and independent references."""
 import math
 
+from jointsim_ros import Simulator
 import numpy as np
 import pytest
-
-from jointsim_ros import Simulator
 from robots import (chain, double_pendulum, free_box, inertial, joint, link, pendulum,
                     point_mass, robot)
 
@@ -92,8 +91,11 @@ def test_simple_pendulum_period(amplitude):
 
 
 def double_pendulum_reference(theta, duration, h=1e-4):
-    """Absolute angles of the point-mass double pendulum (m = L = 1) by RK4 on Lagrange's
-    equations, sampled every 1 ms."""
+    """
+    Integrate the point-mass double pendulum (m = L = 1) by RK4 on Lagrange's equations.
+
+    Returns the absolute angles sampled every 1 ms.
+    """
     def f(s):
         t1, t2, w1, w2 = s
         d = t1 - t2
@@ -164,7 +166,7 @@ def test_prismatic_slider_on_incline():
 
 
 def split_pendulum():
-    """A pendulum whose rod and bob are separate links joined by a fixed joint."""
+    """Return a pendulum whose rod and bob are separate links joined by a fixed joint."""
     return robot('split', link('base'),
                  link('rod', inertial(0.5, 0.04, 0.04, 1e-4, xyz='0 0 -0.35')),
                  link('bob', inertial(1.0, 1e-3, 2e-3, 3e-3, xyz='0.01 0 0')),

@@ -1,4 +1,5 @@
-"""Structure-of-arrays containers of the engine: static model, constraint layout, mutable state.
+"""
+Structure-of-arrays containers of the engine: static model, constraint layout, mutable state.
 
 Names follow thing_quantity; shapes, frames and units are given per field.  All are namedtuples
 of numpy arrays so one call can hand them to the compiled step.

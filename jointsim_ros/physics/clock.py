@@ -1,10 +1,11 @@
-"""A monotonic wall clock callable from nopython code (for the solver's time budget).
+"""
+A monotonic wall clock callable from nopython code (for the solver's time budget).
 
 ``clock_gettime(CLOCK_MONOTONIC)`` is declared as an external symbol in the generated LLVM
 module, so the compiled functions stay cacheable (a ctypes pointer would not be).
 """
-import numba
 from llvmlite import ir
+import numba
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic

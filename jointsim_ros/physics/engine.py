@@ -1,4 +1,5 @@
-"""The engine: arrays built once from a RobotModel, the mutable state, and the compiled step.
+"""
+The engine: arrays built once from a RobotModel, the mutable state, and the compiled step.
 
 Nothing here knows about ROS; the Simulator facade is the only intended caller.
 """
@@ -36,7 +37,7 @@ def quat_conjugate(q):
 
 
 def quat_about_axis(axis, angle):
-    """Unit quaternion of a rotation by angle (rad) about the unit axis."""
+    """Return the unit quaternion of a rotation by angle (rad) about the unit axis."""
     return np.concatenate(([np.cos(0.5 * angle)], np.sin(0.5 * angle) * np.asarray(axis)))
 
 
@@ -49,7 +50,8 @@ def perpendicular_pair(axis):
 
 
 def _compiled_entry_point(dispatcher, args):
-    """The compiled function behind a numba dispatcher for these argument types.
+    """
+    Return the compiled function behind a numba dispatcher for these argument types.
 
     Calling it skips the dispatcher's per-call type resolution (about 7 us of a 10 us call
     overhead with this many array arguments); falls back to the dispatcher if numba's internals
@@ -63,7 +65,8 @@ def _compiled_entry_point(dispatcher, args):
 
 
 class Engine:
-    """Arrays, state and stepping of one robot in maximal coordinates.
+    """
+    Arrays, state and stepping of one robot in maximal coordinates.
 
     Args:
         model: description.model.RobotModel.
@@ -216,7 +219,7 @@ class Engine:
         self.state.body_ang_mom[b] = r @ self.bodies.inertia[b] @ r.T @ np.asarray(ang_vel)
 
     def joint_frame_world(self, j, side):
-        """World pose (origin, quat) of joint j's frame as carried by its parent (0) or child (1)."""
+        """Return the world pose (origin, quat) of joint j's frame on parent (0) or child (1)."""
         b = int(self.joints.body[j, side])
         x, q = self.body_pose(b)
         pos = self.joints.ppos[j] if side == 0 else self.joints.cpos[j]
@@ -224,7 +227,8 @@ class Engine:
         return x + quat_to_matrix(q) @ pos, quat_multiply(q, quat)
 
     def place_children(self, positions, velocities, keep_free_joints=True):
-        """Forward kinematics: place every body from the root outwards (tree order).
+        """
+        Forward kinematics: place every body from the root outwards (tree order).
 
         Scalar joints take positions[j] / velocities[j]; multi-DOF joints (spherical, planar,
         floating) keep their current relative pose (or the zero pose when keep_free_joints is

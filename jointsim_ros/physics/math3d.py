@@ -1,4 +1,5 @@
-"""3-D math for the compiled engine on value tuples (no heap allocation in the hot loops).
+"""
+3-D math for the compiled engine on value tuples (no heap allocation in the hot loops).
 
 A vector is a 3-tuple of floats, a quaternion a 4-tuple (w, x, y, z), a matrix a 3-tuple of
 row 3-tuples.  ``read3``/``write3`` move vectors in and out of the state arrays.
@@ -57,49 +58,49 @@ def write_mat(a, i, m):
 
 @jit
 def vadd(a, b):
-    """a + b."""
+    """Return a + b."""
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
 @jit
 def vsub(a, b):
-    """a - b."""
+    """Return a - b."""
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
 @jit
 def vscale(a, s):
-    """s a."""
+    """Return s a."""
     return (a[0] * s, a[1] * s, a[2] * s)
 
 
 @jit
 def vneg(a):
-    """-a."""
+    """Return -a."""
     return (-a[0], -a[1], -a[2])
 
 
 @jit
 def dot3(a, b):
-    """a . b."""
+    """Return a . b."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 @jit
 def cross(a, b):
-    """a x b."""
+    """Return a x b."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 @jit
 def mat_vec(m, v):
-    """m v."""
+    """Return m v."""
     return (dot3(m[0], v), dot3(m[1], v), dot3(m[2], v))
 
 
 @jit
 def mat_t_vec(m, v):
-    """m^T v."""
+    """Return m^T v."""
     return (m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2],
             m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2],
             m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2])
@@ -107,7 +108,7 @@ def mat_t_vec(m, v):
 
 @jit
 def mat_sandwich(r, m):
-    """r m r^T (a body-frame tensor expressed in the world)."""
+    """Return r m r^T (a body-frame tensor expressed in the world)."""
     rm = (mat_t_vec(m, r[0]), mat_t_vec(m, r[1]), mat_t_vec(m, r[2]))  # rows of r m (m symmetric)
     return ((dot3(rm[0], r[0]), dot3(rm[0], r[1]), dot3(rm[0], r[2])),
             (dot3(rm[1], r[0]), dot3(rm[1], r[1]), dot3(rm[1], r[2])),
@@ -140,7 +141,8 @@ def quat_to_mat(q):
 
 @jit
 def quat_from_rotvec(v):
-    """Exact unit quaternion of the rotation vector v (axis * angle, rad).
+    """
+    Exact unit quaternion of the rotation vector v (axis * angle, rad).
 
     sin(a/2)/a comes from its series below 1e-4 rad, so the result is exact to rounding.
     """
@@ -154,7 +156,7 @@ def quat_from_rotvec(v):
 
 @jit
 def quat_normalized(q):
-    """q / |q| (removes rounding only; every rotation update in the engine is exact)."""
+    """Return q / |q| (removes rounding only; every rotation update in the engine is exact)."""
     n = 1.0 / np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     return (q[0] * n, q[1] * n, q[2] * n, q[3] * n)
 
@@ -183,7 +185,8 @@ def rotation_error(q):
 
 @jit
 def invert_spd(k, n, out, scratch):
-    """Invert the leading n x n block of the SPD matrix k into out.
+    """
+    Invert the leading n x n block of the SPD matrix k into out.
 
     Gauss-Jordan without pivoting (stable for SPD) on ``scratch`` (6 x 12); a pivot below 1e-12
     of the largest diagonal entry zeroes that row and column of the inverse, so a redundant

@@ -4,7 +4,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SolverSettings:
-    """Sequential-impulse solver settings (config key ``solver``).
+    """
+    Sequential-impulse solver settings (config key ``solver``).
 
     Attributes:
         iterations: cap on velocity iterations per step (count).  Default 20.

@@ -1,5 +1,8 @@
-"""Sequential impulses over constraint blocks (Catto 2005, 'Iterative dynamics with temporal
-coherence'; Box2D v3 ``solver.c``; a joint's rows solved as one block as in Jolt's parts).
+"""
+Sequential impulses over constraint blocks.
+
+After Catto 2005, 'Iterative dynamics with temporal coherence', and Box2D v3 ``solver.c``; a
+joint's rows are solved as one block as in Jolt's constraint parts.
 
 Every block holds d <= 6 rows with Jacobian J (per body slot), M^-1 J^T and the inverse
 effective mass K^-1 = (J M^-1 J^T)^-1.  One block update is
@@ -20,7 +23,7 @@ _IDENTITY = (1.0, 0.0, 0.0, 0.0)
 
 @jit
 def frames_of_joint(j, joints, pos, quat):
-    """JointFrames of joint j at the body poses (pos, quat); body -1 is the world."""
+    """Return the JointFrames of joint j at the body poses (pos, quat); body -1 is the world."""
     a = joints.body[j, 0]
     b = joints.body[j, 1]
     xa = read3(pos, a) if a >= 0 else _ORIGIN
@@ -122,7 +125,7 @@ def block_velocity(k, blocks, work, out):
 
 @jit
 def apply_block_impulse(k, blocks, work, delta):
-    """v += M^-1 J^T delta for block k."""
+    """Apply v += M^-1 J^T delta for block k."""
     r0 = blocks.row0[k]
     for i in range(blocks.dim[k]):
         if delta[i] == 0.0:
@@ -148,7 +151,8 @@ def warm_start(blocks, work, impulse, enabled):
 
 @jit
 def solve_velocity_blocks(blocks, work, impulse, iterations, tolerance, time_budget, info):
-    """Gauss-Seidel over all blocks until the tolerance, the iteration cap or the budget.
+    """
+    Gauss-Seidel over all blocks until the tolerance, the iteration cap or the budget.
 
     Writes the iterations used, the last iteration's largest impulse change (N s or N m s)
     and the stop reason into info.

@@ -1,4 +1,5 @@
-"""One time step of the engine, as a list of stages (Box2D v3 ``solver.c`` style).
+"""
+One time step of the engine, as a list of stages (Box2D v3 ``solver.c`` style).
 
 Semi-implicit (symplectic) Euler in maximal coordinates:
     v+ = v + dt (g + F/m) + M^-1 J^T lambda,      L+ = L + dt tau + (J^T lambda)_angular,
@@ -102,7 +103,7 @@ def store_angular_momentum(state, work):
 
 @jit
 def integrate_positions(state, work, dt):
-    """x += dt v; q = exp(dt w) q (exact rotation; normalising only removes rounding)."""
+    """Move x += dt v and q = exp(dt w) q (exact rotation; normalising removes rounding only)."""
     for b in range(state.body_pos.shape[0]):
         for c in range(3):
             state.body_pos[b, c] += dt * work.vel[b, c]
@@ -112,7 +113,8 @@ def integrate_positions(state, work, dt):
 
 @jit
 def project_positions(blocks, joints, mimics, state, work, iterations, tolerance):
-    """Nonlinear Gauss-Seidel on the position errors; returns the largest error left.
+    """
+    Nonlinear Gauss-Seidel on the position errors; returns the largest error left.
 
     Each pass moves the bodies of a block by dx = M^-1 J^T mu, dtheta = I^-1 J_ang^T mu with
     mu = -K^-1 C(x), using this step's J and K (a quasi-Newton step, exact to first order).
@@ -218,7 +220,8 @@ def diverged_body(state, work):
 @jit
 def step(bodies, joints, mimics, blocks, state, work, dt, gravity, iterations, tolerance,
          time_budget, position_iterations, position_tolerance, warm, info, n_steps):
-    """Advance the state by n_steps steps of dt seconds; stop early on divergence.
+    """
+    Advance the state by n_steps steps of dt seconds; stop early on divergence.
 
     Returns:
         The number of steps taken.  info holds the last step's solver report.

@@ -1,4 +1,5 @@
-"""Run a robot headless for a few simulated seconds and print what a user wants to see.
+"""
+Run a robot headless for a few simulated seconds and print what a user wants to see.
 
     python -m jointsim_ros.tools.headless [--robot FILE] [--config FILE] [--seconds S]
 

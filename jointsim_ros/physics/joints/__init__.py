@@ -1,4 +1,5 @@
-"""Joint types: one module each (its math in the docstring), dispatched from one table here.
+"""
+Joint types: one module each (its math in the docstring), dispatched from one table here.
 
 Every joint type exposes ``N_ROWS`` and ``constraint(frames, C, J)``, which fills the position
 errors C and the Jacobian rows J (see ``rows``) from the joint's world frames.  Scalar joints
@@ -38,7 +39,8 @@ JointFrames = namedtuple('JointFrames', [
 
 @jit
 def joint_frames(xa, qa, xb, qb, ppos, pquat, cpos, cquat, axis, perp1, perp2):
-    """World frames of a joint from its bodies' poses (COM position, orientation wxyz).
+    """
+    World frames of a joint from its bodies' poses (COM position, orientation wxyz).
 
     Args:
         xa, qa: parent COM (m) and orientation; zeros / identity for the world.
@@ -79,7 +81,8 @@ def constraint(jtype, f, C, J):
 
 @jit
 def coordinate(jtype, f, axis, J, row):
-    """Scalar joint coordinate and its Jacobian row (J[row], slots 0 and 1).
+    """
+    Scalar joint coordinate and its Jacobian row (J[row], slots 0 and 1).
 
     Revolute/continuous: q = twist angle of q_pj^-1 q_cj about the axis, in (-pi, pi] (the
     caller unwraps), dq/dt = a1.(w_b - w_a).  Prismatic: q = (p_b - p_a).a1, with the slide

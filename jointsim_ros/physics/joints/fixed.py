@@ -1,4 +1,5 @@
-"""Fixed joints kept as welds (force/torque sensors, ``keep_fixed_joints``).
+"""
+Fixed joints kept as welds (force/torque sensors, ``keep_fixed_joints``).
 
 Position constraint (6 rows): coincident anchors C_1..3 = p_b - p_a and equal orientations
 C_4..6 = R_pj 2 vec(q_pj^-1 q_cj).  Jacobian: ``rows.point_rows`` and ``rows.lock_rows``.

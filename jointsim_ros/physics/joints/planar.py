@@ -1,4 +1,5 @@
-"""Planar joints: translation in the plane normal to the axis and rotation about the axis.
+"""
+Planar joints: translation in the plane normal to the axis and rotation about the axis.
 
 Position constraint (3 rows): p_b stays in the plane through p_a with normal a1 (parent),
 C_1 = (p_b - p_a).a1 (``rows.slide_row``), and the normal stays aligned with the child's,

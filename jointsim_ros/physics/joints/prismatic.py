@@ -1,4 +1,5 @@
-"""Prismatic joints: one translational degree of freedom along the joint axis.
+"""
+Prismatic joints: one translational degree of freedom along the joint axis.
 
 Position constraint (5 rows): p_b stays on the line through p_a along the parent's axis a1,
 C_1 = (p_b - p_a).b1, C_2 = (p_b - p_a).c1 with b1, c1 normal to a1 in the parent's joint frame,

@@ -1,4 +1,5 @@
-"""Revolute and continuous joints: one rotational degree of freedom about the joint axis.
+"""
+Revolute and continuous joints: one rotational degree of freedom about the joint axis.
 
 Position constraint (5 rows): the anchors coincide, C_1..3 = p_b - p_a; and the axis a1 (fixed
 in the parent's joint frame) stays perpendicular to the two vectors b2, c2 that span the plane

@@ -1,4 +1,5 @@
-"""Building blocks shared by the joint types: 1-D velocity-constraint rows for two bodies.
+"""
+Building blocks shared by the joint types: 1-D velocity-constraint rows for two bodies.
 
 A row is the Jacobian of one scalar position constraint C(x) with respect to the two bodies'
 twists: dC/dt = J v with J = [lin_a, ang_a, lin_b, ang_b] (world frame), stored as
@@ -25,7 +26,8 @@ def set_row(J, row, lin_a, ang_a, lin_b, ang_b):
 
 @jit
 def point_rows(f, C, J, row):
-    """Coincident points: C = p_b - p_a (3 rows along world x, y, z).
+    """
+    Coincident points: C = p_b - p_a (3 rows along world x, y, z).
 
     dC/dt = v_b + w_b x r_b - v_a - w_a x r_a, with r the anchor relative to the body's COM,
     so for axis e: lin_a = -e, ang_a = -(r_a x e), lin_b = e, ang_b = r_b x e.
@@ -43,7 +45,8 @@ def point_rows(f, C, J, row):
 
 @jit
 def slide_row(f, n, C, J, row):
-    """Distance of p_b from the plane through p_a with normal n fixed in body a: C = (p_b - p_a).n.
+    """
+    Distance of p_b from the plane through p_a with normal n fixed in body a: C = (p_b - p_a).n.
 
     dC/dt = n.(v_b + w_b x r_b - v_a - w_a x r_a) + (p_b - p_a).(w_a x n)
           = n.(v_b + w_b x r_b - v_a - w_a x r_a'),  r_a' = p_b - x_a (the lever to p_b).
@@ -57,7 +60,8 @@ def slide_row(f, n, C, J, row):
 
 @jit
 def align_row(a1, b2, C, J, row):
-    """Keep axis a1 (on body a) perpendicular to b2 (on body b): C = a1.b2.
+    """
+    Keep axis a1 (on body a) perpendicular to b2 (on body b): C = a1.b2.
 
     dC/dt = (w_a x a1).b2 + a1.(w_b x b2) = (w_b - w_a).(b2 x a1).
     """
@@ -69,7 +73,8 @@ def align_row(a1, b2, C, J, row):
 
 @jit
 def lock_rows(f, C, J, row):
-    """Equal orientations of the joint frame seen from a and b (3 rows along world x, y, z).
+    """
+    Equal orientations of the joint frame seen from a and b (3 rows along world x, y, z).
 
     q_err = q_pj^-1 q_cj; a small relative rotation d (world) of b gives q_err = exp(R_pj^T d),
     so C = R_pj 2 vec(q_err) and dC/dt = w_b - w_a: ang_a = -e, ang_b = e.

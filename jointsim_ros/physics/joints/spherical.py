@@ -1,4 +1,5 @@
-"""Spherical (ball) joints: three rotational degrees of freedom.
+"""
+Spherical (ball) joints: three rotational degrees of freedom.
 
 Position constraint (3 rows): coincident anchors, C = p_b - p_a (``rows.point_rows``).
 """
