@@ -126,13 +126,13 @@ class _ModelBuilder:
             if joint.type not in JOINT_TYPES:
                 hint = close_matches(joint.type, JOINT_TYPES)
                 self.fail(f"{self.where('joint', joint.name)} has unknown type '{joint.type}'"
-                          f"{'; ' + hint if hint else ''}.  Use one of: "
+                          f"{'; ' + hint if hint else '.'}  Use one of: "
                           f"{', '.join(JOINT_TYPES)}.")
             for role, link in (('parent', joint.parent), ('child', joint.child)):
                 if link not in self.links:
                     hint = close_matches(link, self.links)
                     self.fail(f"{self.where('joint', joint.name)} names {role} link '{link}', "
-                              f"which is not defined{'; ' + hint if hint else ''}.  Define "
+                              f"which is not defined{'; ' + hint if hint else '.'}  Define "
                               f'<link name="{link}"/> or fix the {role} name.')
             if joint.parent == joint.child:
                 self.fail(f"{self.where('joint', joint.name)} joins link '{joint.child}' to "
@@ -232,7 +232,7 @@ class _ModelBuilder:
                 hint = close_matches(name, fixed)
                 raise ConfigError(
                     f"{self.config.source}: keep_fixed_joints names joint '{name}', which "
-                    f"{self.description.source} does not define{'; ' + hint if hint else ''}.  "
+                    f"{self.description.source} does not define{'; ' + hint if hint else '.'}  "
                     f"Its fixed joints are: {name_list(fixed, 8) or 'none'}.")
             if joints[name].type != 'fixed':
                 raise ConfigError(
@@ -370,7 +370,7 @@ class _ModelBuilder:
             lower, upper, effort, velocity = self.limits(joint)
             damping, friction = self.dynamics(joint)
             mimic = None
-            if joint.mimic is not None:
+            if joint.mimic is not None and joint.type != 'fixed':  # a weld cannot follow
                 mimic = Mimic(leader=joint.mimic.joint,
                               multiplier=_or(joint.mimic.multiplier, 1.0),
                               offset=_or(joint.mimic.offset, 0.0))
@@ -473,7 +473,7 @@ class _ModelBuilder:
             if leader not in urdf_joints:
                 hint = close_matches(leader, by_name)
                 self.fail(f"{where} mimics joint '{leader}', which is not defined"
-                          f"{'; ' + hint if hint else ''}.  Fix <mimic joint=...>.")
+                          f"{'; ' + hint if hint else '.'}  Fix <mimic joint=...>.")
             if leader not in by_name or by_name[leader].type not in SCALAR_JOINT_TYPES:
                 self.fail(f"{where} mimics joint '{leader}', which is "
                           f'{urdf_joints[leader].type}; a leader must be revolute, continuous '
@@ -499,7 +499,7 @@ class _ModelBuilder:
                     raise ConfigError(
                         f"{config.source}: {key} names joint '{name}', which "
                         f'{self.description.source} does not define'
-                        f"{'; ' + hint if hint else ''}.  Its movable joints are: "
+                        f"{'; ' + hint if hint else '.'}  Its movable joints are: "
                         f"{name_list(scalar, 8) or 'none'}.")
                 joint = by_name.get(name)
                 if joint is None or joint.type not in SCALAR_JOINT_TYPES:

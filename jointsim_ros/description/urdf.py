@@ -143,6 +143,11 @@ def parse_urdf(source, xacro_args=None):
                            warnings=tuple(warnings + parser_warnings))
 
 
+def _subject(name):
+    """Return how a message names the description: "robot description 'a.urdf'" or similar."""
+    return f'robot description {name}' if name.startswith("'") else name
+
+
 def _read_source(source, xacro_args):
     """Return (xml bytes, display name, expanded by xacro, warnings) for a source."""
     if isinstance(source, bytes):
@@ -185,7 +190,7 @@ def _xacro_failure(name, error, stderr):
                f'xmlns:xacro="{XACRO_NAMESPACE}").')
     detail = ' '.join(line.strip() for line in stderr.splitlines() if line.strip())
     detail = f' xacro said: {detail}' if detail and str(error) not in detail else ''
-    return DescriptionError(f'robot description {name}{location} {reason}. {fix}{detail}')
+    return DescriptionError(f'{_subject(name)}{location} {reason}. {fix}{detail}')
 
 
 def _expand_xacro_file(path, xacro_args):
@@ -226,14 +231,12 @@ def _parse_xml(data, name):
     except etree.XMLSyntaxError as error:
         line = f' at line {error.lineno}' if error.lineno else ''
         raise DescriptionError(
-            f'robot description {name} is not well-formed XML{line}: {error.msg}.  Fix the XML '
+            f'{_subject(name)} is not well-formed XML{line}: {error.msg}.  Fix the XML '
             'there (every tag closed, attribute values quoted, one root element).') from None
 
 
 def _uses_xacro(root):
-    """Return True when the XML declares or uses the xacro namespace."""
-    if XACRO_NAMESPACE in root.nsmap.values():
-        return True
+    """Return True when the XML holds xacro elements (declaring the namespace alone is not use)."""
     return any(isinstance(e.tag, str) and e.tag.startswith('{' + XACRO_NAMESPACE)
                for e in root.iter())
 
@@ -242,11 +245,11 @@ def _check_structure(root, name):
     """Check the root element, names and joint types; return ('link'|'joint', name) -> line."""
     if root.tag != 'robot':
         raise DescriptionError(
-            f'robot description {name} has root element <{root.tag}>, not <robot>.  Give a URDF '
+            f'{_subject(name)} has root element <{root.tag}>, not <robot>.  Give a URDF '
             '(an SDF or MJCF file is not supported; a .xacro file must be named *.xacro).')
     if _uses_xacro(root):
         raise DescriptionError(
-            f'robot description {name} still contains xacro elements after xacro expansion.  '
+            f'{_subject(name)} still contains xacro elements after xacro expansion.  '
             'Check the xacro namespace declaration.')
     lines = {}
     for element in root:
@@ -256,12 +259,12 @@ def _check_structure(root, name):
         element_name = element.get('name')
         if not element_name:
             raise DescriptionError(
-                f'robot description {name}: <{kind}> at line {element.sourceline} has no name '
+                f'{_subject(name)}: <{kind}> at line {element.sourceline} has no name '
                 'attribute.  Give every link and joint a unique name.')
         if (kind, element_name) in lines:
             first = lines[(kind, element_name)]
             raise DescriptionError(
-                f"robot description {name}: {kind} '{element_name}' is defined twice (lines "
+                f"{_subject(name)}: {kind} '{element_name}' is defined twice (lines "
                 f'{first} and {element.sourceline}).  Rename or remove one of them.')
         lines[(kind, element_name)] = element.sourceline
         if kind == 'joint':
@@ -269,9 +272,9 @@ def _check_structure(root, name):
             if joint_type not in JOINT_TYPES:
                 hint = close_matches(joint_type, JOINT_TYPES)
                 raise DescriptionError(
-                    f"robot description {name}: joint '{element_name}' (line "
+                    f"{_subject(name)}: joint '{element_name}' (line "
                     f'{element.sourceline}) has {_type_text(joint_type)}'
-                    f"{'; ' + hint if hint else ''}.  Use one of: {', '.join(JOINT_TYPES)}.")
+                    f"{'; ' + hint if hint else '.'}  Use one of: {', '.join(JOINT_TYPES)}.")
     return lines
 
 
@@ -331,7 +334,7 @@ def _parse_error_text(error, name, lines):
         line = lines.get((kind, element_name))
         where = f" in {kind} '{element_name}'" + (f' (line {line})' if line else '')
     element = f' at {path}' if path else ''
-    return (f'robot description {name} cannot be read{where}: {reason}{element}.  Fix that '
+    return (f'{_subject(name)} cannot be read{where}: {reason}{element}.  Fix that '
             'element (URDF reference: http://wiki.ros.org/urdf/XML).')
 
 
