@@ -26,8 +26,9 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
-def run(robot, config, seconds, out=sys.stdout):
-    """Simulate and report; returns the Simulator."""
+def run(robot, config, seconds, out=None):
+    """Simulate and report on ``out`` (default stdout); return the Simulator."""
+    out = out or sys.stdout
     t_load = time.perf_counter()
     sim = Simulator.from_urdf(str(robot), str(config) if config else None)
     load_s = time.perf_counter() - t_load
