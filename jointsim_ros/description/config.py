@@ -50,7 +50,7 @@ class SimConfig:
             attached by a fixed joint means fixed, by a floating joint means floating.
         base_pose: BasePose, pose of the URDF root link in the world.
         initial_positions: dict joint name -> initial position, rad (revolute, continuous) or m
-            (prismatic).  Joints not listed start at 0 (clamped into their limits).
+            (prismatic), within the joint's limits.  Joints not listed start at 0.
         initial_velocities: dict joint name -> initial velocity, rad/s or m/s.  Default 0.
         keep_fixed_joints: names of URDF fixed joints kept as weld joints instead of merging the
             links they join into one body.
