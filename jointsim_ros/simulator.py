@@ -317,10 +317,9 @@ class Simulator:
         engine.state.time[0] = 0.0
         engine.state.joint_effort[:] = 0.0
         if self.model.floating_base:
-            bp = self.config.base_pose
-            quat = _quat_from_rpy(bp.rpy)
+            quat = np.asarray(self.model.base_quat, dtype=float)
             com = quat_to_matrix(quat) @ engine.body_com[0]
-            engine.set_body_state(0, np.asarray(bp.position, dtype=float) + com, quat,
+            engine.set_body_state(0, np.asarray(self.model.base_pos, dtype=float) + com, quat,
                                   np.zeros(3), np.zeros(3))
         q = np.zeros(len(self.model.joints))
         qd = np.zeros(len(self.model.joints))
@@ -330,12 +329,3 @@ class Simulator:
         for name, value in self.config.initial_velocities.items():
             qd[index[name]] = value
         self._place(q, qd, keep_free_joints=False)
-
-
-def _quat_from_rpy(rpy):
-    """Quaternion of URDF roll-pitch-yaw (fixed axes x, y, z), wxyz."""
-    r, p, y = (0.5 * float(a) for a in rpy)
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), \
-        math.cos(y), math.sin(y)
-    return np.array([cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
-                     cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy])

@@ -85,3 +85,17 @@ def test_headless_tool_reports_a_bad_robot_without_traceback(tmp_path, capsys):
     assert headless.main(['--robot', str(broken)]) == 2
     err = capsys.readouterr().err
     assert 'broken.urdf' in err and 'Traceback' not in err
+
+
+def test_floating_base_starts_at_the_world_joint_origin_and_base_pose():
+    urdf = robot('lifted', link('world'), link('base', inertial(2.0, 0.1, 0.1, 0.1)),
+                 joint('float', 'floating', 'world', 'base', xyz='0 0 2', rpy='0 0 0.5'))
+    sim = Simulator.from_urdf(urdf, {'base_pose': {'position': [1, 0, 0]}})
+    assert sim.model.floating_base
+    for _ in range(2):
+        x, q = sim.link_pose('base')
+        assert x == pytest.approx([1, 0, 2], abs=1e-12)
+        assert q == pytest.approx([math.cos(0.25), 0, 0, math.sin(0.25)], abs=1e-12)
+        sim.step(100)
+        assert sim.link_pose('base')[0][2] < 2
+        sim.reset()
