@@ -200,6 +200,14 @@ class Simulator:
         self._engine.state.joint_effort[idx] = val
 
     # -- poses --------------------------------------------------------------------------------
+    def _link(self, link_name, what):
+        link = self.model.links.get(link_name)
+        if link is None:
+            hint = close_matches(link_name, self.link_names)
+            raise CommandError(f'{what}: unknown link {link_name!r}'
+                               + (f' (did you mean {hint}?)' if hint else '') + '.')
+        return link
+
     def link_pose(self, link_name):
         """
         World pose of any URDF link frame (merged links included).
@@ -207,11 +215,7 @@ class Simulator:
         Returns:
             (xyz np.ndarray(3) m, quat_wxyz np.ndarray(4)).
         """
-        link = self.model.links.get(link_name)
-        if link is None:
-            hint = close_matches(link_name, self.link_names)
-            raise CommandError(f'link_pose: unknown link {link_name!r}'
-                               + (f' (did you mean {hint}?)' if hint else '') + '.')
+        link = self._link(link_name, 'link_pose')
         if link.body < 0:
             return np.array(link.pos, dtype=float), np.array(link.quat, dtype=float)
         x, q = self._engine.body_pose(link.body)
@@ -225,11 +229,7 @@ class Simulator:
         Returns:
             (linear np.ndarray(3) m/s, angular np.ndarray(3) rad/s), world frame.
         """
-        link = self.model.links.get(link_name)
-        if link is None:
-            hint = close_matches(link_name, self.link_names)
-            raise CommandError(f'link_twist: unknown link {link_name!r}'
-                               + (f' (did you mean {hint}?)' if hint else '') + '.')
+        link = self._link(link_name, 'link_twist')
         if link.body < 0:
             return np.zeros(3), np.zeros(3)
         x, _ = self._engine.body_pose(link.body)
