@@ -39,7 +39,7 @@ run: venv
 
 bench: venv
 	@if [ -f bench/run_all.py ]; then \
-	  $(VENV_PYTHON) bench/run_all.py $(ARGS); \
+	  $(VENV_PYTHON) -m pip install -q --disable-pip-version-check -r bench/requirements.txt || echo 'bench: bench/requirements.txt did not install; the PyBullet comparison is skipped'; $(VENV_PYTHON) bench/run_all.py $(ARGS); \
 	else \
 	  echo "bench/run_all.py does not exist yet"; \
 	fi

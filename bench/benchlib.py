@@ -1,0 +1,235 @@
+"""
+Helpers shared by the benchmark scripts: CPU pinning, statistics, machine facts, CSV, tables.
+
+Timing method used by every script: the process is pinned to one core; the first step (numba
+compilation or cache load) runs before any clock starts; a measurement is repeated in several
+runs and the reported figure is the median of the run medians, with the smallest and largest run
+median beside it, so that a run disturbed by another process shows as spread, not as the result.
+"""
+import argparse
+import csv
+import datetime
+import os
+from pathlib import Path
+import platform
+import resource
+import subprocess
+import sys
+
+import numpy as np
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+RESULTS_DIR = BENCH_DIR / 'results'
+
+# Measure the jointsim_ros of this checkout, even where the venv's editable install points to
+# another work tree (a clean clone of a commit, benchmarked with the project's venv).
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(1, str(REPO_ROOT))
+
+#: Settings of every timed jointsim run (issue 2): 1 ms step, 20 velocity iterations.
+JOINTSIM_CONFIG = {'dt': 0.001, 'solver': {'iterations': 20}}
+
+
+def parse_args(description, runs, steps, argv=None):
+    """
+    Parse the options every benchmark script takes.
+
+    Args:
+        description: the script's docstring, shown by --help.
+        runs: default number of repeated runs.
+        steps: default steps per run.
+        argv: argument list, or None for sys.argv.
+
+    Returns:
+        argparse.Namespace with runs, steps, quick, cpu, out.
+    """
+    parser = argparse.ArgumentParser(description=description,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--runs', type=int, default=runs, help=f'repeated runs (default {runs})')
+    parser.add_argument('--steps', type=int, default=steps,
+                        help=f'steps per run (default {steps})')
+    parser.add_argument('--quick', action='store_true',
+                        help='a few short runs to check that the script works (figures are noise)')
+    parser.add_argument('--cpu', type=int, default=None,
+                        help='core to pin to (default: the highest-numbered allowed core)')
+    parser.add_argument('--out', type=Path, default=RESULTS_DIR,
+                        help=f'folder for the CSV and markdown results (default {RESULTS_DIR})')
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.steps = min(args.runs, 2), min(args.steps, 200)
+    return args
+
+
+def pin_to_one_core(cpu=None):
+    """
+    Pin this process to one core so the timings measure single-core speed.
+
+    Args:
+        cpu: core number, or None for the highest-numbered core this process may use.
+
+    Returns:
+        The core number, or -1 where pinning is not available.
+    """
+    if not hasattr(os, 'sched_setaffinity'):
+        return -1
+    allowed = sorted(os.sched_getaffinity(0))
+    cpu = allowed[-1] if cpu is None else cpu
+    os.sched_setaffinity(0, {cpu})
+    return cpu
+
+
+def spread(run_values):
+    """
+    Summarise one figure measured in several runs.
+
+    Args:
+        run_values: the figure of each run.
+
+    Returns:
+        (median, min, max) over the runs.
+    """
+    values = np.asarray(run_values, dtype=float)
+    return float(np.median(values)), float(values.min()), float(values.max())
+
+
+def rss_mib():
+    """
+    Return the resident memory of this process now and at its peak, MiB.
+
+    Returns:
+        (current VmRSS from /proc/self/status, peak ru_maxrss of getrusage).
+    """
+    current = float('nan')
+    try:
+        with open('/proc/self/status') as status:
+            for line in status:
+                if line.startswith('VmRSS:'):
+                    current = int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return current, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _version(module):
+    try:
+        return __import__(module).__version__
+    except Exception:
+        return 'not installed'
+
+
+def _pybullet_version():
+    try:
+        from importlib import metadata
+        return metadata.version('pybullet')
+    except Exception:
+        return 'not installed'
+
+
+def machine_facts():
+    """
+    Return what a reader needs to judge the figures: machine, versions, commit, date.
+
+    Returns:
+        dict of strings.
+    """
+    cpu_model = platform.processor() or 'unknown'
+    try:
+        with open('/proc/cpuinfo') as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith('model name'):
+                    cpu_model = line.split(':', 1)[1].strip()
+                    break
+    except OSError:
+        pass
+
+    def git(*args):
+        try:
+            return subprocess.run(['git', *args], cwd=REPO_ROOT, capture_output=True,
+                                  text=True, check=True).stdout.strip()
+        except Exception:
+            return 'unknown'
+
+    dirty = git('status', '--porcelain', '--', 'jointsim_ros')
+    return {
+        'date_utc': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M'),
+        'cpu_model': cpu_model,
+        'cores': str(os.cpu_count()),
+        'load_average_1_5_15': ' '.join(f'{v:.2f}' for v in os.getloadavg()),
+        'kernel': platform.release(),
+        'python': platform.python_version(),
+        'numpy': _version('numpy'),
+        'numba': _version('numba'),
+        'llvmlite': _version('llvmlite'),
+        'pybullet': _pybullet_version(),
+        'git_commit': git('rev-parse', '--short', 'HEAD'),
+        'jointsim_ros_path': str(REPO_ROOT / 'jointsim_ros'),
+        'jointsim_ros_uncommitted_changes': 'yes' if dirty else 'no',
+        'executable': sys.executable,
+    }
+
+
+def write_csv(out_dir, name, rows):
+    """
+    Write rows (dicts with the same keys) to out_dir/name.csv.
+
+    Args:
+        out_dir: folder, created if missing.
+        name: file stem.
+        rows: list of dicts; the first row's keys are the columns.
+
+    Returns:
+        Path of the file written.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f'{name}.csv'
+    with open(path, 'w', newline='') as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _cell(v) for k, v in row.items()})
+    return path
+
+
+def _cell(value, digits=4):
+    if isinstance(value, (float, np.floating)):
+        if value != value:
+            return 'n/a'
+        if value == 0 or 1e-3 <= abs(value) < 1e5:
+            return f'{value:.{digits}g}'
+        return f'{value:.{digits - 1}e}'
+    return str(value)
+
+
+def markdown_table(rows, columns=None):
+    """
+    Format rows (dicts) as a GitHub markdown table.
+
+    Args:
+        rows: list of dicts.
+        columns: keys to show, in order (default: all keys of the first row).
+
+    Returns:
+        The table as text.
+    """
+    columns = columns or list(rows[0])
+    lines = ['| ' + ' | '.join(columns) + ' |', '|' + '---|' * len(columns)]
+    for row in rows:
+        lines.append('| ' + ' | '.join(_cell(row.get(c, '')) for c in columns) + ' |')
+    return '\n'.join(lines)
+
+
+def verdict(value, target):
+    """Return 'PASS' when value <= target, 'MISS' otherwise, 'n/a' when value is not a number."""
+    if value != value:
+        return 'n/a'
+    return 'PASS' if value <= target else 'MISS'
+
+
+def save_markdown(out_dir, name, text):
+    """Write text to out_dir/name.md and print it."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f'{name}.md').write_text(text + '\n')
+    print(text, flush=True)
