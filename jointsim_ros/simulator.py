@@ -44,6 +44,11 @@ class Simulator:
         index = self._engine.joint_index
         self._scalar = np.array([index[n] for n in self.joint_names], dtype=np.int64)
         self._joint_position = {n: i for i, n in enumerate(self.joint_names)}
+        drive_of = {d.joint: i for i, d in enumerate(model.drives)}
+        #: Driven joints, in joint_names order.
+        self.drive_names = tuple(n for n in self.joint_names if n in drive_of)
+        self._drive_index = {n: drive_of[n] for n in self.drive_names}
+        self._supply = np.array([d.supply_voltage for d in model.drives], dtype=float)
         self._diverged = None
         self.last_step = StepReport(0, 0, 0.0, 'tolerance', 0.0)
         self.reset()
@@ -103,13 +108,18 @@ class Simulator:
             stop_reason=_STOP_NAMES[int(info[arrays.INFO_STOP])],
             position_error=float(info[arrays.INFO_POS_ERROR]))
         if info[arrays.INFO_STATUS] == arrays.STATUS_DIVERGED:
-            body = self.model.bodies[int(info[arrays.INFO_BODY])].name
+            index = int(info[arrays.INFO_BODY])
+            if index < len(self.model.bodies):
+                what = f'body {self.model.bodies[index].name!r}'
+            else:
+                drive = self.model.drives[index - len(self.model.bodies)]
+                what = f'the rotor of the drive on {drive.joint!r}'
             self._diverged = (
-                f'simulation diverged at t = {self.time:.6f} s: body {body!r} reached a '
-                f'non-finite or runaway state (speed above 1e4 m/s or 1e5 rad/s); stepping '
-                f'stopped and the last finite state is kept.  Reduce dt, raise '
-                f'solver.iterations, or check the inertias and commands of that link, then '
-                f'reset.')
+                f'simulation diverged at t = {self.time:.6f} s: {what} reached a '
+                f'non-finite or runaway state (speed above 1e4 m/s or 1e5 rad/s, rotor above '
+                f'1e7 rad/s); stepping stopped and the last finite state is kept.  Reduce dt, '
+                f'raise solver.iterations, or check the inertias, drives and commands of that '
+                f'link, then reset.')
             raise DivergenceError(self._diverged)
         return self.last_step
 
@@ -123,8 +133,73 @@ class Simulator:
         return self._engine.joint_rates()[self._scalar]
 
     def joint_efforts(self):
-        """Efforts acting on the joints in :attr:`joint_names` order, N m or N."""
-        return self._engine.state.joint_effort[self._scalar].copy()
+        """
+        Return the actuator efforts on the joints in :attr:`joint_names` order, N m or N.
+
+        A driven joint reports its drive's output effort; other joints their commanded effort.
+        """
+        efforts = self._engine.state.joint_effort[self._scalar].copy()
+        for name, d in self._drive_index.items():
+            efforts[self._joint_position[name]] = self._output_effort(d)
+        return efforts
+
+    def _output_effort(self, d):
+        impulse = self._engine.state.drive_impulse[d]
+        return float(-self._engine.drives.gear[d] * impulse[0] + impulse[2]) / self.dt
+
+    # -- drives -------------------------------------------------------------------------------
+    def set_voltages(self, volts):
+        """
+        Hold these armature voltages on the named drives until changed (V).
+
+        Values beyond a drive's supply voltage are clipped to it.
+
+        Args:
+            volts: dict driven joint name -> V.
+
+        Returns:
+            dict joint name -> applied V, for the values that were clipped (empty if none).
+
+        Raises:
+            CommandError: unknown or undriven joint, or a value that is not finite (nothing is
+                changed).
+        """
+        values = self._finite_values(volts, 'set_voltages')
+        drives = []
+        for name in volts:
+            if name not in self._drive_index:
+                hint = close_matches(name, self.drive_names)
+                driven = ', '.join(self.drive_names) or '(none: add a drives config section)'
+                raise CommandError(
+                    f'set_voltages: joint {name!r} has no drive; the driven joints are {driven}'
+                    + (f' (did you mean {hint}?)' if hint else '') + '.  Nothing was changed.')
+            drives.append(self._drive_index[name])
+        clipped = {}
+        for name, d, value in zip(volts, drives, values):
+            applied = float(np.clip(value, -self._supply[d], self._supply[d]))
+            if applied != value:
+                clipped[name] = applied
+            self._engine.state.drive_voltage[d] = applied
+        return clipped
+
+    def drive_state(self, joint):
+        """
+        Return the state of the drive on a joint.
+
+        Returns:
+            dict with ``voltage`` (applied, after supply clipping, V), ``current`` (A),
+            ``motor_torque`` (Kt i, N m), ``rotor_speed`` (rad/s, relative to the stator) and
+            ``output_effort`` (the effort the drive puts on the joint, N m or N).
+        """
+        if joint not in self._drive_index:
+            raise CommandError(f'drive_state: joint {joint!r} has no drive; the driven joints '
+                               f'are {", ".join(self.drive_names) or "(none)"}.')
+        d = self._drive_index[joint]
+        st = self._engine.state
+        current = float(st.drive_current[d])
+        return {'voltage': float(st.drive_voltage[d]), 'current': current,
+                'motor_torque': float(self._engine.drives.kt[d]) * current,
+                'rotor_speed': float(st.rotor_speed[d]), 'output_effort': self._output_effort(d)}
 
     def _joint_indices(self, names, what):
         indices = []
@@ -276,6 +351,7 @@ class Simulator:
         kinetic = 0.5 * np.sum(mass * np.sum(st.body_lin_vel ** 2, axis=1))
         for b in range(len(mass)):
             kinetic += 0.5 * engine.body_angular_velocity(b) @ st.body_ang_mom[b]
+        kinetic += 0.5 * np.sum(st.rotor_speed ** 2 / engine.drives.inv_rotor_inertia)
         potential = -np.sum(mass * (st.body_pos @ engine.gravity))
         return float(kinetic), float(potential)
 
@@ -316,6 +392,8 @@ class Simulator:
         engine = self._engine
         engine.state.time[0] = 0.0
         engine.state.joint_effort[:] = 0.0
+        engine.state.drive_voltage[:] = 0.0
+        engine.state.drive_current[:] = 0.0
         if self.model.floating_base:
             quat = np.asarray(self.model.base_quat, dtype=float)
             com = quat_to_matrix(quat) @ engine.body_com[0]

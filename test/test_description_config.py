@@ -64,13 +64,13 @@ def test_values_are_converted_and_kept():
         'initial_positions': {'elbow': 0.5}, 'initial_velocities': {'elbow': -1},
         'keep_fixed_joints': ['flange_joint'],
         'solver': {'iterations': 50, 'tolerance': 1e-6, 'warm_start': False},
-        'ground': {'height': 0.0}, 'drives': {'elbow': {'kp': 100}},
+        'ground': {'height': 0.0}, 'drives': {'elbow': {'gear_ratio': 100}},
     })
     assert config.dt == 0.002 and config.gravity == (0.0, 0.0, -1.62)
     assert config.base_pose.rpy == (0.0, 0.0, 1.5)
     assert config.initial_velocities == {'elbow': -1.0}
     assert config.solver == SolverSettings(iterations=50, tolerance=1e-6, warm_start=False)
-    assert config.ground == {'height': 0.0} and config.drives == {'elbow': {'kp': 100}}
+    assert config.ground == {'height': 0.0} and config.drives == {'elbow': {'gear_ratio': 100.0}}
     assert 'solver' in config.given_keys and 'contacts' not in config.given_keys
 
 

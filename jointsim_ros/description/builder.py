@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .config import load_config
+from .drives import build_drive
 from .geometry import (combine_inertias, inertia_matrix, inertia_problems, principal_moments,
                        repair_inertia, rotate_inertia, Transform)
 from .model import (BodyModel, JOINT_TYPES, JointModel, LinkFrame, Mimic, RobotModel,
@@ -91,6 +92,7 @@ class _ModelBuilder:
         joints = self.make_joints()
         self.check_mimics(joints)
         self.check_config_joints(joints)
+        drives = self.make_drives(joints)
         warnings = tuple(self.description.warnings) + tuple(self.warnings)
         for message in warnings:
             LOGGER.warning(message)
@@ -107,6 +109,7 @@ class _ModelBuilder:
             warnings=warnings,
             base_pos=base.pos,
             base_quat=base.quat,
+            drives=drives,
         )
 
     def check_tree(self):
@@ -517,6 +520,32 @@ class _ModelBuilder:
                         f'{config.source}: initial position {value:g} ({unit}) of joint '
                         f"'{name}' is outside its limits [{joint.lower:g}, {joint.upper:g}].  "
                         'Give a value within the limits.')
+
+    def make_drives(self, joints):
+        """Stage 7: the config's drives, on revolute, continuous or prismatic joints."""
+        config = self.config
+        by_name = {j.name: j for j in joints}
+        scalar = [j.name for j in joints if j.type in SCALAR_JOINT_TYPES]
+        for name in config.drives:
+            joint = by_name.get(name)
+            if joint is None or joint.type not in SCALAR_JOINT_TYPES:
+                hint = close_matches(name, scalar)
+                what = ('does not define it' if joint is None and name not in
+                        {j.name for j in self.robot.joints} else 'it is not revolute, '
+                        'continuous or prismatic')
+                raise ConfigError(
+                    f"{config.source}: drives names joint '{name}', but "
+                    f'{self.description.source} {what}'
+                    f"{'; ' + hint if hint else '.'}  Drivable joints: "
+                    f"{name_list(scalar, 8) or 'none'}.")
+            if joint.mimic is not None:
+                raise ConfigError(
+                    f"{config.source}: drives names joint '{name}', which mimics "
+                    f"'{joint.mimic.leader}'; drive the leader instead.")
+        transmissions = getattr(self.description, 'transmissions', {})
+        return tuple(build_drive(j, config.drives[j.name], config.source,
+                                 transmissions.get(j.name))
+                     for j in joints if j.name in config.drives)
 
 
 def _origin(pose):

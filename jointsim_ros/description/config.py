@@ -19,6 +19,7 @@ import re
 
 import yaml
 
+from .drives import check_drives
 from ..errors import ConfigError
 from ..physics.settings import SolverSettings
 
@@ -277,7 +278,8 @@ SCHEMA = (
         'fixed joints kept as welds instead of merging their links into one body'),
     Key('solver', _section(SOLVER_KEYS, SolverSettings), 'section',
         'sequential-impulse solver settings'),
-    Key('drives', _plain_mapping, 'section', 'joint drives (schema to come)'),
+    Key('drives', check_drives, 'section',
+        'joint -> DC motor and gear (docs/drives.md lists the keys)'),
     Key('ground', _plain_mapping, 'section', 'ground plane (schema to come)'),
     Key('contacts', _plain_mapping, 'section', 'contact settings (schema to come)'),
     Key('force_torque_sensors', _plain_mapping, 'section',

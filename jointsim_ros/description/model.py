@@ -115,6 +115,38 @@ class JointModel:
 
 
 @dataclass(frozen=True)
+class DriveModel:
+    """
+    A DC motor with a gear driving one scalar joint (config section ``drives``).
+
+    Attributes:
+        joint: name of the driven joint (revolute, continuous or prismatic).
+        resistance: armature resistance R, ohm.
+        inductance: armature inductance L, H.
+        torque_constant: Kt, N m/A.
+        back_emf_constant: Ke, V s/rad.
+        rotor_inertia: J_m about the rotor axis, kg m^2.
+        gear_ratio: N = rotor speed / joint speed (rad/rad; rad/m for prismatic joints).
+        viscous_friction: motor viscous friction b_m, N m s/rad (rotor side).
+        efficiency: gear efficiency in (0, 1].
+        supply_voltage: commands are clipped to +-this, V (inf = unlimited).
+        current_limit: the driver's current limit, A (inf = none).
+    """
+
+    joint: str
+    resistance: float
+    inductance: float
+    torque_constant: float
+    back_emf_constant: float
+    rotor_inertia: float
+    gear_ratio: float = 1.0
+    viscous_friction: float = 0.0
+    efficiency: float = 1.0
+    supply_voltage: float = np.inf
+    current_limit: float = np.inf
+
+
+@dataclass(frozen=True)
 class RobotModel:
     """
     A robot as bodies and joints.
@@ -136,6 +168,7 @@ class RobotModel:
             of the URDF world->base floating joint when there is one).  Fixed base: the pose of
             the URDF root link, already applied to world-body LinkFrames and to the parent
             frames of joints whose parent is the world.
+        drives: tuple of DriveModel, in joint order (URDF order of the driven joints).
     """
 
     name: str
@@ -149,3 +182,4 @@ class RobotModel:
     warnings: tuple = field(default_factory=tuple)
     base_pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
     base_quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    drives: tuple = ()

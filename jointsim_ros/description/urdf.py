@@ -22,7 +22,7 @@ What this module adds to ``urdf_parser_py`` (package urdfdom-py):
   ignored.  Mesh URIs (``package://``, ``file://``) are kept as strings and never resolved here.
 """
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import difflib
 import io
 import os
@@ -76,6 +76,7 @@ class UrdfDescription:
     source: str
     lines: dict
     warnings: tuple = ()
+    transmissions: dict = field(default_factory=dict)
 
     def where(self, kind, name):
         """
@@ -137,10 +138,12 @@ def parse_urdf(source, xacro_args=None):
             root = _parse_xml(text, name)
             from_xacro = True
         lines = _check_structure(root, name)
+        transmissions = _transmission_ratios(root)
         warnings += _prune(root, name)
         robot, parser_warnings = _reflect(root, name, lines if not from_xacro else {})
     return UrdfDescription(robot=robot, source=name, lines={} if from_xacro else lines,
-                           warnings=tuple(warnings + parser_warnings))
+                           warnings=tuple(warnings + parser_warnings),
+                           transmissions=transmissions)
 
 
 def _subject(name):
@@ -281,6 +284,28 @@ def _check_structure(root, name):
 def _type_text(joint_type):
     """Describe a joint type attribute value for a message."""
     return 'no type attribute' if joint_type is None else f"unknown type '{joint_type}'"
+
+
+def _transmission_ratios(root):
+    """
+    Read joint -> mechanicalReduction from single-joint ``<transmission>`` elements.
+
+    Both the ROS 1 layout (``<mechanicalReduction>`` under ``<actuator>``) and the old one (under
+    ``<transmission>``) are read; a transmission naming several joints is skipped.
+    """
+    ratios = {}
+    for transmission in root.iterfind('transmission'):
+        joints = [j.get('name') for j in transmission.iter('joint') if j.get('name')]
+        reduction = transmission.find('.//mechanicalReduction')
+        if len(joints) != 1 or reduction is None:
+            continue
+        try:
+            value = float((reduction.text or '').strip())
+        except ValueError:
+            continue
+        if value != 0:
+            ratios[joints[0]] = value
+    return ratios
 
 
 def _prune(root, name):

@@ -35,6 +35,20 @@ Mimics = namedtuple('Mimics', [
     'offset',      # (n_mimic,) rad or m
 ])
 
+#: DC motor drives (physics/drives.py), one per driven scalar joint.
+Drives = namedtuple('Drives', [
+    'joint',              # (n_drive,) int64 joint index
+    'inv_rotor_inertia',  # (n_drive,) 1/J_m, 1/(kg m^2)
+    'gear',               # (n_drive,) N, rotor speed / joint speed
+    'resistance',         # (n_drive,) ohm
+    'inductance',         # (n_drive,) H
+    'kt',                 # (n_drive,) N m/A
+    'ke',                 # (n_drive,) V s/rad
+    'viscous',            # (n_drive,) motor viscous friction, N m s/rad
+    'efficiency',         # (n_drive,) gear efficiency, 1
+    'current_limit',      # (n_drive,) A (inf = none)
+])
+
 #: Constraint blocks: a block is d <= 6 rows solved together with its d x d effective mass.
 Blocks = namedtuple('Blocks', [
     'kind',    # (n_block,) int64 BLOCK_JOINT or BLOCK_MIMIC
@@ -56,6 +70,10 @@ State = namedtuple('State', [
     'joint_effort',  # (n_joint,) commanded effort on scalar joints, N m or N
     'row_impulse',   # (n_row,) accumulated impulse of each constraint row, N s or N m s
     'time',          # (1,) simulated time, s
+    'drive_voltage',  # (n_drive,) applied armature voltage (after supply clipping), V
+    'drive_current',  # (n_drive,) armature current, A
+    'rotor_speed',    # (n_drive,) rotor speed relative to the stator, rad/s
+    'drive_impulse',  # (n_drive, 3) accumulated gear, motor and gear-friction impulses
 ])
 
 #: Scratch arrays reused every step (no allocation in the loop).
@@ -80,6 +98,13 @@ Work = namedtuple('Work', [
     'C_pred',       # (6,) predicted position error scratch
     'J_pred',       # (6, 4, 6) predicted Jacobian scratch
     'jrow',         # (1, 4, 6) one Jacobian row scratch
+    'vec12',        # (12,) scratch
+    'drive_J',      # (n_drive, 2, 6) joint coordinate Jacobian of each drive
+    'drive_u',      # (n_drive, 2, 6) body response to a unit coordinate impulse
+    'drive_k',      # (n_drive,) constrained inverse mass of the coordinate
+    'drive_kcw',    # (n_drive, 6) K_c^-1 w, the joint block's reaction per coordinate impulse
+    'drive_soft',   # (n_drive, 2) motor soft row: impulse at rest, damping (dt c)
+    'drive_backup',  # (n_drive, 2) rotor speed and current before the step
 ])
 
 #: Results of the last step (float64 array, indices below).

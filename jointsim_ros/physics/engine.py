@@ -6,8 +6,8 @@ Nothing here knows about ROS; the Simulator facade is the only intended caller.
 import numpy as np
 
 from . import joints as jt
-from .arrays import (BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, INFO_SIZE, Joints, Mimics, State,
-                     Work)
+from .arrays import (BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Drives, INFO_SIZE, Joints, Mimics,
+                     State, Work)
 from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
 
@@ -86,13 +86,17 @@ class Engine:
         self.joints = self._build_joints(model)
         self.mimics = self._build_mimics(model)
         self.blocks, n_row = self._build_blocks()
+        self.drives = self._build_drives(model)
+        n_drive = len(self.drives.joint)
         n_body = len(model.bodies)
         n_joint = len(model.joints)
         self.state = State(
             body_pos=np.zeros((n_body, 3)), body_quat=np.tile([1.0, 0, 0, 0], (n_body, 1)),
             body_lin_vel=np.zeros((n_body, 3)), body_ang_mom=np.zeros((n_body, 3)),
             joint_q=np.zeros(n_joint), joint_effort=np.zeros(n_joint),
-            row_impulse=np.zeros(n_row), time=np.zeros(1))
+            row_impulse=np.zeros(n_row), time=np.zeros(1), drive_voltage=np.zeros(n_drive),
+            drive_current=np.zeros(n_drive), rotor_speed=np.zeros(n_drive),
+            drive_impulse=np.zeros((n_drive, 3)))
         n_block = len(self.blocks.dim)
         self.work = Work(
             rot=np.zeros((n_body, 3, 3)), inertia_w=np.zeros((n_body, 3, 3)),
@@ -102,7 +106,11 @@ class Engine:
             row_MJ=np.zeros((n_row, 4, 6)), row_bias=np.zeros(n_row), row_C=np.zeros(n_row),
             block_kinv=np.zeros((n_block, 6, 6)), clock=np.zeros(2, dtype=np.int64),
             mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
-            C_pred=np.zeros(6), J_pred=np.zeros((6, 4, 6)), jrow=np.zeros((1, 4, 6)))
+            C_pred=np.zeros(6), J_pred=np.zeros((6, 4, 6)), jrow=np.zeros((1, 4, 6)),
+            vec12=np.zeros(12), drive_J=np.zeros((n_drive, 2, 6)),
+            drive_u=np.zeros((n_drive, 2, 6)), drive_k=np.zeros(n_drive),
+            drive_kcw=np.zeros((n_drive, 6)), drive_soft=np.zeros((n_drive, 2)),
+            drive_backup=np.zeros((n_drive, 2)))
         self.info = np.zeros(INFO_SIZE)
         self._step_fn = None
 
@@ -174,12 +182,26 @@ class Engine:
                         body=np.array(body, dtype=np.int64).reshape(-1, 4))
         return blocks, n_row
 
+    def _build_drives(self, model):
+        drives = model.drives
+        return Drives(
+            joint=np.array([self.joint_index[d.joint] for d in drives], dtype=np.int64),
+            inv_rotor_inertia=np.array([1.0 / d.rotor_inertia for d in drives], dtype=float),
+            gear=np.array([d.gear_ratio for d in drives], dtype=float),
+            resistance=np.array([d.resistance for d in drives], dtype=float),
+            inductance=np.array([d.inductance for d in drives], dtype=float),
+            kt=np.array([d.torque_constant for d in drives], dtype=float),
+            ke=np.array([d.back_emf_constant for d in drives], dtype=float),
+            viscous=np.array([d.viscous_friction for d in drives], dtype=float),
+            efficiency=np.array([d.efficiency for d in drives], dtype=float),
+            current_limit=np.array([d.current_limit for d in drives], dtype=float))
+
     # -- stepping -----------------------------------------------------------------------------
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
         s = self.solver
-        args = (self.bodies, self.joints, self.mimics, self.blocks, self.state, self.work,
-                self.dt, self.gravity, int(s.iterations), float(s.tolerance),
+        args = (self.bodies, self.joints, self.mimics, self.blocks, self.drives, self.state,
+                self.work, self.dt, self.gravity, int(s.iterations), float(s.tolerance),
                 float(s.time_budget), int(s.position_iterations), float(s.position_tolerance),
                 bool(s.warm_start), self.info, int(n))
         if self._step_fn is None:
@@ -272,3 +294,7 @@ class Engine:
             self.set_body_state(b, x_body, q_body, v, w)
             self.state.joint_q[j] = positions[j] if jtype in jt.SCALAR_CODES else 0.0
         self.state.row_impulse[:] = 0.0
+        self.state.drive_impulse[:] = 0.0
+        rates = self.joint_rates()
+        for d, j in enumerate(self.drives.joint):
+            self.state.rotor_speed[d] = self.drives.gear[d] * rates[j]

@@ -7,14 +7,13 @@ joint's rows are solved as one block as in Jolt's constraint parts.
 Every block holds d <= 6 rows with Jacobian J (per body slot), M^-1 J^T and the inverse
 effective mass K^-1 = (J M^-1 J^T)^-1.  One block update is
     delta = -K^-1 (J v + bias),   lambda += delta,   v += M^-1 J^T delta,
-and the sweeps stop at the tolerance, the iteration cap or the wall-clock budget.
+and the sweeps (``physics/step.py``) stop at the tolerance, the iteration cap or the wall-clock
+budget.
 """
 import numpy as np
 
 from . import joints as jt
-from .arrays import (BLOCK_JOINT, INFO_ITERATIONS, INFO_RESIDUAL, INFO_STOP, STOP_ITERATIONS,
-                     STOP_TIME_BUDGET, STOP_TOLERANCE)
-from .clock import monotonic
+from .arrays import BLOCK_JOINT
 from .math3d import invert_spd, jit, read3, read4
 
 _ORIGIN = (0.0, 0.0, 0.0)
@@ -150,45 +149,23 @@ def warm_start(blocks, work, impulse, enabled):
 
 
 @jit
-def solve_velocity_blocks(blocks, work, impulse, iterations, tolerance, time_budget, info):
-    """
-    Gauss-Seidel over all blocks until the tolerance, the iteration cap or the budget.
-
-    Writes the iterations used, the last iteration's largest impulse change (N s or N m s)
-    and the stop reason into info.
-    """
-    n_block = blocks.dim.shape[0]
+def sweep_blocks(blocks, work, impulse):
+    """One Gauss-Seidel sweep over all blocks; returns the largest impulse change."""
     jv = work.vec6a
     delta = work.vec6b
-    t0 = monotonic(work.clock) if time_budget > 0.0 else 0.0
-    stop = STOP_ITERATIONS
     largest = 0.0
-    used = 0
-    for it in range(iterations):
-        largest = 0.0
-        for k in range(n_block):
-            d = blocks.dim[k]
-            r0 = blocks.row0[k]
-            block_velocity(k, blocks, work, jv)
-            for i in range(d):
-                jv[i] += work.row_bias[r0 + i]
-            for i in range(d):
-                acc = 0.0
-                for j in range(d):
-                    acc -= work.block_kinv[k, i, j] * jv[j]
-                delta[i] = acc
-                impulse[r0 + i] += acc
-                largest = max(largest, abs(acc))
-            apply_block_impulse(k, blocks, work, delta)
-        used = it + 1
-        if largest < tolerance:
-            stop = STOP_TOLERANCE
-            break
-        if time_budget > 0.0 and monotonic(work.clock) - t0 > time_budget:
-            stop = STOP_TIME_BUDGET
-            break
-    if n_block == 0:
-        stop = STOP_TOLERANCE
-    info[INFO_ITERATIONS] = used
-    info[INFO_RESIDUAL] = largest
-    info[INFO_STOP] = stop
+    for k in range(blocks.dim.shape[0]):
+        d = blocks.dim[k]
+        r0 = blocks.row0[k]
+        block_velocity(k, blocks, work, jv)
+        for i in range(d):
+            jv[i] += work.row_bias[r0 + i]
+        for i in range(d):
+            acc = 0.0
+            for j in range(d):
+                acc -= work.block_kinv[k, i, j] * jv[j]
+            delta[i] = acc
+            impulse[r0 + i] += acc
+            largest = max(largest, abs(acc))
+        apply_block_impulse(k, blocks, work, delta)
+    return largest

@@ -14,16 +14,21 @@ Drift left over is removed by a nonlinear Gauss-Seidel projection of the positio
 import numpy as np
 
 from . import joints as jt
-from .arrays import INFO_BODY, INFO_POS_ERROR, INFO_STATUS, STATUS_DIVERGED, STATUS_OK
+from .arrays import (INFO_BODY, INFO_ITERATIONS, INFO_POS_ERROR, INFO_RESIDUAL, INFO_STATUS,
+                     INFO_STOP, STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS, STOP_TIME_BUDGET,
+                     STOP_TOLERANCE)
+from .clock import monotonic
+from .drives import finish_drives, prepare_drives, solve_drives, warm_start_drives
 from .math3d import (jit, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
                      quat_to_mat, read3, read4, read_mat, rotate_by, vadd, vscale, write3,
                      write4, write_mat)
 from .solver import (block_constraint, block_mass_terms, block_velocity, joint_coordinate,
-                     solve_velocity_blocks, warm_start)
+                     sweep_blocks, warm_start)
 
 #: Speeds beyond these are divergence (m/s, rad/s): nothing in a robot gets near them.
 MAX_LINEAR_SPEED = 1.0e4
 MAX_ANGULAR_SPEED = 1.0e5
+MAX_ROTOR_SPEED = 1.0e7
 
 
 @jit
@@ -89,6 +94,36 @@ def prepare_blocks(blocks, bodies, joints, mimics, state, work, dt):
         block_velocity(k, blocks, work, jv)
         for i in range(d):
             work.row_bias[r0 + i] = (work.C_pred[i] - work.row_C[r0 + i]) / dt - jv[i]
+
+
+@jit
+def solve_velocities(bodies, joints, blocks, drives, state, work, dt, iterations, tolerance,
+                     time_budget, info):
+    """
+    Sweep blocks and drives until the tolerance, the iteration cap or the wall-clock budget.
+
+    Writes the sweeps used, the last sweep's largest impulse change (N s or N m s) and the stop
+    reason into info.
+    """
+    t0 = monotonic(work.clock) if time_budget > 0.0 else 0.0
+    stop = STOP_ITERATIONS
+    largest = 0.0
+    used = 0
+    for it in range(iterations):
+        largest = sweep_blocks(blocks, work, state.row_impulse)
+        largest = max(largest, solve_drives(bodies, joints, blocks, drives, state, work, dt))
+        used = it + 1
+        if largest < tolerance:
+            stop = STOP_TOLERANCE
+            break
+        if time_budget > 0.0 and monotonic(work.clock) - t0 > time_budget:
+            stop = STOP_TIME_BUDGET
+            break
+    if blocks.dim.shape[0] == 0 and drives.joint.shape[0] == 0:
+        stop = STOP_TOLERANCE
+    info[INFO_ITERATIONS] = used
+    info[INFO_RESIDUAL] = largest
+    info[INFO_STOP] = stop
 
 
 @jit
@@ -181,7 +216,10 @@ def update_joint_coordinates(joints, state, work):
 
 @jit
 def save_backup(state, work):
-    """Copy the body state so a divergent step can be undone."""
+    """Copy the body and rotor state so a divergent step can be undone."""
+    for d in range(state.rotor_speed.shape[0]):
+        work.drive_backup[d, 0] = state.rotor_speed[d]
+        work.drive_backup[d, 1] = state.drive_current[d]
     for b in range(state.body_pos.shape[0]):
         work.backup[b, 0:3] = state.body_pos[b]
         work.backup[b, 3:7] = state.body_quat[b]
@@ -192,6 +230,9 @@ def save_backup(state, work):
 @jit
 def restore_backup(state, work):
     """Undo the step that diverged."""
+    for d in range(state.rotor_speed.shape[0]):
+        state.rotor_speed[d] = work.drive_backup[d, 0]
+        state.drive_current[d] = work.drive_backup[d, 1]
     for b in range(state.body_pos.shape[0]):
         state.body_pos[b] = work.backup[b, 0:3]
         state.body_quat[b] = work.backup[b, 3:7]
@@ -201,7 +242,7 @@ def restore_backup(state, work):
 
 @jit
 def diverged_body(state, work):
-    """Index of the first body with a non-finite or runaway state, or -1."""
+    """Index of the first body (then n_body + drive) with a non-finite or runaway state, or -1."""
     for b in range(state.body_pos.shape[0]):
         total = 0.0
         for c in range(3):
@@ -214,12 +255,16 @@ def diverged_body(state, work):
             return b
         if v2 > MAX_LINEAR_SPEED ** 2 or w2 > MAX_ANGULAR_SPEED ** 2:
             return b
+    for d in range(state.rotor_speed.shape[0]):
+        total = state.rotor_speed[d] + state.drive_current[d]
+        if not np.isfinite(total) or abs(state.rotor_speed[d]) > MAX_ROTOR_SPEED:
+            return state.body_pos.shape[0] + d
     return -1
 
 
 @jit
-def step(bodies, joints, mimics, blocks, state, work, dt, gravity, iterations, tolerance,
-         time_budget, position_iterations, position_tolerance, warm, info, n_steps):
+def step(bodies, joints, mimics, blocks, drives, state, work, dt, gravity, iterations,
+         tolerance, time_budget, position_iterations, position_tolerance, warm, info, n_steps):
     """
     Advance the state by n_steps steps of dt seconds; stop early on divergence.
 
@@ -235,13 +280,16 @@ def step(bodies, joints, mimics, blocks, state, work, dt, gravity, iterations, t
         # 3. constraint rows at x, with the curvature bias from the predicted poses
         predict_poses(state, work, dt)
         prepare_blocks(blocks, bodies, joints, mimics, state, work, dt)
+        prepare_drives(drives, blocks, bodies, joints, state, work, dt)
         # 4. warm start from the previous step's impulses
         warm_start(blocks, work, state.row_impulse, warm)
+        warm_start_drives(bodies, joints, blocks, drives, state, work, warm)
         # 5. sequential impulses
-        solve_velocity_blocks(blocks, work, state.row_impulse, iterations, tolerance,
-                              time_budget, info)
-        # 6. velocities and angular momenta
+        solve_velocities(bodies, joints, blocks, drives, state, work, dt, iterations, tolerance,
+                         time_budget, info)
+        # 6. velocities, angular momenta, armature currents
         store_angular_momentum(state, work)
+        finish_drives(drives, state, dt)
         # 7. positions with the exact rotation update
         integrate_positions(state, work, dt)
         # 8. remove leftover drift without touching velocities
