@@ -10,7 +10,7 @@ import sys
 
 PACKAGE = 'jointsim_ros'
 DEFAULT_ROBOT = ('urdf', 'jointsim_arm.urdf.xacro')
-DEFAULT_CONFIG = ('config', 'default.yaml')
+DEFAULT_CONFIG = ('config', 'jointsim_arm.yaml')
 
 
 def share_directories():

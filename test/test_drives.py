@@ -1,7 +1,7 @@
 """DC drives against the analytic motor: speeds, torques, time constants, energy, saturation."""
 import math
 
-from jointsim_ros import CommandError, ConfigError, Simulator
+from jointsim_ros import CommandError, ConfigError, resources, Simulator
 import numpy as np
 import pytest
 from robots import inertial, joint, link, robot
@@ -274,3 +274,13 @@ def test_bad_voltage_commands_change_nothing():
     assert sim.drive_state('j')['voltage'] == 3.0
     sim.reset()
     assert sim.drive_state('j')['voltage'] == 0.0
+
+
+def test_bundled_arm_config_drives_every_joint_up_to_its_effort_limit():
+    sim = Simulator.from_urdf(str(resources.share_file(*resources.DEFAULT_ROBOT)),
+                              str(resources.share_file(*resources.DEFAULT_CONFIG)))
+    assert sim.drive_names == sim.joint_names and len(sim.drive_names) == 7
+    limits = {j.name: j.effort_limit for j in sim.model.joints}
+    for d in sim.model.drives:
+        peak = d.efficiency * d.gear_ratio * d.torque_constant * d.current_limit
+        assert peak == pytest.approx(limits[d.joint], rel=0.05)

@@ -4,7 +4,8 @@ Run a robot headless for a few simulated seconds and print what a user wants to 
     python -m jointsim_ros.tools.headless [--robot FILE] [--config FILE] [--seconds S]
 
 Without arguments it runs the bundled default robot (urdf/jointsim_arm.urdf.xacro) with
-config/default.yaml, released from a bent pose so it swings under gravity.
+config/jointsim_arm.yaml (a geared DC drive on every joint, all at 0 V), released from a bent
+pose so it sags against the braking of its short-circuited motors.
 """
 import argparse
 import sys
