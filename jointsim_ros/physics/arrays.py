@@ -105,6 +105,8 @@ Work = namedtuple('Work', [
     'drive_kcw',    # (n_drive, 6) K_c^-1 w, the joint block's reaction per coordinate impulse
     'drive_soft',   # (n_drive, 2) motor soft row: impulse at rest, damping (dt c)
     'drive_backup',  # (n_drive, 2) rotor speed and current before the step
+    'drive_ainv',   # (n_drive, 2, 2, 2) inverse gear/motor matrix: free, current-limited mode
+    'drive_kg',     # (n_drive,) inverse mass of the geared coordinate (rotor carried along)
 ])
 
 #: Results of the last step (float64 array, indices below).

@@ -26,32 +26,43 @@ Gear losses (efficiency eta < 1) are Coulomb friction on the geared coordinate, 
 (1 - eta) times the impulse the gear transmits, as contact friction is bounded by the normal
 impulse.
 """
-from .math3d import jit
+from .math3d import jit_inline
 from .solver import joint_coordinate
 
 GEAR, MOTOR, GEAR_FRICTION = 0, 1, 2
 
 
-@jit
+@jit_inline
 def prepare_drives(drives, blocks, bodies, joints, state, work, dt):
-    """Coordinate Jacobians, constrained responses and implicit electrical terms of each drive."""
+    """
+    Coordinate Jacobians, constrained responses and implicit electrical terms of each drive.
+
+    Arrays are taken out of their containers once (see ``solve_drives``).
+    """
+    coord_J = work.drive_J
+    response = work.drive_u
+    reaction = work.drive_kcw
+    row_J = work.row_J
+    row_MJ = work.row_MJ
+    kinv = work.block_kinv
+    inv_inertia = work.inv_inertia_w
+    inv_mass = bodies.inv_mass
+    body = joints.body
     mj = work.vec12
     w = work.vec6a
     for d in range(drives.joint.shape[0]):
         j = drives.joint[d]
-        joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q,
-                         work.drive_J, d)
+        joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q, coord_J, d)
         for s in range(2):
-            b = joints.body[j, s]
+            b = body[j, s]
             for c in range(6):
                 mj[6 * s + c] = 0.0
-            if b < 0:
-                continue
-            iw = work.inv_inertia_w[b]
-            jd = work.drive_J[d, s]
-            for c in range(3):
-                mj[6 * s + c] = bodies.inv_mass[b] * jd[c]
-                mj[6 * s + 3 + c] = iw[c, 0] * jd[3] + iw[c, 1] * jd[4] + iw[c, 2] * jd[5]
+            if b >= 0:
+                for c in range(3):
+                    mj[6 * s + c] = inv_mass[b] * coord_J[d, s, c]
+                    mj[6 * s + 3 + c] = (inv_inertia[b, c, 0] * coord_J[d, s, 3]
+                                         + inv_inertia[b, c, 1] * coord_J[d, s, 4]
+                                         + inv_inertia[b, c, 2] * coord_J[d, s, 5])
         k = joints.block[j]
         r0 = blocks.row0[k]
         n = blocks.dim[k]
@@ -60,22 +71,22 @@ def prepare_drives(drives, blocks, bodies, joints, state, work, dt):
             acc = 0.0
             for s in range(2):
                 for c in range(6):
-                    acc += work.row_J[r0 + i, s, c] * mj[6 * s + c]
+                    acc += row_J[r0 + i, s, c] * mj[6 * s + c]
             w[i] = acc
         for i in range(n):
             acc = 0.0
             for m in range(n):
-                acc += work.block_kinv[k, i, m] * w[m]
-            work.drive_kcw[d, i] = acc
+                acc += kinv[k, i, m] * w[m]
+            reaction[d, i] = acc
         # u = M^-1 J_q^T - M^-1 J_c^T K_c^-1 w and the constrained inverse mass k = J_q u
         k_coord = 0.0
         for s in range(2):
             for c in range(6):
                 u = mj[6 * s + c]
                 for i in range(n):
-                    u -= work.drive_kcw[d, i] * work.row_MJ[r0 + i, s, c]
-                work.drive_u[d, s, c] = u
-                k_coord += work.drive_J[d, s, c] * u
+                    u -= reaction[d, i] * row_MJ[r0 + i, s, c]
+                response[d, s, c] = u
+                k_coord += coord_J[d, s, c] * u
         work.drive_k[d] = k_coord
         # implicit electrical step: lambda_m = f - damping * w_m+
         r_eff = drives.resistance[d] + drives.inductance[d] / dt
@@ -84,147 +95,137 @@ def prepare_drives(drives, blocks, bodies, joints, state, work, dt):
                      + state.drive_voltage[d]) / r_eff
         work.drive_soft[d, 0] = dt * tau0
         work.drive_soft[d, 1] = dt * (kt * drives.ke[d] / r_eff + drives.viscous[d])
+        # the gear/motor matrix is constant over the step: invert it for both motor modes
+        jm = drives.inv_rotor_inertia[d]
+        n_gear = drives.gear[d]
+        a11 = jm + n_gear * n_gear * k_coord
+        for mode in range(2):
+            damp = work.drive_soft[d, 1] if mode == 0 else dt * drives.viscous[d]
+            a21 = damp * jm
+            a22 = 1.0 + damp * jm
+            det = a11 * a22 - jm * a21
+            work.drive_ainv[d, mode, 0, 0] = a22 / det
+            work.drive_ainv[d, mode, 0, 1] = -jm / det
+            work.drive_ainv[d, mode, 1, 0] = -a21 / det
+            work.drive_ainv[d, mode, 1, 1] = a11 / det
+        work.drive_kg[d] = 1.0 / (1.0 / k_coord + n_gear * n_gear / jm)
 
 
-@jit
-def coordinate_rate(d, joints, drives, work):
-    """Joint coordinate velocity of drive d's joint from the solver velocities."""
-    j = drives.joint[d]
-    acc = 0.0
-    for s in range(2):
-        b = joints.body[j, s]
-        if b < 0:
-            continue
-        for c in range(6):
-            acc += work.drive_J[d, s, c] * work.vel[b, c]
-    return acc
-
-
-@jit
-def push_coordinate(d, bodies, joints, blocks, drives, work, impulse, P, constrained):
-    """
-    Apply a coordinate impulse P (N m s or N s) to drive d's joint.
-
-    constrained: move the bodies by u P and give the joint block its reaction -K_c^-1 w P (in
-    the solve); otherwise by M^-1 J_q^T P alone (in the warm start, whose block impulses already
-    hold last step's reactions).
-    """
-    if P == 0.0:
-        return
-    j = drives.joint[d]
-    for s in range(2):
-        b = joints.body[j, s]
-        if b < 0:
-            continue
-        if constrained:
-            for c in range(6):
-                work.vel[b, c] += work.drive_u[d, s, c] * P
-        else:
-            jd = work.drive_J[d, s]
-            iw = work.inv_inertia_w[b]
-            for c in range(3):
-                work.vel[b, c] += bodies.inv_mass[b] * jd[c] * P
-                work.vel[b, 3 + c] += (iw[c, 0] * jd[3] + iw[c, 1] * jd[4]
-                                       + iw[c, 2] * jd[5]) * P
-    if constrained:
-        k = joints.block[j]
-        r0 = blocks.row0[k]
-        for i in range(blocks.dim[k]):
-            impulse[r0 + i] -= work.drive_kcw[d, i] * P
-
-
-@jit
+@jit_inline
 def warm_start_drives(bodies, joints, blocks, drives, state, work, enabled):
-    """Apply last step's gear, motor and gear-friction impulses (or clear them)."""
+    """
+    Apply last step's gear, motor and gear-friction impulses (or clear them).
+
+    The coordinate impulse goes in along M^-1 J_q^T alone: the joint block's warm start
+    already holds last step's reactions.
+    """
+    vel = work.vel
+    coord_J = work.drive_J
+    inv_inertia = work.inv_inertia_w
+    inv_mass = bodies.inv_mass
+    impulses = state.drive_impulse
+    body = joints.body
     for d in range(drives.joint.shape[0]):
         if not enabled:
-            state.drive_impulse[d, :] = 0.0
-            continue
-        g = state.drive_impulse[d, GEAR]
-        m = state.drive_impulse[d, MOTOR]
-        state.rotor_speed[d] += drives.inv_rotor_inertia[d] * (g + m)
-        P = -drives.gear[d] * g + state.drive_impulse[d, GEAR_FRICTION]
-        push_coordinate(d, bodies, joints, blocks, drives, work, state.row_impulse, P, False)
+            impulses[d, GEAR] = impulses[d, MOTOR] = impulses[d, GEAR_FRICTION] = 0.0
+        g = impulses[d, GEAR]
+        state.rotor_speed[d] += drives.inv_rotor_inertia[d] * (g + impulses[d, MOTOR])
+        P = -drives.gear[d] * g + impulses[d, GEAR_FRICTION]
+        j = drives.joint[d]
+        for s in range(2):
+            b = body[j, s]
+            if b >= 0:
+                for c in range(3):
+                    vel[b, c] += inv_mass[b] * coord_J[d, s, c] * P
+                    vel[b, 3 + c] += (inv_inertia[b, c, 0] * coord_J[d, s, 3]
+                                      + inv_inertia[b, c, 1] * coord_J[d, s, 4]
+                                      + inv_inertia[b, c, 2] * coord_J[d, s, 5]) * P
 
 
-@jit
-def solve_gear_and_motor(d, drives, state, work, qdot, dt):
+@jit_inline
+def solve_drives(bodies, joints, blocks, drives, state, work, dt):
     """
-    Solve the gear and motor rows of drive d exactly (2 x 2); return (d_gear, d_motor).
+    One Gauss-Seidel pass over the drives; returns the largest impulse change.
 
-    gear:  (jm + N^2 k) dg + jm dm = -(w_m - N qdot)
-    motor: D jm dg + (1 + D jm) dm = F - D w_m - lambda_m      (lambda_m+ = F - D w_m+)
+    Gear and motor rows of a drive are solved exactly as a 2 x 2 system,
+        gear:  (jm + N^2 k) dg + jm dm = -(w_m - N qdot)
+        motor: D jm dg + (1 + D jm) dm = F - D w_m - lambda_m     (lambda_m+ = F - D w_m+)
     with jm = 1/J_m, k the constrained inverse mass of the coordinate and (F, D) the soft row;
     when the electrical impulse exceeds the current limit, (F, D) = (+-dt Kt i_max, dt b_m).
+    The matrix of each mode is inverted once per step (``prepare_drives``).
+
+    Every array is taken out of its container once, here: numba otherwise pays an atomic
+    reference-count pair for each container access inside the loop (about 1 us per drive).
     """
-    jm = drives.inv_rotor_inertia[d]
-    n = drives.gear[d]
-    k = work.drive_k[d]
-    w_m = state.rotor_speed[d]
-    lam_m = state.drive_impulse[d, MOTOR]
-    a11 = jm + n * n * k
-    r1 = -(w_m - n * qdot)
-    f = work.drive_soft[d, 0]
-    damp = work.drive_soft[d, 1]
-    for mode in range(2):
-        a21 = damp * jm
-        a22 = 1.0 + damp * jm
-        r2 = f - damp * w_m - lam_m
-        det = a11 * a22 - jm * a21
-        dg = (r1 * a22 - jm * r2) / det
-        dm = (a11 * r2 - a21 * r1) / det
-        if mode == 1:
-            break
-        # electrical part of the motor impulse: lambda_m + dt b w_m+
-        w_new = w_m + jm * (dg + dm)
-        electric = lam_m + dm + dt * drives.viscous[d] * w_new
-        limit = dt * drives.kt[d] * drives.current_limit[d]
-        if abs(electric) <= limit:
-            break
-        f = limit if electric > 0.0 else -limit
-        damp = dt * drives.viscous[d]
-    return dg, dm
-
-
-@jit
-def solve_drives(bodies, joints, blocks, drives, state, work, dt):
-    """One Gauss-Seidel pass over the drives; returns the largest impulse change."""
+    vel = work.vel
+    coord_J = work.drive_J
+    response = work.drive_u
+    inv_k = work.drive_k
+    reaction = work.drive_kcw
+    soft = work.drive_soft
+    ainv = work.drive_ainv
+    geared = work.drive_kg
+    impulses = state.drive_impulse
+    rotor = state.rotor_speed
+    row_impulse = state.row_impulse
+    body = joints.body
+    joint_block = joints.block
+    row0 = blocks.row0
+    dim = blocks.dim
     largest = 0.0
     for d in range(drives.joint.shape[0]):
+        j = drives.joint[d]
+        a = body[j, 0]
+        b = body[j, 1]
+        k = joint_block[j]
+        r0 = row0[k]
+        nrow = dim[k]
         n = drives.gear[d]
         jm = drives.inv_rotor_inertia[d]
-        qdot = coordinate_rate(d, joints, drives, work)
-        dg, dm = solve_gear_and_motor(d, drives, state, work, qdot, dt)
-        state.drive_impulse[d, GEAR] += dg
-        state.drive_impulse[d, MOTOR] += dm
-        state.rotor_speed[d] += jm * (dg + dm)
-        push_coordinate(d, bodies, joints, blocks, drives, work, state.row_impulse, -n * dg,
-                        True)
-        largest = max(largest, abs(dg), abs(dm))
-        eta = drives.efficiency[d]
-        if eta >= 1.0:
-            continue
-        # gear losses: friction on the geared coordinate, the rotor carried along rigidly
-        qdot = coordinate_rate(d, joints, drives, work)
-        k = work.drive_k[d]
-        k_geared = 1.0 / (1.0 / k + n * n / jm)
-        bound = (1.0 - eta) * abs(n * state.drive_impulse[d, GEAR])
-        old = state.drive_impulse[d, GEAR_FRICTION]
-        new = min(max(old - qdot / k_geared, -bound), bound)
-        df = new - old
-        if df == 0.0:
-            continue
-        state.drive_impulse[d, GEAR_FRICTION] = new
-        dg_carry = n * k_geared * df / jm  # the gear impulse that brings the rotor along
-        state.drive_impulse[d, GEAR] += dg_carry
-        state.rotor_speed[d] += jm * dg_carry
-        push_coordinate(d, bodies, joints, blocks, drives, work, state.row_impulse,
-                        df - n * dg_carry, True)
-        largest = max(largest, abs(df))
+        qdot = 0.0
+        for c in range(6):
+            if a >= 0:
+                qdot += coord_J[d, 0, c] * vel[a, c]
+            qdot += coord_J[d, 1, c] * vel[b, c]
+        w_m = rotor[d]
+        lam_m = impulses[d, MOTOR]
+        r1 = n * qdot - w_m
+        r2 = soft[d, 0] - soft[d, 1] * w_m - lam_m
+        dg = ainv[d, 0, 0, 0] * r1 + ainv[d, 0, 0, 1] * r2
+        dm = ainv[d, 0, 1, 0] * r1 + ainv[d, 0, 1, 1] * r2
+        b_dt = dt * drives.viscous[d]
+        electric = lam_m + dm + b_dt * (w_m + jm * (dg + dm))
+        limit = dt * drives.kt[d] * drives.current_limit[d]
+        if abs(electric) > limit:
+            r2 = (limit if electric > 0.0 else -limit) - b_dt * w_m - lam_m
+            dg = ainv[d, 1, 0, 0] * r1 + ainv[d, 1, 0, 1] * r2
+            dm = ainv[d, 1, 1, 0] * r1 + ainv[d, 1, 1, 1] * r2
+        # gear losses: friction on the geared coordinate, bounded by the transmitted impulse,
+        # with the rotor carried along (the rate after the gear impulse is qdot - k N dg)
+        df = 0.0
+        dg_carry = 0.0
+        if drives.efficiency[d] < 1.0:
+            bound = (1.0 - drives.efficiency[d]) * abs(n * (impulses[d, GEAR] + dg))
+            old = impulses[d, GEAR_FRICTION]
+            new = min(max(old - (qdot - inv_k[d] * n * dg) / geared[d], -bound), bound)
+            df = new - old
+            dg_carry = n * geared[d] * df / jm
+            impulses[d, GEAR_FRICTION] = new
+        impulses[d, GEAR] += dg + dg_carry
+        impulses[d, MOTOR] += dm
+        rotor[d] += jm * (dg + dm + dg_carry)
+        P = df - n * (dg + dg_carry)  # coordinate impulse, moved with the joint's reaction
+        for c in range(6):
+            if a >= 0:
+                vel[a, c] += response[d, 0, c] * P
+            vel[b, c] += response[d, 1, c] * P
+        for i in range(nrow):
+            row_impulse[r0 + i] -= reaction[d, i] * P
+        largest = max(largest, abs(dg), abs(dm), abs(df))
     return largest
 
 
-@jit
+@jit_inline
 def finish_drives(drives, state, dt):
     """Armature current i+ = (lambda_m + dt b_m w_m+) / (dt Kt) from the motor row's impulse."""
     for d in range(drives.joint.shape[0]):

@@ -110,7 +110,8 @@ class Engine:
             vec12=np.zeros(12), drive_J=np.zeros((n_drive, 2, 6)),
             drive_u=np.zeros((n_drive, 2, 6)), drive_k=np.zeros(n_drive),
             drive_kcw=np.zeros((n_drive, 6)), drive_soft=np.zeros((n_drive, 2)),
-            drive_backup=np.zeros((n_drive, 2)))
+            drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
+            drive_kg=np.zeros(n_drive))
         self.info = np.zeros(INFO_SIZE)
         self._step_fn = None
 

@@ -8,6 +8,10 @@ import numba
 import numpy as np
 
 jit = numba.njit(cache=True, nogil=True)
+#: For helpers called in the solver's inner loops with the namedtuple containers: inlined in
+#: numba's IR, so a call does not increment and decrement the reference count of every array
+#: in the container (about 0.7 us per call with the engine's ~35 work arrays).
+jit_inline = numba.njit(cache=True, nogil=True, inline='always')
 
 
 @jit

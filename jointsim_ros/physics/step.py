@@ -19,9 +19,9 @@ from .arrays import (INFO_BODY, INFO_ITERATIONS, INFO_POS_ERROR, INFO_RESIDUAL, 
                      STOP_TOLERANCE)
 from .clock import monotonic
 from .drives import finish_drives, prepare_drives, solve_drives, warm_start_drives
-from .math3d import (jit, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
-                     quat_to_mat, read3, read4, read_mat, rotate_by, vadd, vscale, write3,
-                     write4, write_mat)
+from .math3d import (jit, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul,
+                     quat_normalized, quat_to_mat, read3, read4, read_mat, rotate_by, vadd, vscale,
+                     write3, write4, write_mat)
 from .solver import (block_constraint, block_mass_terms, block_velocity, joint_coordinate,
                      sweep_blocks, warm_start)
 
@@ -31,7 +31,7 @@ MAX_ANGULAR_SPEED = 1.0e5
 MAX_ROTOR_SPEED = 1.0e7
 
 
-@jit
+@jit_inline
 def update_world_inertia(bodies, state, work):
     """Rotation, world inertia and inverse inertia of every body; w = I_world^-1 L."""
     for b in range(state.body_pos.shape[0]):
@@ -46,7 +46,7 @@ def update_world_inertia(bodies, state, work):
             work.vel[b, 3 + c] = w[c]
 
 
-@jit
+@jit_inline
 def integrate_velocities(bodies, joints, state, work, dt, gravity):
     """Gravity on every body and commanded joint efforts as impulses along the joint rows."""
     for b in range(state.body_pos.shape[0]):
@@ -69,7 +69,7 @@ def integrate_velocities(bodies, joints, state, work, dt, gravity):
                 work.vel[b, 3 + c] += dw[c] * impulse
 
 
-@jit
+@jit_inline
 def predict_poses(state, work, dt):
     """Poses after the step if the current velocities were kept (for the curvature bias)."""
     for b in range(state.body_pos.shape[0]):
@@ -79,7 +79,7 @@ def predict_poses(state, work, dt):
         write4(work.pred_quat, b, rotate_by(read4(state.body_quat, b), vscale(w, dt)))
 
 
-@jit
+@jit_inline
 def prepare_blocks(blocks, bodies, joints, mimics, state, work, dt):
     """Jacobians, effective masses and curvature biases of every block."""
     jv = work.vec6a
@@ -96,7 +96,7 @@ def prepare_blocks(blocks, bodies, joints, mimics, state, work, dt):
             work.row_bias[r0 + i] = (work.C_pred[i] - work.row_C[r0 + i]) / dt - jv[i]
 
 
-@jit
+@jit_inline
 def solve_velocities(bodies, joints, blocks, drives, state, work, dt, iterations, tolerance,
                      time_budget, info):
     """
@@ -111,7 +111,8 @@ def solve_velocities(bodies, joints, blocks, drives, state, work, dt, iterations
     used = 0
     for it in range(iterations):
         largest = sweep_blocks(blocks, work, state.row_impulse)
-        largest = max(largest, solve_drives(bodies, joints, blocks, drives, state, work, dt))
+        if drives.joint.shape[0] > 0:
+            largest = max(largest, solve_drives(bodies, joints, blocks, drives, state, work, dt))
         used = it + 1
         if largest < tolerance:
             stop = STOP_TOLERANCE
@@ -126,7 +127,7 @@ def solve_velocities(bodies, joints, blocks, drives, state, work, dt, iterations
     info[INFO_STOP] = stop
 
 
-@jit
+@jit_inline
 def store_angular_momentum(state, work):
     """Linear velocity and angular momentum L = I_world w from the solved velocities."""
     for b in range(state.body_pos.shape[0]):
@@ -136,7 +137,7 @@ def store_angular_momentum(state, work):
             state.body_lin_vel[b, c] = work.vel[b, c]
 
 
-@jit
+@jit_inline
 def integrate_positions(state, work, dt):
     """Move x += dt v and q = exp(dt w) q (exact rotation; normalising removes rounding only)."""
     for b in range(state.body_pos.shape[0]):
@@ -146,7 +147,7 @@ def integrate_positions(state, work, dt):
         write4(state.body_quat, b, rotate_by(read4(state.body_quat, b), w))
 
 
-@jit
+@jit_inline
 def project_positions(blocks, joints, mimics, state, work, iterations, tolerance):
     """
     Nonlinear Gauss-Seidel on the position errors; returns the largest error left.
@@ -204,7 +205,7 @@ def project_positions(blocks, joints, mimics, state, work, iterations, tolerance
     return largest
 
 
-@jit
+@jit_inline
 def update_joint_coordinates(joints, state, work):
     """Unwrapped scalar joint coordinates at the new poses."""
     for j in range(joints.type.shape[0]):
@@ -214,7 +215,7 @@ def update_joint_coordinates(joints, state, work):
                                                 state.joint_q, work.jrow, 0)
 
 
-@jit
+@jit_inline
 def save_backup(state, work):
     """Copy the body and rotor state so a divergent step can be undone."""
     for d in range(state.rotor_speed.shape[0]):
@@ -227,7 +228,7 @@ def save_backup(state, work):
         work.backup[b, 10:13] = state.body_ang_mom[b]
 
 
-@jit
+@jit_inline
 def restore_backup(state, work):
     """Undo the step that diverged."""
     for d in range(state.rotor_speed.shape[0]):
@@ -240,7 +241,7 @@ def restore_backup(state, work):
         state.body_ang_mom[b] = work.backup[b, 10:13]
 
 
-@jit
+@jit_inline
 def diverged_body(state, work):
     """Index of the first body (then n_body + drive) with a non-finite or runaway state, or -1."""
     for b in range(state.body_pos.shape[0]):
