@@ -1,11 +1,12 @@
 """
 Robots the benchmarks simulate: URDF text generators and the bundled 7-DOF arm.
 
-``chain`` and ``double_pendulum`` are copies of the generators in test/robots.py (kept here so
-that bench/ does not import from test/).  ``peer_arm_urdf`` turns the bundled arm into the URDF
-that jointsim and PyBullet are compared on (see bench_pybullet.py for why each change is made).
+``chain`` and ``double_pendulum`` are the generators of test/robots.py (one source for the
+robots that tests and benchmarks simulate).  ``peer_arm_urdf`` turns the bundled arm into the
+URDF that jointsim and PyBullet are compared on (bench_pybullet.py says why each change is made).
 """
 from pathlib import Path
+import sys
 import xml.etree.ElementTree as ElementTree
 
 import numpy as np
@@ -14,61 +15,8 @@ from transforms3d.euler import euler2mat, mat2euler
 import xacro
 
 ARM_XACRO = Path(__file__).resolve().parent.parent / 'urdf' / 'jointsim_arm.urdf.xacro'
-
-
-def inertial(mass, ixx, iyy, izz, xyz='0 0 0'):
-    """Return an <inertial> element with a diagonal inertia tensor."""
-    return (f'<inertial><origin xyz="{xyz}" rpy="0 0 0"/><mass value="{mass}"/>'
-            f'<inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" izz="{izz}"/>'
-            f'</inertial>')
-
-
-def link(name, body=''):
-    """Return a <link> element."""
-    return f'<link name="{name}">{body}</link>'
-
-
-def joint(name, jtype, parent, child, xyz='0 0 0', axis='0 1 0', extra=''):
-    """Return a <joint> element."""
-    return (f'<joint name="{name}" type="{jtype}"><parent link="{parent}"/>'
-            f'<child link="{child}"/><origin xyz="{xyz}" rpy="0 0 0"/>'
-            f'<axis xyz="{axis}"/>{extra}</joint>')
-
-
-def robot(name, *elements):
-    """Return a <robot> document."""
-    return f'<?xml version="1.0"?><robot name="{name}">{"".join(elements)}</robot>'
-
-
-def point_mass(mass=1.0, xyz='0 0 -1', radius=0.01):
-    """Return the inertial of a small solid sphere (a point-like bob) at xyz."""
-    i = 0.4 * mass * radius ** 2
-    return inertial(mass, i, i, i, xyz=xyz)
-
-
-def double_pendulum(length=1.0, mass=1.0):
-    """Return two point-like bobs on massless rods, both hinges about y (test/robots.py)."""
-    lim = '<limit lower="-100" upper="100" effort="100" velocity="100"/>'
-    return robot('double_pendulum', link('base'),
-                 link('upper', point_mass(mass, f'0 0 {-length}')),
-                 link('lower', point_mass(mass, f'0 0 {-length}')),
-                 joint('shoulder', 'revolute', 'base', 'upper', extra=lim),
-                 joint('elbow', 'continuous', 'upper', 'lower', xyz=f'0 0 {-length}'))
-
-
-def chain(n, length=0.1, mass=0.1, axis='0 1 0'):
-    """Return n uniform rods hanging from the base, hinged about axis (test/robots.py)."""
-    i_rod = mass * length ** 2 / 12.0
-    i_thin = 1e-6 * mass
-    parts = [link('base')]
-    parent = 'base'
-    for k in range(n):
-        name = f'link{k}'
-        parts.append(link(name, inertial(mass, i_rod, i_rod, i_thin, xyz=f'0 0 {-length / 2}')))
-        parts.append(joint(f'joint{k}', 'continuous', parent, name, axis=axis,
-                           xyz='0 0 0' if k == 0 else f'0 0 {-length}'))
-        parent = name
-    return robot(f'chain{n}', *parts)
+sys.path.insert(0, str(ARM_XACRO.parent.parent / 'test'))
+from robots import chain, double_pendulum  # noqa: E402,F401,I100  (test/robots.py)
 
 
 def bent_pose(joint_names, amplitude=0.5):

@@ -14,7 +14,8 @@ def spinner(izz=0.02, mass=1.0, extra='', jtype='continuous', axis='0 0 1'):
     limits = '<limit lower="-1" upper="1" effort="100" velocity="100"/>' if \
         jtype == 'prismatic' else ''
     return robot('spinner', link('base'),
-                 link('arm', inertial(mass, 0.01, 0.01, izz, xyz='0 0 0.1')),
+                 link('arm', inertial(mass, max(0.01, izz), max(0.01, izz), izz,
+                                      xyz='0 0 0.1')),
                  joint('j', jtype, 'base', 'arm', axis=axis, extra=limits + extra))
 
 
