@@ -38,7 +38,7 @@ class Simulator:
     def __init__(self, model, config):
         self.model = model
         self.config = config
-        self._engine = Engine(model, config.dt, config.gravity, config.solver)
+        self._engine = Engine(model, config.dt, config.gravity, config.solver, config.limits)
         self.joint_names = tuple(j.name for j in model.joints if j.type in SCALAR_JOINT_TYPES)
         self.link_names = tuple(model.links)
         index = self._engine.joint_index

@@ -24,8 +24,11 @@ def simulate(sim, seconds=1.0):
 @pytest.mark.parametrize('name', ARMS + LEGGED)
 def test_fixed_base_swings_without_separating(name):
     sim = Simulator.from_urdf(str(FIXTURES / f'{name}.urdf'), {'base': 'fixed'})
-    # mimic followers are placed from their leaders whatever they are given
-    sim.set_joint_state({n: 0.4 * (-1) ** i for i, n in enumerate(sim.joint_names)})
+    # a bent pose inside the limits; mimic followers are placed from their leaders
+    limits = {j.name: (j.lower, j.upper) for j in sim.model.joints}
+    sim.set_joint_state({n: float(np.clip(0.4 * (-1) ** i, limits[n][0] + 0.05,
+                                          limits[n][1] - 0.05))
+                         for i, n in enumerate(sim.joint_names)})
     potential0 = sim.mechanical_energy()[1]
     assert simulate(sim) < 1e-3
     # released from a bent pose the robot swings: gravity did work
@@ -41,9 +44,10 @@ def test_spinning_floating_base_keeps_momentum_and_joints(name):
     momentum0 = total_momentum(sim)
     energy0 = sim.mechanical_energy()[0]
     assert simulate(sim) < 1e-3
-    # no external force: linear momentum is exact, kinetic energy within the integrator's error
+    # no external force: linear momentum is exact; joint friction, damping and limit stops
+    # only take kinetic energy away (within the integrator's error)
     assert np.allclose(total_momentum(sim), momentum0, atol=1e-9 * np.linalg.norm(momentum0))
-    assert sim.mechanical_energy()[0] == pytest.approx(energy0, rel=0.02)
+    assert sim.mechanical_energy()[0] <= energy0 * 1.02
 
 
 def total_momentum(sim):

@@ -372,6 +372,11 @@ class _ModelBuilder:
             child = self.link_pose(joint.child)
             lower, upper, effort, velocity = self.limits(joint)
             damping, friction = self.dynamics(joint)
+            override = self.config.joints.get(joint.name, {})
+            friction = override.get('friction', friction)
+            damping = override.get('damping', damping)
+            static = override.get('static_friction')
+            restitution = override.get('restitution', self.config.limits.restitution)
             mimic = None
             if joint.mimic is not None and joint.type != 'fixed':  # a weld cannot follow
                 mimic = Mimic(leader=joint.mimic.joint,
@@ -386,7 +391,8 @@ class _ModelBuilder:
                 axis=self.axis(joint),
                 lower=lower, upper=upper, effort_limit=effort, velocity_limit=velocity,
                 damping=damping, friction=friction, mimic=mimic,
-                parent_link=joint.parent, child_link=joint.child))
+                parent_link=joint.parent, child_link=joint.child,
+                static_friction=static, restitution=restitution))
         return joints
 
     def axis(self, joint):
@@ -542,6 +548,15 @@ class _ModelBuilder:
                 raise ConfigError(
                     f"{config.source}: drives names joint '{name}', which mimics "
                     f"'{joint.mimic.leader}'; drive the leader instead.")
+        for name in config.joints:
+            joint = by_name.get(name)
+            if joint is None or joint.type not in SCALAR_JOINT_TYPES:
+                hint = close_matches(name, scalar)
+                raise ConfigError(
+                    f"{config.source}: joints names joint '{name}', which "
+                    f'{self.description.source} does not have as a revolute, continuous or '
+                    f"prismatic joint{'; ' + hint if hint else '.'}  Its movable joints: "
+                    f"{name_list(scalar, 8) or 'none'}.")
         transmissions = getattr(self.description, 'transmissions', {})
         return tuple(build_drive(j, config.drives[j.name], config.source,
                                  transmissions.get(j.name))

@@ -39,6 +39,25 @@ class BasePose:
 
 
 @dataclass(frozen=True)
+class LimitSettings:
+    """
+    How joint limits act (config key ``limits``).
+
+    Attributes:
+        restitution: coefficient of restitution of every position limit, in [0, 1]; 0 stops a
+            joint at its limit, 1 bounces it back at its approach speed.  Default 0.
+        enforce_velocity: hold joints below their URDF velocity limits (else they are only
+            reported, once per joint).  Default false.
+        enforce_effort: clip commanded efforts, and the motor torque of drives, to the URDF
+            effort limits.  Default true.
+    """
+
+    restitution: float = 0.0
+    enforce_velocity: bool = False
+    enforce_effort: bool = True
+
+
+@dataclass(frozen=True)
 class SimConfig:
     """
     Everything the simulator is configured with besides the robot description.
@@ -57,7 +76,9 @@ class SimConfig:
             links they join into one body.
         solver: SolverSettings (iterations, tolerance, time_budget, position_iterations,
             position_tolerance, warm_start).
-        drives: joint drives, plain data kept for the drive configuration (mapping).
+        drives: joint name -> checked drive parameters (docs/drives.md).
+        joints: joint name -> overrides of friction, static_friction, damping, restitution.
+        limits: LimitSettings.
         ground: ground plane, plain data (mapping).
         contacts: contact settings, plain data (mapping).
         force_torque_sensors: force-torque sensors, plain data (mapping).
@@ -75,6 +96,8 @@ class SimConfig:
     keep_fixed_joints: tuple = ()
     solver: SolverSettings = SolverSettings()
     drives: dict = field(default_factory=dict)
+    joints: dict = field(default_factory=dict)
+    limits: LimitSettings = LimitSettings()
     ground: dict = field(default_factory=dict)
     contacts: dict = field(default_factory=dict)
     force_torque_sensors: dict = field(default_factory=dict)
@@ -258,6 +281,52 @@ SOLVER_KEYS = (
         "start each solve from the previous step's impulses"),
 )
 
+JOINT_KEYS = (
+    Key('friction', _number(0.0, unit='N m or N'), 'N m or N',
+        'Coulomb (sliding) friction; default the URDF <dynamics friction>'),
+    Key('static_friction', _number(0.0, unit='N m or N'), 'N m or N',
+        'breakaway friction at rest; default equal to friction'),
+    Key('damping', _number(0.0, unit='N m s/rad or N s/m'), 'N m s/rad or N s/m',
+        'viscous damping; default the URDF <dynamics damping>'),
+    Key('restitution', _number(0.0, unit='1, at most 1'), '1',
+        'restitution at the position limits; default limits.restitution'),
+)
+
+LIMIT_KEYS = (
+    Key('restitution', _number(0.0, unit='1, at most 1'), '1',
+        'restitution of every position limit (0 stops, 1 bounces)'),
+    Key('enforce_velocity', _boolean, 'true/false',
+        'hold joints below their URDF velocity limits (else only reported)'),
+    Key('enforce_effort', _boolean, 'true/false',
+        'clip efforts and drive torques to the URDF effort limits'),
+)
+
+
+def _joint_sections(value, context):
+    """Validate ``joints``: joint name -> mapping of JOINT_KEYS."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        context.fail('a mapping joint name -> {friction, static_friction, damping, '
+                     'restitution}', value)
+    out = {}
+    for joint, params in value.items():
+        where = context.child(joint)
+        if not isinstance(params, dict):
+            where.fail('a mapping with keys ' + ', '.join(k.name for k in JOINT_KEYS), params)
+        out[str(joint)] = _convert_table(JOINT_KEYS, params, where)
+        if out[str(joint)].get('restitution', 0.0) > 1.0:
+            where.child('restitution').fail('a number in [0, 1]', params['restitution'])
+    return out
+
+
+def _limits(value, context):
+    settings = _section(LIMIT_KEYS, LimitSettings)(value, context)
+    if settings.restitution > 1.0:
+        context.child('restitution').fail('a number in [0, 1]', settings.restitution)
+    return settings
+
+
 BASE_POSE_KEYS = (
     Key('position', _vector3('m'), 'm', 'x, y, z of the URDF root link in the world'),
     Key('rpy', _vector3('rad'), 'rad', 'roll, pitch, yaw of the URDF root link in the world'),
@@ -280,6 +349,9 @@ SCHEMA = (
         'sequential-impulse solver settings'),
     Key('drives', check_drives, 'section',
         'joint -> DC motor and gear (docs/drives.md lists the keys)'),
+    Key('joints', _joint_sections, 'section',
+        'joint -> friction, static_friction, damping, restitution overrides'),
+    Key('limits', _limits, 'section', 'how position, velocity and effort limits act'),
     Key('ground', _plain_mapping, 'section', 'ground plane (schema to come)'),
     Key('contacts', _plain_mapping, 'section', 'contact settings (schema to come)'),
     Key('force_torque_sensors', _plain_mapping, 'section',
@@ -423,7 +495,8 @@ def default_yaml():
     """
     defaults = SimConfig()
     sections = {'solver': (SOLVER_KEYS, defaults.solver),
-                'base_pose': (BASE_POSE_KEYS, defaults.base_pose)}
+                'base_pose': (BASE_POSE_KEYS, defaults.base_pose),
+                'limits': (LIMIT_KEYS, defaults.limits)}
     out = ['# jointsim_ros simulator configuration: every key at its default value.',
            '# Generated by jointsim_ros.description.config.default_yaml(); keep them in step.',
            '']

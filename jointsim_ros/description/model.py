@@ -91,6 +91,8 @@ class JointModel:
         damping: viscous damping, N m s/rad or N s/m.
         friction: Coulomb friction, N m or N.
         mimic: Mimic or None.
+        static_friction: breakaway Coulomb friction, N m or N (None: equal to ``friction``).
+        restitution: coefficient of restitution at the position limits, in [0, 1].
         parent_link, child_link: URDF link names.
     """
 
@@ -112,6 +114,8 @@ class JointModel:
     mimic: Optional[Mimic] = None
     parent_link: str = ''
     child_link: str = ''
+    static_friction: Optional[float] = None
+    restitution: float = 0.0
 
 
 @dataclass(frozen=True)

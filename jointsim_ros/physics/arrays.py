@@ -38,6 +38,7 @@ Mimics = namedtuple('Mimics', [
 #: DC motor drives (physics/drives.py), one per driven scalar joint.
 Drives = namedtuple('Drives', [
     'joint',              # (n_drive,) int64 joint index
+    'axis',               # (n_drive,) int64 axis index (physics/axes.py)
     'inv_rotor_inertia',  # (n_drive,) 1/J_m, 1/(kg m^2)
     'gear',               # (n_drive,) N, rotor speed / joint speed
     'resistance',         # (n_drive,) ohm
@@ -47,6 +48,23 @@ Drives = namedtuple('Drives', [
     'viscous',            # (n_drive,) motor viscous friction, N m s/rad
     'efficiency',         # (n_drive,) gear efficiency, 1
     'current_limit',      # (n_drive,) A (inf = none)
+])
+
+#: Axes (physics/axes.py): scalar joints with drive, friction, damping or limit rows.
+Axes = namedtuple('Axes', [
+    'joint',            # (n_axis,) int64 joint index
+    'drive',            # (n_axis,) int64 drive index, -1 if none
+    'gear',             # (n_axis,) N of the drive, 0 if none
+    'rotor_inertia',    # (n_axis,) J_m of the drive, kg m^2, 0 if none
+    'friction',         # (n_axis,) dynamic Coulomb friction, N m or N
+    'static_friction',  # (n_axis,) breakaway friction, N m or N
+    'damping',          # (n_axis,) viscous damping, N m s/rad or N s/m
+    'lower',            # (n_axis,) lower limit, rad or m (-inf if none)
+    'upper',            # (n_axis,) upper limit, rad or m (inf if none)
+    'restitution',      # (n_axis,) limit restitution coefficient, 1
+    'velocity_limit',   # (n_axis,) enforced speed limit, rad/s or m/s (inf if not enforced)
+    'subtree_start',    # (n_axis + 1,) int64 offsets into subtree_body
+    'subtree_body',     # (n,) int64 bodies carried by each axis' child, axis after axis
 ])
 
 #: Constraint blocks: a block is d <= 6 rows solved together with its d x d effective mass.
@@ -74,6 +92,8 @@ State = namedtuple('State', [
     'drive_current',  # (n_drive,) armature current, A
     'rotor_speed',    # (n_drive,) rotor speed relative to the stator, rad/s
     'drive_impulse',  # (n_drive, 3) accumulated gear, motor and gear-friction impulses
+    'axis_impulse',   # (n_axis, 6) friction, damping, lower, upper, speed rows' impulses
+    'axis_rate',      # (n_axis,) joint speed at the end of the last sweep, rad/s or m/s
 ])
 
 #: Scratch arrays reused every step (no allocation in the loop).
@@ -99,14 +119,16 @@ Work = namedtuple('Work', [
     'J_pred',       # (6, 4, 6) predicted Jacobian scratch
     'jrow',         # (1, 4, 6) one Jacobian row scratch
     'vec12',        # (12,) scratch
-    'drive_J',      # (n_drive, 2, 6) joint coordinate Jacobian of each drive
-    'drive_u',      # (n_drive, 2, 6) body response to a unit coordinate impulse
-    'drive_k',      # (n_drive,) constrained inverse mass of the coordinate
-    'drive_kcw',    # (n_drive, 6) K_c^-1 w, the joint block's reaction per coordinate impulse
+    'axis_J',       # (n_axis, 2, 6) joint coordinate Jacobian of each axis
+    'axis_u',       # (n_axis, 2, 6) body response to a unit coordinate impulse
+    'axis_k',       # (n_axis,) constrained inverse mass of the coordinate
+    'axis_kg',      # (n_axis,) the same with the drive's rotor geared in
+    'axis_kcw',     # (n_axis, 6) K_c^-1 w, the joint block's reaction per coordinate impulse
+    'axis_row',     # (n_axis, 4) friction bound, dt damping, lower and upper velocity targets
+    'axis_active',  # (n_axis, 2) 1.0 where the lower / upper limit row is active
     'drive_soft',   # (n_drive, 2) motor soft row: impulse at rest, damping (dt c)
     'drive_backup',  # (n_drive, 2) rotor speed and current before the step
     'drive_ainv',   # (n_drive, 2, 2, 2) inverse gear/motor matrix: free, current-limited mode
-    'drive_kg',     # (n_drive,) inverse mass of the geared coordinate (rotor carried along)
 ])
 
 #: Results of the last step (float64 array, indices below).

@@ -6,8 +6,8 @@ Nothing here knows about ROS; the Simulator facade is the only intended caller.
 import numpy as np
 
 from . import joints as jt
-from .arrays import (BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Drives, INFO_SIZE, Joints, Mimics,
-                     State, Work)
+from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Drives, INFO_SIZE, Joints,
+                     Mimics, State, Work)
 from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
 
@@ -75,7 +75,7 @@ class Engine:
         solver: SolverSettings.
     """
 
-    def __init__(self, model, dt, gravity, solver=SolverSettings()):
+    def __init__(self, model, dt, gravity, solver=SolverSettings(), limits=None):
         self.model = model
         self.dt = float(dt)
         self.gravity = np.asarray(gravity, dtype=float).reshape(3)
@@ -86,8 +86,9 @@ class Engine:
         self.joints = self._build_joints(model)
         self.mimics = self._build_mimics(model)
         self.blocks, n_row = self._build_blocks()
-        self.drives = self._build_drives(model)
+        self.axes, self.drives = self._build_axes(model, limits)
         n_drive = len(self.drives.joint)
+        n_axis = len(self.axes.joint)
         n_body = len(model.bodies)
         n_joint = len(model.joints)
         self.state = State(
@@ -96,7 +97,8 @@ class Engine:
             joint_q=np.zeros(n_joint), joint_effort=np.zeros(n_joint),
             row_impulse=np.zeros(n_row), time=np.zeros(1), drive_voltage=np.zeros(n_drive),
             drive_current=np.zeros(n_drive), rotor_speed=np.zeros(n_drive),
-            drive_impulse=np.zeros((n_drive, 3)))
+            drive_impulse=np.zeros((n_drive, 3)), axis_impulse=np.zeros((n_axis, 6)),
+            axis_rate=np.zeros(n_axis))
         n_block = len(self.blocks.dim)
         self.work = Work(
             rot=np.zeros((n_body, 3, 3)), inertia_w=np.zeros((n_body, 3, 3)),
@@ -107,11 +109,11 @@ class Engine:
             block_kinv=np.zeros((n_block, 6, 6)), clock=np.zeros(2, dtype=np.int64),
             mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
             C_pred=np.zeros(6), J_pred=np.zeros((6, 4, 6)), jrow=np.zeros((1, 4, 6)),
-            vec12=np.zeros(12), drive_J=np.zeros((n_drive, 2, 6)),
-            drive_u=np.zeros((n_drive, 2, 6)), drive_k=np.zeros(n_drive),
-            drive_kcw=np.zeros((n_drive, 6)), drive_soft=np.zeros((n_drive, 2)),
-            drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
-            drive_kg=np.zeros(n_drive))
+            vec12=np.zeros(12), axis_J=np.zeros((n_axis, 2, 6)),
+            axis_u=np.zeros((n_axis, 2, 6)), axis_k=np.zeros(n_axis), axis_kg=np.zeros(n_axis),
+            axis_kcw=np.zeros((n_axis, 6)), axis_row=np.zeros((n_axis, 4)),
+            axis_active=np.zeros((n_axis, 2)), drive_soft=np.zeros((n_drive, 2)),
+            drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)))
         self.info = np.zeros(INFO_SIZE)
         self._step_fn = None
 
@@ -183,28 +185,104 @@ class Engine:
                         body=np.array(body, dtype=np.int64).reshape(-1, 4))
         return blocks, n_row
 
-    def _build_drives(self, model):
-        drives = model.drives
-        return Drives(
-            joint=np.array([self.joint_index[d.joint] for d in drives], dtype=np.int64),
-            inv_rotor_inertia=np.array([1.0 / d.rotor_inertia for d in drives], dtype=float),
-            gear=np.array([d.gear_ratio for d in drives], dtype=float),
-            resistance=np.array([d.resistance for d in drives], dtype=float),
-            inductance=np.array([d.inductance for d in drives], dtype=float),
-            kt=np.array([d.torque_constant for d in drives], dtype=float),
-            ke=np.array([d.back_emf_constant for d in drives], dtype=float),
-            viscous=np.array([d.viscous_friction for d in drives], dtype=float),
-            efficiency=np.array([d.efficiency for d in drives], dtype=float),
-            current_limit=np.array([d.current_limit for d in drives], dtype=float))
+    def _build_axes(self, model, limits=None):
+        """
+        Axes (scalar joints with drive, friction, damping, limit or speed rows) and drives.
+
+        Args:
+            model: RobotModel (joints carry friction, static friction, damping, limits and
+                restitution; model.drives the DC drives).
+            limits: description.config.LimitSettings or None (enforce_velocity, enforce_effort).
+
+        Returns:
+            (Axes, Drives).
+        """
+        enforce_velocity = bool(getattr(limits, 'enforce_velocity', False))
+        enforce_effort = bool(getattr(limits, 'enforce_effort', True))
+        drive_of = {d.joint: d for d in model.drives}
+        rows = []
+        for i, j in enumerate(model.joints):
+            if jt.TYPE_CODES[j.type] not in jt.SCALAR_CODES:
+                continue
+            lower = j.lower if j.type != 'continuous' else -np.inf
+            upper = j.upper if j.type != 'continuous' else np.inf
+            static = j.static_friction if j.static_friction is not None else j.friction
+            speed = j.velocity_limit if enforce_velocity else np.inf
+            if (j.name in drive_of or j.friction > 0 or static > 0 or j.damping > 0
+                    or np.isfinite(lower) or np.isfinite(upper) or np.isfinite(speed)):
+                rows.append((i, j, lower, upper, static, speed))
+        axis_of = {j.name: x for x, (_, j, *_) in enumerate(rows)}
+        drives = [drive_of[j.name] for _, j, *_ in rows if j.name in drive_of]
+        drive_index = {d.joint: n for n, d in enumerate(drives)}
+
+        def column(values, dtype=float):
+            return np.array(list(values), dtype=dtype)
+
+        def current_limit(d):
+            joint = model.joints[self.joint_index[d.joint]]
+            if not enforce_effort or not np.isfinite(joint.effort_limit):
+                return d.current_limit
+            # the effort limit bounds the motor torque the driver may ask for
+            return min(d.current_limit,
+                       joint.effort_limit / abs(d.gear_ratio * d.torque_constant))
+
+        axes = Axes(
+            joint=column((i for i, *_ in rows), np.int64),
+            drive=column((drive_index.get(j.name, -1) for _, j, *_ in rows), np.int64),
+            gear=column(drive_of[j.name].gear_ratio if j.name in drive_of else 0.0
+                        for _, j, *_ in rows),
+            rotor_inertia=column(drive_of[j.name].rotor_inertia if j.name in drive_of else 0.0
+                                 for _, j, *_ in rows),
+            friction=column(j.friction for _, j, *_ in rows),
+            static_friction=column(r[4] for r in rows),
+            damping=column(j.damping for _, j, *_ in rows),
+            lower=column(r[2] for r in rows), upper=column(r[3] for r in rows),
+            restitution=column(j.restitution for _, j, *_ in rows),
+            velocity_limit=column(r[5] for r in rows),
+            **self._subtrees([i for i, *_ in rows]))
+        drive_arrays = Drives(
+            joint=column((self.joint_index[d.joint] for d in drives), np.int64),
+            axis=column((axis_of[d.joint] for d in drives), np.int64),
+            inv_rotor_inertia=column(1.0 / d.rotor_inertia for d in drives),
+            gear=column(d.gear_ratio for d in drives),
+            resistance=column(d.resistance for d in drives),
+            inductance=column(d.inductance for d in drives),
+            kt=column(d.torque_constant for d in drives),
+            ke=column(d.back_emf_constant for d in drives),
+            viscous=column(d.viscous_friction for d in drives),
+            efficiency=column(d.efficiency for d in drives),
+            current_limit=column(current_limit(d) for d in drives))
+        return axes, drive_arrays
+
+    def _subtrees(self, joint_indices):
+        """Bodies beyond each joint (its child and everything it carries), packed flat."""
+        children = {}
+        for i in range(len(self.joints.type)):
+            children.setdefault(int(self.joints.body[i, 0]), []).append(
+                int(self.joints.body[i, 1]))
+        start, flat = [0], []
+        for i in joint_indices:
+            stack = [int(self.joints.body[i, 1])]
+            seen = set()
+            while stack:
+                b = stack.pop()
+                if b in seen:
+                    continue
+                seen.add(b)
+                flat.append(b)
+                stack.extend(children.get(b, []))
+            start.append(len(flat))
+        return {'subtree_start': np.array(start, dtype=np.int64),
+                'subtree_body': np.array(flat, dtype=np.int64)}
 
     # -- stepping -----------------------------------------------------------------------------
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
         s = self.solver
-        args = (self.bodies, self.joints, self.mimics, self.blocks, self.drives, self.state,
-                self.work, self.dt, self.gravity, int(s.iterations), float(s.tolerance),
-                float(s.time_budget), int(s.position_iterations), float(s.position_tolerance),
-                bool(s.warm_start), self.info, int(n))
+        args = (self.bodies, self.joints, self.mimics, self.blocks, self.axes, self.drives,
+                self.state, self.work, self.dt, self.gravity, int(s.iterations),
+                float(s.tolerance), float(s.time_budget), int(s.position_iterations),
+                float(s.position_tolerance), bool(s.warm_start), self.info, int(n))
         if self._step_fn is None:
             taken = compiled_step(*args)
             self._step_fn = _compiled_entry_point(compiled_step, args)
@@ -296,6 +374,8 @@ class Engine:
             self.state.joint_q[j] = positions[j] if jtype in jt.SCALAR_CODES else 0.0
         self.state.row_impulse[:] = 0.0
         self.state.drive_impulse[:] = 0.0
+        self.state.axis_impulse[:] = 0.0
         rates = self.joint_rates()
         for d, j in enumerate(self.drives.joint):
             self.state.rotor_speed[d] = self.drives.gear[d] * rates[j]
+        self.state.axis_rate[:] = rates[self.axes.joint]

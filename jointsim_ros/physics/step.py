@@ -17,8 +17,9 @@ from . import joints as jt
 from .arrays import (INFO_BODY, INFO_ITERATIONS, INFO_POS_ERROR, INFO_RESIDUAL, INFO_STATUS,
                      INFO_STOP, STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS, STOP_TIME_BUDGET,
                      STOP_TOLERANCE)
+from .axes import prepare_axes, project_limits, solve_axes, warm_start_axes
 from .clock import monotonic
-from .drives import finish_drives, prepare_drives, solve_drives, warm_start_drives
+from .drives import finish_drives, prepare_drives, warm_start_drives
 from .math3d import (jit, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul,
                      quat_normalized, quat_to_mat, read3, read4, read_mat, rotate_by, vadd, vscale,
                      write3, write4, write_mat)
@@ -97,7 +98,7 @@ def prepare_blocks(blocks, bodies, joints, mimics, state, work, dt):
 
 
 @jit_inline
-def solve_velocities(bodies, joints, blocks, drives, state, work, dt, iterations, tolerance,
+def solve_velocities(joints, blocks, axes, drives, state, work, dt, iterations, tolerance,
                      time_budget, info):
     """
     Sweep blocks and drives until the tolerance, the iteration cap or the wall-clock budget.
@@ -111,8 +112,8 @@ def solve_velocities(bodies, joints, blocks, drives, state, work, dt, iterations
     used = 0
     for it in range(iterations):
         largest = sweep_blocks(blocks, work, state.row_impulse)
-        if drives.joint.shape[0] > 0:
-            largest = max(largest, solve_drives(bodies, joints, blocks, drives, state, work, dt))
+        if axes.joint.shape[0] > 0:
+            largest = max(largest, solve_axes(axes, drives, blocks, joints, state, work, dt))
         used = it + 1
         if largest < tolerance:
             stop = STOP_TOLERANCE
@@ -120,7 +121,7 @@ def solve_velocities(bodies, joints, blocks, drives, state, work, dt, iterations
         if time_budget > 0.0 and monotonic(work.clock) - t0 > time_budget:
             stop = STOP_TIME_BUDGET
             break
-    if blocks.dim.shape[0] == 0 and drives.joint.shape[0] == 0:
+    if blocks.dim.shape[0] == 0 and axes.joint.shape[0] == 0:
         stop = STOP_TOLERANCE
     info[INFO_ITERATIONS] = used
     info[INFO_RESIDUAL] = largest
@@ -148,7 +149,7 @@ def integrate_positions(state, work, dt):
 
 
 @jit_inline
-def project_positions(blocks, joints, mimics, state, work, iterations, tolerance):
+def project_positions(blocks, joints, mimics, axes, state, work, iterations, tolerance):
     """
     Nonlinear Gauss-Seidel on the position errors; returns the largest error left.
 
@@ -264,7 +265,7 @@ def diverged_body(state, work):
 
 
 @jit
-def step(bodies, joints, mimics, blocks, drives, state, work, dt, gravity, iterations,
+def step(bodies, joints, mimics, blocks, axes, drives, state, work, dt, gravity, iterations,
          tolerance, time_budget, position_iterations, position_tolerance, warm, info, n_steps):
     """
     Advance the state by n_steps steps of dt seconds; stop early on divergence.
@@ -281,12 +282,14 @@ def step(bodies, joints, mimics, blocks, drives, state, work, dt, gravity, itera
         # 3. constraint rows at x, with the curvature bias from the predicted poses
         predict_poses(state, work, dt)
         prepare_blocks(blocks, bodies, joints, mimics, state, work, dt)
-        prepare_drives(drives, blocks, bodies, joints, state, work, dt)
+        prepare_axes(axes, blocks, bodies, joints, state, work, dt)
+        prepare_drives(drives, work, state, dt)
         # 4. warm start from the previous step's impulses
         warm_start(blocks, work, state.row_impulse, warm)
-        warm_start_drives(bodies, joints, blocks, drives, state, work, warm)
+        warm_start_axes(axes, bodies, joints, state, work, warm)
+        warm_start_drives(bodies, joints, drives, state, work, warm)
         # 5. sequential impulses
-        solve_velocities(bodies, joints, blocks, drives, state, work, dt, iterations, tolerance,
+        solve_velocities(joints, blocks, axes, drives, state, work, dt, iterations, tolerance,
                          time_budget, info)
         # 6. velocities, angular momenta, armature currents
         store_angular_momentum(state, work)
@@ -294,8 +297,9 @@ def step(bodies, joints, mimics, blocks, drives, state, work, dt, gravity, itera
         # 7. positions with the exact rotation update
         integrate_positions(state, work, dt)
         # 8. remove leftover drift without touching velocities
-        info[INFO_POS_ERROR] = project_positions(blocks, joints, mimics, state, work,
+        info[INFO_POS_ERROR] = project_positions(blocks, joints, mimics, axes, state, work,
                                                  position_iterations, position_tolerance)
+        project_limits(axes, joints, state, work, position_tolerance)
         # 9. divergence check, scalar joint coordinates, clock
         bad = diverged_body(state, work)
         if bad >= 0:

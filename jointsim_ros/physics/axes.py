@@ -1,0 +1,343 @@
+"""
+Rows on a scalar joint's coordinate: drive, Coulomb friction, viscous damping, limits.
+
+An *axis* is a revolute, continuous or prismatic joint that has any of these rows.  All of them
+act on the joint coordinate q through its Jacobian J_q, seen through the joint's own bilateral
+block (Schur complement), so each axis is solved exactly relative to its joint:
+    k = J_q M^-1 J_q^T - w^T K_c^-1 w,   w = J_c M^-1 J_q^T       (constrained inverse mass)
+    a coordinate impulse P moves the bodies by u P, u = M^-1 J_q^T - M^-1 J_c^T K_c^-1 w,
+    and the joint block's accumulated impulse takes the reaction -K_c^-1 w P.
+On a driven joint the rotor is geared to the coordinate, so the coordinate rows see the geared
+inverse mass k_g = 1 / (1/k + N^2 J_m) and carry the rotor along (``drives.py``).
+
+Rows, each updated as in sequential impulses (accumulated impulse, clamped):
+- friction (Jolt ``HingeConstraint`` friction, Box2D motor rows): target qdot+ = 0, accumulated
+  impulse in [-F dt, F dt]; F is the static (breakaway) value while the joint is at rest at the
+  start of the step, the dynamic value once it slides;
+- damping, implicit: lambda = -dt c qdot+, a soft row  dl = -(lambda + dt c qdot) / (1 + dt c k_g)
+  (stable for any c and dt: a huge damping makes the joint slow, never unstable);
+- limits (speculative, one-sided; Catto's speculative contacts): with C = q - lower, the lower
+  row is active when the joint is at the limit or would cross it within the step,
+  C + dt qdot <= 0, and asks qdot+ >= -C / dt (it may close the gap, never cross it) with an
+  accumulated impulse >= 0; when it approaches faster than the restitution threshold it asks
+  qdot+ >= -e qdot instead (a bounce with coefficient e).  The upper limit mirrors it.  A
+  leftover overlap is removed by turning the joint's subtree rigidly (``project_limits``),
+  never by velocity, so no energy is added;
+- velocity limits (optional): one-sided rows qdot+ <= v_max and qdot+ >= -v_max.
+"""
+import numpy as np
+
+from .joints import PRISMATIC
+from .math3d import (jit_inline, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
+                     quat_to_mat, vadd, vscale, vsub)
+from .solver import frames_of_joint, joint_coordinate
+
+FRICTION, DAMPING, LOWER, UPPER, SPEED_UP, SPEED_DOWN = range(6)
+#: Joint speed below which a joint counts as at rest for static friction, rad/s or m/s.
+REST_SPEED = 1e-6
+#: Approach speed above which a limit bounces with its restitution, rad/s or m/s.
+RESTITUTION_SPEED = 1e-2
+
+
+@jit_inline
+def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
+    """
+    Coordinate Jacobian, constrained response and row set-up of every axis.
+
+    Arrays are taken out of their containers once per function (see ``solve_axes``).
+    """
+    coord_J = work.axis_J
+    response = work.axis_u
+    reaction = work.axis_kcw
+    row_J = work.row_J
+    row_MJ = work.row_MJ
+    kinv = work.block_kinv
+    inv_inertia = work.inv_inertia_w
+    inv_mass = bodies.inv_mass
+    vel = work.vel
+    body = joints.body
+    mj = work.vec12
+    w = work.vec6a
+    for x in range(axes.joint.shape[0]):
+        j = axes.joint[x]
+        joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q, coord_J, x)
+        for s in range(2):
+            b = body[j, s]
+            for c in range(6):
+                mj[6 * s + c] = 0.0
+            if b >= 0:
+                for c in range(3):
+                    mj[6 * s + c] = inv_mass[b] * coord_J[x, s, c]
+                    mj[6 * s + 3 + c] = (inv_inertia[b, c, 0] * coord_J[x, s, 3]
+                                         + inv_inertia[b, c, 1] * coord_J[x, s, 4]
+                                         + inv_inertia[b, c, 2] * coord_J[x, s, 5])
+        k = joints.block[j]
+        r0 = blocks.row0[k]
+        n = blocks.dim[k]
+        # w = J_c M^-1 J_q^T and K_c^-1 w
+        for i in range(n):
+            acc = 0.0
+            for s in range(2):
+                for c in range(6):
+                    acc += row_J[r0 + i, s, c] * mj[6 * s + c]
+            w[i] = acc
+        for i in range(n):
+            acc = 0.0
+            for m in range(n):
+                acc += kinv[k, i, m] * w[m]
+            reaction[x, i] = acc
+        # u = M^-1 J_q^T - M^-1 J_c^T K_c^-1 w and the constrained inverse mass k = J_q u
+        k_coord = 0.0
+        qdot = 0.0
+        for s in range(2):
+            b = body[j, s]
+            for c in range(6):
+                u = mj[6 * s + c]
+                for i in range(n):
+                    u -= reaction[x, i] * row_MJ[r0 + i, s, c]
+                response[x, s, c] = u
+                k_coord += coord_J[x, s, c] * u
+                if b >= 0:
+                    qdot += coord_J[x, s, c] * vel[b, c]
+        work.axis_k[x] = k_coord
+        d = axes.drive[x]
+        geared = k_coord
+        if d >= 0:
+            n_gear = axes.gear[x]
+            geared = 1.0 / (1.0 / k_coord + n_gear * n_gear * axes.rotor_inertia[x])
+        work.axis_kg[x] = geared
+        # friction bound: static while at rest at the start of the step, dynamic when sliding
+        rest = abs(state.axis_rate[x]) <= REST_SPEED
+        work.axis_row[x, 0] = dt * (axes.static_friction[x] if rest else axes.friction[x])
+        work.axis_row[x, 1] = dt * axes.damping[x]
+        # limits: speculative activation and velocity targets
+        q = state.joint_q[j]
+        for side in range(2):
+            gap = q - axes.lower[x] if side == 0 else axes.upper[x] - q
+            approach = qdot if side == 0 else -qdot  # < 0 when moving towards the limit
+            active = gap + dt * approach <= 0.0
+            target = -max(gap, 0.0) / dt  # may close the gap within the step, never cross
+            if active and approach < -RESTITUTION_SPEED and axes.restitution[x] > 0.0:
+                target = max(target, -axes.restitution[x] * approach)
+            work.axis_row[x, 2 + side] = target if side == 0 else -target
+            work.axis_active[x, side] = 1.0 if active else 0.0
+            if not active:
+                state.axis_impulse[x, LOWER + side] = 0.0
+
+
+@jit_inline
+def warm_start_axes(axes, bodies, joints, state, work, enabled):
+    """
+    Apply last step's coordinate impulses of every axis (or clear them).
+
+    They go in along M^-1 J_q^T alone: the joint block's warm start already holds last step's
+    reactions.  The rotor's share is the drive's gear impulse (``drives.warm_start_drives``).
+    """
+    vel = work.vel
+    coord_J = work.axis_J
+    inv_inertia = work.inv_inertia_w
+    inv_mass = bodies.inv_mass
+    impulses = state.axis_impulse
+    body = joints.body
+    for x in range(axes.joint.shape[0]):
+        P = 0.0
+        for r in range(6):
+            if not enabled:
+                impulses[x, r] = 0.0
+            P += impulses[x, r]
+        j = axes.joint[x]
+        for s in range(2):
+            b = body[j, s]
+            if b >= 0:
+                for c in range(3):
+                    vel[b, c] += inv_mass[b] * coord_J[x, s, c] * P
+                    vel[b, 3 + c] += (inv_inertia[b, c, 0] * coord_J[x, s, 3]
+                                      + inv_inertia[b, c, 1] * coord_J[x, s, 4]
+                                      + inv_inertia[b, c, 2] * coord_J[x, s, 5]) * P
+
+
+@jit_inline
+def solve_axes(axes, drives, blocks, joints, state, work, dt):
+    """
+    One Gauss-Seidel pass over the axes; returns the largest impulse change.
+
+    Per axis: the drive's gear and motor rows (exact 2 x 2, ``drives.py``), then friction,
+    damping, limits and velocity limits on the geared coordinate.  Every array is taken out of
+    its container once, here: numba otherwise pays an atomic reference-count pair for each
+    container access inside the loop (about 1 us per axis).
+    """
+    vel = work.vel
+    coord_J = work.axis_J
+    response = work.axis_u
+    inv_k = work.axis_k
+    geared = work.axis_kg
+    reaction = work.axis_kcw
+    setup = work.axis_row
+    active = work.axis_active
+    impulses = state.axis_impulse
+    row_impulse = state.row_impulse
+    soft = work.drive_soft
+    ainv = work.drive_ainv
+    drive_impulse = state.drive_impulse
+    rotor = state.rotor_speed
+    body = joints.body
+    joint_block = joints.block
+    row0 = blocks.row0
+    dim = blocks.dim
+    largest = 0.0
+    for x in range(axes.joint.shape[0]):
+        j = axes.joint[x]
+        a = body[j, 0]
+        b = body[j, 1]
+        blk = joint_block[j]
+        r0 = row0[blk]
+        nrow = dim[blk]
+        qdot = 0.0
+        for c in range(6):
+            if a >= 0:
+                qdot += coord_J[x, 0, c] * vel[a, c]
+            qdot += coord_J[x, 1, c] * vel[b, c]
+        d = axes.drive[x]
+        gear_part = 0.0  # the drive's own coordinate impulse, -N dg
+        rows = 0.0  # sum of the coordinate rows' impulses (acting on the geared coordinate)
+        kg = geared[x]
+        if d >= 0:
+            n = drives.gear[d]
+            jm = drives.inv_rotor_inertia[d]
+            w_m = rotor[d]
+            lam_m = drive_impulse[d, 1]
+            r1 = n * qdot - w_m
+            r2 = soft[d, 0] - soft[d, 1] * w_m - lam_m
+            dg = ainv[d, 0, 0, 0] * r1 + ainv[d, 0, 0, 1] * r2
+            dm = ainv[d, 0, 1, 0] * r1 + ainv[d, 0, 1, 1] * r2
+            b_dt = dt * drives.viscous[d]
+            electric = lam_m + dm + b_dt * (w_m + jm * (dg + dm))
+            limit = dt * drives.kt[d] * drives.current_limit[d]
+            if abs(electric) > limit:
+                r2 = (limit if electric > 0.0 else -limit) - b_dt * w_m - lam_m
+                dg = ainv[d, 1, 0, 0] * r1 + ainv[d, 1, 0, 1] * r2
+                dm = ainv[d, 1, 1, 0] * r1 + ainv[d, 1, 1, 1] * r2
+            drive_impulse[d, 0] += dg
+            drive_impulse[d, 1] += dm
+            rotor[d] += jm * (dg + dm)
+            gear_part = -n * dg
+            qdot -= inv_k[x] * n * dg
+            largest = max(largest, abs(dg), abs(dm))
+            # gear losses: Coulomb friction bounded by the transmitted impulse
+            if drives.efficiency[d] < 1.0:
+                bound = (1.0 - drives.efficiency[d]) * abs(n * drive_impulse[d, 0])
+                old = drive_impulse[d, 2]
+                new = min(max(old - qdot / kg, -bound), bound)
+                drive_impulse[d, 2] = new
+                rows += new - old
+                qdot += kg * (new - old)
+                largest = max(largest, abs(new - old))
+        # joint friction: qdot+ = 0 with |lambda| <= F dt
+        bound = setup[x, 0]
+        if bound > 0.0:
+            old = impulses[x, FRICTION]
+            new = min(max(old - qdot / kg, -bound), bound)
+            impulses[x, FRICTION] = new
+            rows += new - old
+            qdot += kg * (new - old)
+            largest = max(largest, abs(new - old))
+        # implicit viscous damping: lambda = -dt c qdot+
+        damp = setup[x, 1]
+        if damp > 0.0:
+            old = impulses[x, DAMPING]
+            delta = -(old + damp * qdot) / (1.0 + damp * kg)
+            impulses[x, DAMPING] = old + delta
+            rows += delta
+            qdot += kg * delta
+            largest = max(largest, abs(delta))
+        # limits: lower asks qdot+ >= target (impulse >= 0), upper qdot+ <= target (<= 0)
+        if active[x, 0] > 0.0:
+            old = impulses[x, LOWER]
+            new = max(old + (setup[x, 2] - qdot) / kg, 0.0)
+            impulses[x, LOWER] = new
+            rows += new - old
+            qdot += kg * (new - old)
+            largest = max(largest, abs(new - old))
+        if active[x, 1] > 0.0:
+            old = impulses[x, UPPER]
+            new = min(old + (setup[x, 3] - qdot) / kg, 0.0)
+            impulses[x, UPPER] = new
+            rows += new - old
+            qdot += kg * (new - old)
+            largest = max(largest, abs(new - old))
+        speed = axes.velocity_limit[x]
+        if speed < np.inf:
+            old = impulses[x, SPEED_UP]
+            new = min(old + (speed - qdot) / kg, 0.0)
+            impulses[x, SPEED_UP] = new
+            rows += new - old
+            qdot += kg * (new - old)
+            old2 = impulses[x, SPEED_DOWN]
+            new2 = max(old2 + (-speed - qdot) / kg, 0.0)
+            impulses[x, SPEED_DOWN] = new2
+            rows += new2 - old2
+            qdot += kg * (new2 - old2)
+            largest = max(largest, abs(new - old), abs(new2 - old2))
+        P = gear_part + rows
+        if d >= 0 and rows != 0.0:
+            # the rows moved link and rotor together: the gear brings the rotor along
+            n = drives.gear[d]
+            jm = drives.inv_rotor_inertia[d]
+            carry = n * kg * rows / jm
+            drive_impulse[d, 0] += carry
+            rotor[d] += jm * carry
+            P -= n * carry
+        # apply: bodies along u, the joint block takes the reaction
+        for c in range(6):
+            if a >= 0:
+                vel[a, c] += response[x, 0, c] * P
+            vel[b, c] += response[x, 1, c] * P
+        for i in range(nrow):
+            row_impulse[r0 + i] -= reaction[x, i] * P
+        state.axis_rate[x] = qdot
+    return largest
+
+
+@jit_inline
+def project_limits(axes, joints, state, work, tolerance):
+    """
+    Turn (or slide) a joint that overlaps a position limit back onto it; return the overlap.
+
+    The whole subtree beyond the joint (its child body and every body carried by it) moves
+    rigidly about the joint axis through the joint origin (along the axis for a prismatic
+    joint), so no other joint is disturbed, whatever the mass ratios.  Angular momenta turn with
+    the bodies and linear velocities are kept, so neither the kinetic energy nor the robot's
+    linear momentum changes.
+    """
+    largest = 0.0
+    for x in range(axes.joint.shape[0]):
+        j = axes.joint[x]
+        q = joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q,
+                             work.jrow, 0)
+        shift = 0.0
+        if q < axes.lower[x] - tolerance:
+            shift = axes.lower[x] - q
+        elif q > axes.upper[x] + tolerance:
+            shift = axes.upper[x] - q
+        largest = max(largest, abs(shift))
+        if shift != 0.0:
+            f = frames_of_joint(j, joints, state.body_pos, state.body_quat)
+            prismatic = joints.type[j] == PRISMATIC
+            turn = quat_from_rotvec(vscale(f.axis_a, 0.0 if prismatic else shift))
+            rot = quat_to_mat(turn)
+            slide = vscale(f.axis_a, shift if prismatic else 0.0)
+            for i in range(axes.subtree_start[x], axes.subtree_start[x + 1]):
+                b = axes.subtree_body[i]
+                p = (state.body_pos[b, 0], state.body_pos[b, 1], state.body_pos[b, 2])
+                p_new = vadd(vadd(f.anchor_a, mat_vec(rot, vsub(p, f.anchor_a))), slide)
+                q_b = (state.body_quat[b, 0], state.body_quat[b, 1], state.body_quat[b, 2],
+                       state.body_quat[b, 3])
+                q_new = quat_normalized(quat_mul(turn, q_b))
+                L_new = mat_vec(rot, (state.body_ang_mom[b, 0], state.body_ang_mom[b, 1],
+                                      state.body_ang_mom[b, 2]))
+                for c in range(3):
+                    state.body_pos[b, c] = p_new[c]
+                    state.body_ang_mom[b, c] = L_new[c]
+                for c in range(4):
+                    state.body_quat[b, c] = q_new[c]
+    return largest
