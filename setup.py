@@ -23,7 +23,8 @@ setup(
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', files_in('launch/*.launch.py')),
         ('share/' + package_name + '/urdf', files_in('urdf/*')),
-        ('share/' + package_name + '/config', files_in('config/*.yaml')),
+        ('share/' + package_name + '/config',
+         files_in('config/*.yaml') + files_in('config/*.xml')),
         ('share/' + package_name + '/rviz', files_in('rviz/*.rviz')),
     ],
     install_requires=['setuptools'],
@@ -41,6 +42,7 @@ setup(
     entry_points={
         'console_scripts': [
             'jointsim_headless = jointsim_ros.tools.headless:main',
+            'jointsim_node = jointsim_ros.node:main',
         ],
     },
 )

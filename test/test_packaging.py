@@ -90,13 +90,14 @@ def test_colcon_build_installs_the_package(tmp_path):
     assert (share / 'package.xml').is_file()
     assert (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' /
             PACKAGE_NAME).is_file()
-    assert os.access(prefix / 'lib' / PACKAGE_NAME / 'jointsim_headless', os.X_OK)
+    for script in ('jointsim_headless', 'jointsim_node'):
+        assert os.access(prefix / 'lib' / PACKAGE_NAME / script, os.X_OK), script
     site_packages = prefix / 'lib' / ('python%d.%d' % sys.version_info[:2]) / 'site-packages'
     assert (site_packages / PACKAGE_NAME / '__init__.py').is_file()
     assert not (site_packages / 'test').exists()
 
     # Every data file in the source tree reaches share/<package>/ (the folders may be empty).
-    for folder, pattern in [('urdf', '*'), ('config', '*.yaml'),
+    for folder, pattern in [('urdf', '*'), ('config', '*.yaml'), ('config', '*.xml'),
                             ('launch', '*.launch.py'), ('rviz', '*.rviz')]:
         assert (share / folder).is_dir(), 'share/%s/%s missing' % (PACKAGE_NAME, folder)
         for source in (PACKAGE_ROOT / folder).glob(pattern):

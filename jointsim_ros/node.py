@@ -1,0 +1,446 @@
+"""
+jointsim_node: the ROS 2 node of the simulator (docs/node.md).
+
+    ros2 run jointsim_ros jointsim_node --ros-args -p robot_description_file:=arm.urdf.xacro
+    python -m jointsim_ros.node --ros-args --params-file config/jointsim_node.yaml
+
+A thin rclpy layer: parameters are read once into the simulator's configuration
+(``runner.load_robot``), a wall-clock timer calls ``SimulationRunner.tick`` and publishes the
+state through ``ros_messages``; subscriptions and services call the runner.  No physics here.
+"""
+from dataclasses import dataclass
+import logging
+import math
+import sys
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
+                                ParameterType)
+import rclpy
+from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
+from tf2_msgs.msg import TFMessage
+
+from . import ros_messages
+from .errors import CommandError, JointsimError
+from .frames import FrameTree
+from .runner import load_robot, RunSettings, SimulationRunner
+
+NODE_NAME = 'jointsim_node'
+#: Wall-clock period of the diagnostics message, s.
+DIAGNOSTICS_PERIOD = 1.0
+#: Wall-clock period of the status log line, s.
+STATUS_LOG_PERIOD = 10.0
+#: Shortest interval between two warnings about refused commands, s.
+COMMAND_WARNING_PERIOD = 1.0
+
+
+@dataclass(frozen=True)
+class Param:
+    """A ROS parameter of the node: name, default, unit, closed range, description."""
+
+    name: str
+    default: object
+    unit: str
+    limits: tuple
+    description: str
+    read_only: bool = True
+
+
+PARAMETERS = (
+    Param('robot_description', '', 'URDF XML', None,
+          'URDF XML text of the robot (the ROS convention; launch files fill it with xacro). '
+          'Give this or robot_description_file; neither runs the bundled arm.'),
+    Param('robot_description_file', '', 'path', None,
+          'Path of a .urdf or .xacro file, used when robot_description is empty.'),
+    Param('config_file', '', 'path', None,
+          'Simulator YAML config (docs/config.md): base, initial state, solver, drives. '
+          'Empty: the defaults (config/jointsim_arm.yaml for the bundled arm). Its dt is '
+          'replaced by 1 / physics_rate.'),
+    Param('physics_rate', 1000.0, 'Hz', (1.0, 100000.0),
+          'Physics steps per simulated second; the time step is 1 / physics_rate.'),
+    Param('publish_rate', 100.0, 'Hz', (0.1, 10000.0),
+          'Ticks per wall-clock second: each tick steps what is due and publishes once. At most '
+          'physics_rate.'),
+    Param('real_time_factor', 1.0, '1', (0.0, 1000.0),
+          'Simulated seconds per wall-clock second; 0 runs as fast as possible.'),
+    Param('command_timeout', 0.5, 's', (0.0, 3600.0),
+          'Wall-clock time without a command of a kind (efforts, voltages) after which that '
+          'kind is set to 0; 0 disables the watchdog.'),
+    Param('publish_clock', True, 'bool', None,
+          'Publish simulated time on /clock.'),
+    Param('frame_prefix', '', 'string', None,
+          'Prepended to every link name to make its TF frame id (e.g. "robot1/").'),
+    Param('world_frame', 'world', 'frame id', None,
+          'TF frame of the simulation world (not prefixed); the root link is published in it.'),
+    Param('step_count', 0, 'steps', (0, 1000000),
+          'Physics steps taken by one call of the step service while paused; 0 = one publish '
+          'period.', read_only=False),
+)
+
+_TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEGER,
+          float: ParameterType.PARAMETER_DOUBLE, str: ParameterType.PARAMETER_STRING}
+
+# Topics of the two forms of each command kind: array (Float64MultiArray, announced order) and
+# named (JointState, values in the effort field).
+COMMAND_TOPICS = {
+    'effort': ('joint_effort_commands', 'joint_efforts'),
+    'voltage': ('joint_voltage_commands', 'joint_voltages'),
+}
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     reliability=ReliabilityPolicy.RELIABLE)
+
+
+def descriptor(param):
+    """Return the rcl_interfaces/ParameterDescriptor of a Param."""
+    text = f'{param.description} [{param.unit}]'
+    desc = ParameterDescriptor(name=param.name, type=_TYPES[type(param.default)],
+                               description=text, read_only=param.read_only)
+    if param.limits and isinstance(param.default, float):
+        desc.floating_point_range = [FloatingPointRange(
+            from_value=param.limits[0], to_value=param.limits[1], step=0.0)]
+        desc.additional_constraints = f'{param.limits[0]:g} to {param.limits[1]:g} {param.unit}'
+    elif param.limits:
+        desc.integer_range = [IntegerRange(
+            from_value=param.limits[0], to_value=param.limits[1], step=1)]
+        desc.additional_constraints = f'{param.limits[0]} to {param.limits[1]} {param.unit}'
+    return desc
+
+
+class _RosLogHandler(logging.Handler):
+    """Forward the Python ``jointsim_ros`` logger (model repairs, warnings) to the ROS log."""
+
+    def __init__(self, ros_logger):
+        super().__init__()
+        self.ros_logger = ros_logger
+
+    def emit(self, record):
+        """Log one record at the matching ROS severity."""
+        message = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            self.ros_logger.error(message)
+        elif record.levelno >= logging.WARNING:
+            self.ros_logger.warning(message)
+        else:
+            self.ros_logger.info(message)
+
+
+class JointsimNode(Node):
+    """
+    The simulator node: one robot, stepped on a wall-clock timer.
+
+    Raises (from the constructor):
+        JointsimError: bad robot description, config or parameter combination.
+        rclpy.exceptions.ParameterException: a parameter of the wrong type or out of range.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        log = self.get_logger()
+        self._python_log = _RosLogHandler(log)
+        logging.getLogger('jointsim_ros').addHandler(self._python_log)
+        logging.getLogger('jointsim_ros').propagate = False
+        p = {param.name: self.declare_parameter(param.name, param.default,
+                                                descriptor(param)).value
+             for param in PARAMETERS}
+        if p['publish_rate'] > p['physics_rate']:
+            raise JointsimError(
+                f"parameter publish_rate ({p['publish_rate']:g} Hz) is above physics_rate "
+                f"({p['physics_rate']:g} Hz): a tick takes at least one physics step.  Lower "
+                f'publish_rate or raise physics_rate.')
+        loaded = load_robot(p['robot_description'], p['robot_description_file'],
+                            p['config_file'], p['physics_rate'])
+        self.sim = loaded.sim
+        for note in loaded.notes:
+            log.info(note)
+        self.settings = RunSettings(p['physics_rate'], p['publish_rate'],
+                                    p['real_time_factor'], p['command_timeout'])
+        self.frames = FrameTree(self.sim, loaded.urdf_robot, p['frame_prefix'],
+                                p['world_frame'])
+        self.publish_clock = p['publish_clock']
+        self._warn_about_anchor()
+        compile_start = time.perf_counter()
+        self._warm_up()
+        compile_seconds = time.perf_counter() - compile_start
+
+        self.runner = SimulationRunner(self.sim, self.settings, report=self._report)
+        self._warned = {}
+        self._published_version = None
+        self._last_tf_time = None
+
+        # publishers
+        self._pub_joint_states = self.create_publisher(JointState, 'joint_states', 10)
+        self._pub_tf = self.create_publisher(TFMessage, '/tf', 100)
+        self._pub_tf_static = self.create_publisher(TFMessage, '/tf_static', LATCHED)
+        self._pub_clock = None
+        if self.publish_clock:
+            self._pub_clock = self.create_publisher(ClockMsg, '/clock', 10)
+        self._pub_diagnostics = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        self._pub_description = self.create_publisher(String, 'robot_description', LATCHED)
+        self._pub_command_order = self.create_publisher(String, 'joint_command_order', LATCHED)
+
+        # subscriptions: two forms per command kind
+        for kind, (array_topic, named_topic) in COMMAND_TOPICS.items():
+            if kind not in self.runner.channels:
+                continue
+            self.create_subscription(Float64MultiArray, array_topic,
+                                     self._array_callback(kind), 10)
+            self.create_subscription(JointState, named_topic, self._named_callback(kind), 10)
+
+        # services
+        self.create_service(Trigger, 'pause', self._on_pause)
+        self.create_service(Trigger, 'resume', self._on_resume)
+        self.create_service(Trigger, 'step', self._on_step)
+        self.create_service(Trigger, 'reset', self._on_reset)
+
+        # latched announcements and the initial state
+        self._pub_description.publish(ros_messages.text(loaded.urdf_xml))
+        self._pub_command_order.publish(
+            ros_messages.text(ros_messages.command_order_text(self.runner.channels)))
+        self._pub_tf_static.publish(ros_messages.tf_message(self.frames.static, 0.0))
+        self._publish_state()
+
+        # timers on the steady clock: the node's own clock may be /clock (use_sim_time), which
+        # this node publishes itself
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._tick_timer = self.create_timer(self.settings.tick_period, self._tick, clock=steady)
+        self.create_timer(DIAGNOSTICS_PERIOD, self._publish_diagnostics, clock=steady)
+        self._status_stats = []
+        self.create_timer(STATUS_LOG_PERIOD, self._log_status, clock=steady)
+        self._log_start(compile_seconds)
+
+    # -- start-up -----------------------------------------------------------------------------
+    def _warm_up(self):
+        """Take one step (numba compiles or loads the engine) and return to the start state."""
+        try:
+            self.sim.step(1)
+        except JointsimError:
+            pass
+        self.sim.reset()
+
+    def _warn_about_anchor(self):
+        if self.frames.has_anchor:
+            return
+        distance, angle = self.frames.anchor_offset()
+        if distance > 1e-9 or angle > 1e-9:
+            self.get_logger().warning(
+                f'the root link {self.frames.root_link!r} has the name of the world frame, so '
+                f'its pose in the simulation world ({distance:.3g} m, {angle:.3g} rad from the '
+                f'origin, from base_pose) is not on /tf; set frame_prefix or world_frame to '
+                f'publish it.')
+
+    def _log_start(self, compile_seconds):
+        sim, settings = self.sim, self.settings
+        log = self.get_logger()
+        model = sim.model
+        mode = ('as fast as possible' if settings.real_time_factor == 0.0
+                else f'real_time_factor {settings.real_time_factor:g}')
+        log.info(f'robot {model.name!r}: {len(model.bodies)} bodies, {len(sim.joint_names)} '
+                 f'joints ({", ".join(sim.joint_names)}), {len(sim.drive_names)} drives, '
+                 f'{"floating" if model.floating_base else "fixed"} base')
+        for kind, (array_topic, named_topic) in COMMAND_TOPICS.items():
+            channel = self.runner.channels.get(kind)
+            if channel is not None and channel.joints:
+                log.info(f'{array_topic} (std_msgs/Float64MultiArray, {channel.unit}) order: '
+                         f'[{", ".join(channel.joints)}]; named form: {named_topic} '
+                         f'(sensor_msgs/JointState, values in effort)')
+        log.info(f'ready: physics {settings.physics_rate:g} Hz (dt {sim.dt * 1e3:g} ms, solver '
+                 f'time budget {sim.config.solver.time_budget * 1e6:g} us), ticks and publishes '
+                 f'at {settings.publish_rate:g} Hz, {mode}, command timeout '
+                 f'{settings.command_timeout:g} s; first step {compile_seconds:.2f} s')
+
+    # -- stepping and publishing ----------------------------------------------------------------
+    def _tick(self):
+        self.runner.tick()
+        if self.runner.state_version != self._published_version:
+            self._publish_state()
+
+    def _publish_state(self):
+        sim = self.sim
+        self._published_version = self.runner.state_version
+        t = sim.time
+        self._pub_joint_states.publish(ros_messages.joint_state(sim))
+        # tf2 buffers drop a transform whose stamp they already hold (TF_REPEATED_DATA)
+        if t != self._last_tf_time:
+            moving = self.frames.moving_transforms()
+            if moving:
+                self._pub_tf.publish(ros_messages.tf_message(moving, t))
+            self._last_tf_time = t
+        if self._pub_clock is not None:
+            self._pub_clock.publish(ros_messages.clock(t))
+
+    def _report(self, key, level, text):
+        log = self.get_logger()
+        if level == 'error':
+            log.error(text)
+        elif level == 'warn':
+            log.warning(text, throttle_duration_sec=5.0 if key == 'lag' else 0.0)
+        else:
+            log.info(text)
+
+    def _publish_diagnostics(self):
+        stats = self.runner.take_stats()
+        self._status_stats.append(stats)
+        self._pub_diagnostics.publish(ros_messages.diagnostics(
+            stats, self.get_fully_qualified_name(), self.sim.model.name,
+            self.get_clock().now().to_msg()))
+
+    def _log_status(self):
+        windows, self._status_stats = self._status_stats, []
+        if not windows:
+            return
+        wall = sum(w.wall for w in windows)
+        steps = sum(w.steps for w in windows)
+        last = windows[-1]
+        if last.diverged:
+            state = 'diverged (call reset)'
+        elif last.paused:
+            state = 'paused'
+        else:
+            state = 'running'
+        advanced = sum(w.real_time_factor * w.wall for w in windows)
+        step_us = (sum(w.step_time_mean * w.steps for w in windows) / steps * 1e6
+                   if steps else 0.0)
+        iterations = (sum(w.iterations_mean for w in windows) / len(windows))
+        dropped = sum(w.dropped for w in windows)
+        self.get_logger().info(
+            f't = {last.sim_time:.2f} s, {state}: real-time factor {advanced / wall:.2f}, '
+            f'step {step_us:.1f} us, solver iterations {iterations:.1f} (max '
+            f'{max(w.iterations_max for w in windows)}), {steps} steps in {wall:.1f} s'
+            + (f', {dropped * 1e3:.0f} ms of simulated time dropped' if dropped else ''))
+
+    # -- commands -----------------------------------------------------------------------------
+    def _array_callback(self, kind):
+        def callback(msg):
+            self._apply(kind, self.runner.command_array, ros_messages.array_values(msg))
+        return callback
+
+    def _named_callback(self, kind):
+        def callback(msg):
+            try:
+                values = ros_messages.named_values(msg, kind)
+            except CommandError as error:
+                self._refused(kind, error)
+                return
+            self._apply(kind, self.runner.command, values)
+        return callback
+
+    def _apply(self, kind, command, values):
+        try:
+            clipped = command(kind, values)
+        except CommandError as error:
+            self._refused(kind, error)
+            return
+        if clipped:
+            self._warn_throttled(
+                f'{kind} command clipped to the supply: '
+                + ', '.join(f'{name} -> {value:g}' for name, value in clipped.items()))
+
+    def _refused(self, kind, error):
+        self._warn_throttled(f'refused {kind} command: {error}')
+
+    def _warn_throttled(self, text):
+        """Log a warning, at most once per COMMAND_WARNING_PERIOD for the same text."""
+        now = time.monotonic()
+        if now - self._warned.get(text, -math.inf) >= COMMAND_WARNING_PERIOD:
+            self._warned[text] = now
+            self.get_logger().warning(text)
+            if len(self._warned) > 1000:  # a stream of distinct bad commands
+                self._warned.clear()
+
+    # -- services -----------------------------------------------------------------------------
+    def _on_pause(self, request, response):
+        response.success, response.message = True, self.runner.pause()
+        self.get_logger().info(response.message)
+        return response
+
+    def _on_resume(self, request, response):
+        response.message = self.runner.resume()
+        response.success = not self.sim.diverged
+        self.get_logger().info(response.message)
+        return response
+
+    def _on_step(self, request, response):
+        n = self.get_parameter('step_count').value or self.settings.steps_per_publish
+        response.success, response.message = self.runner.step_paused(n)
+        self._publish_state()
+        return response
+
+    def _on_reset(self, request, response):
+        response.success, response.message = True, self.runner.reset()
+        self.get_logger().info(response.message)
+        self._publish_state()
+        return response
+
+    def destroy_node(self):
+        """Detach the Python log handler, then destroy the node."""
+        logging.getLogger('jointsim_ros').removeHandler(self._python_log)
+        logging.getLogger('jointsim_ros').propagate = True
+        super().destroy_node()
+
+
+def make_executor(real_time_factor, context=None):
+    """
+    Return the executor: EventsExecutor when available and pacing in real time, else single.
+
+    The events executor (rclpy >= kilted) needs much less CPU per callback.  Running as fast as
+    possible keeps the timer always ready; the single-threaded executor still serves
+    subscriptions and services between ticks, the events executor would starve them.
+    """
+    if real_time_factor > 0.0:
+        try:
+            from rclpy.experimental import EventsExecutor
+        except ImportError:
+            pass
+        else:
+            return EventsExecutor(context=context)
+    return SingleThreadedExecutor(context=context)
+
+
+def spin(node, executor):
+    """Spin until the context shuts down (Ctrl-C, SIGTERM or rclpy.shutdown)."""
+    executor.add_node(node)
+    context = node.context
+    # spin_once in a loop rather than spin(): the events executor's spin() does not return on
+    # Ctrl-C with rclpy 9.1 (kilted wheels); checking the context here works for both.
+    while context.ok():
+        executor.spin_once(timeout_sec=0.1)
+    raise ExternalShutdownException()
+
+
+def main(args=None):
+    """Entry point of ``jointsim_node`` (console script) and ``python -m jointsim_ros.node``."""
+    rclpy.init(args=args)
+    node = None
+    status = 0
+    try:
+        node = JointsimNode()
+        spin(node, make_executor(node.settings.real_time_factor))
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (JointsimError, FileNotFoundError) as error:
+        rclpy.logging.get_logger(NODE_NAME).fatal(str(error))
+        status = 1
+    except ParameterException as error:
+        rclpy.logging.get_logger(NODE_NAME).fatal(
+            f'bad parameter: {error}.  docs/node.md lists every parameter with its type and '
+            f'range (floating-point parameters need a decimal point: 500.0, not 500).')
+        status = 1
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""
+Conversions between the simulator's state and ROS messages, in one place.
+
+State -> messages: joint states, transforms, clock, diagnostics, text.  Messages -> commands:
+the array and named forms of joint commands, checked for shape here (the facade checks names
+and values).  Units are SI; ROS quaternions are (x, y, z, w), the simulator's (w, x, y, z).
+"""
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import TransformStamped
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+
+from .errors import CommandError
+
+
+def stamp(seconds):
+    """Return a builtin_interfaces/Time for a simulated time in seconds (>= 0)."""
+    nanoseconds = int(round(seconds * 1e9))
+    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
+def joint_state(sim):
+    """
+    Return the sensor_msgs/JointState of every scalar joint, stamped with simulated time.
+
+    position rad or m, velocity rad/s or m/s, effort N m or N (the drive's output effort on
+    driven joints, the commanded effort on the others), names ``sim.joint_names``.
+    """
+    msg = JointState()
+    msg.header.stamp = stamp(sim.time)
+    msg.name = list(sim.joint_names)
+    msg.position = sim.joint_positions().tolist()
+    msg.velocity = sim.joint_velocities().tolist()
+    msg.effort = sim.joint_efforts().tolist()
+    return msg
+
+
+def transform_stamped(transform, time_stamp):
+    """Return a geometry_msgs/TransformStamped of a ``frames.Transform``."""
+    msg = TransformStamped()
+    msg.header.stamp = time_stamp
+    msg.header.frame_id = transform.parent
+    msg.child_frame_id = transform.child
+    t = msg.transform.translation
+    t.x, t.y, t.z = transform.xyz
+    r = msg.transform.rotation
+    r.w, r.x, r.y, r.z = transform.quat
+    return msg
+
+
+def tf_message(transforms, seconds):
+    """Return one tf2_msgs/TFMessage holding every transform, all stamped at ``seconds``."""
+    time_stamp = stamp(seconds)
+    return TFMessage(transforms=[transform_stamped(t, time_stamp) for t in transforms])
+
+
+def clock(seconds):
+    """Return the rosgraph_msgs/Clock of a simulated time."""
+    return Clock(clock=stamp(seconds))
+
+
+def text(value):
+    """Return a std_msgs/String."""
+    return String(data=value)
+
+
+def command_order_text(channels):
+    """
+    Return the announcement of the array commands' joint order (YAML).
+
+    Args:
+        channels: dict kind -> runner.CommandChannel.
+
+    Returns:
+        str, e.g. ``joint_effort_commands: [joint_a1, joint_a2]`` one line per kind.
+    """
+    lines = []
+    for kind, channel in channels.items():
+        lines.append(f'joint_{kind}_commands: [{", ".join(channel.joints)}]')
+    return '\n'.join(lines) + '\n'
+
+
+def array_values(msg):
+    """Return the values of a std_msgs/Float64MultiArray command as a list of floats."""
+    return [float(v) for v in msg.data]
+
+
+def named_values(msg, kind):
+    """
+    Return joint name -> value of a sensor_msgs/JointState command (values in ``effort``).
+
+    Args:
+        msg: JointState with ``name`` and ``effort`` of the same length; position and velocity
+            are ignored.
+        kind: 'effort' or 'voltage', for messages.
+
+    Raises:
+        CommandError: lengths differ, or a joint is named twice.
+    """
+    names = list(msg.name)
+    values = list(msg.effort)
+    if len(names) != len(values):
+        raise CommandError(
+            f'{kind} command (JointState): {len(names)} names but {len(values)} values in '
+            f'the effort field; give one value per name.  Nothing was changed.')
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise CommandError(f'{kind} command (JointState): joint {twice[0]!r} is named twice.  '
+                           f'Nothing was changed.')
+    return {name: float(value) for name, value in zip(names, values)}
+
+
+def diagnostics(stats, node_name, hardware_id, time_stamp):
+    """
+    Return the diagnostic_msgs/DiagnosticArray of one statistics window.
+
+    Args:
+        stats: runner.Stats.
+        node_name: the node's fully qualified name (the status name starts with it).
+        hardware_id: the robot name.
+        time_stamp: builtin_interfaces/Time from the node's clock, as diagnostic_updater does.
+    """
+    status = DiagnosticStatus(name=f'{node_name.lstrip("/")}: simulation',
+                              hardware_id=hardware_id)
+    target = stats.target_real_time_factor
+    if stats.diverged:
+        status.level = DiagnosticStatus.ERROR
+        status.message = 'diverged: stepping stopped, call reset'
+    elif stats.paused:
+        status.level = DiagnosticStatus.OK
+        status.message = 'paused'
+    elif stats.dropped > 0.0 or (target > 0.0 and stats.real_time_factor < 0.9 * target):
+        status.level = DiagnosticStatus.WARN
+        status.message = (f'slower than real_time_factor {target:g}: achieved '
+                          f'{stats.real_time_factor:.2f}')
+    else:
+        status.level = DiagnosticStatus.OK
+        status.message = f'running, real-time factor {stats.real_time_factor:.2f}'
+    values = [
+        ('sim_time [s]', f'{stats.sim_time:.6f}'),
+        ('real_time_factor', f'{stats.real_time_factor:.3f}'),
+        ('target_real_time_factor', f'{target:g}'),
+        ('steps', str(stats.steps)),
+        ('step_time_mean [us]', f'{stats.step_time_mean * 1e6:.1f}'),
+        ('step_time_max [us]', f'{stats.step_time_max * 1e6:.1f}'),
+        ('solver_iterations_mean', f'{stats.iterations_mean:.1f}'),
+        ('solver_iterations_max', str(stats.iterations_max)),
+        ('solver_time_budget_stops', str(stats.budget_stops)),
+        ('dropped_sim_time [s]', f'{stats.dropped:.6f}'),
+        ('dropped_sim_time_total [s]', f'{stats.dropped_total:.6f}'),
+        ('paused', str(stats.paused).lower()),
+        ('diverged', stats.diverged or ''),
+    ]
+    status.values = [KeyValue(key=k, value=v) for k, v in values]
+    msg = DiagnosticArray(status=[status])
+    msg.header.stamp = time_stamp
+    return msg

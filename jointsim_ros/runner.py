@@ -1,0 +1,451 @@
+"""
+Run a Simulator against a wall clock: pacing, commands, watchdog, pause/step/reset, statistics.
+
+Everything the ROS node does besides talking ROS lives here, so that it is plain Python and can
+be tested without DDS.  The node calls :meth:`SimulationRunner.tick` from its timer and turns
+the state into messages (``ros_messages``); this module never imports rclpy and never touches
+the physics except through the :class:`~jointsim_ros.Simulator` facade.
+
+Pacing (``real_time_factor`` > 0): the simulation time due at wall time ``now`` is
+``(now - anchor) * real_time_factor`` past the anchor's simulation time; each tick takes every
+step that is due in one ``Simulator.step(n)`` call.  A tick never takes more than
+``MAX_CATCH_UP_TICKS`` ticks' worth of steps: when more are due (the machine or the executor was
+late), the rest of the lag is dropped (the anchor moves to now) and reported, so that the
+simulation falls behind the wall clock instead of bursting.  ``real_time_factor`` 0 means as
+fast as possible: every tick takes one publish period of steps.
+"""
+import contextlib
+from dataclasses import dataclass, replace
+import io
+import math
+import os
+import time
+
+import xacro
+
+from . import resources
+from .description import load_config, parse_urdf
+from .errors import CommandError, DescriptionError, DivergenceError
+from .simulator import Simulator
+
+#: Largest number of ticks' worth of steps one tick takes when it is late.
+MAX_CATCH_UP_TICKS = 4
+#: Fraction of the physics period given to one solve as wall-clock budget under the node.
+SOLVER_BUDGET_FRACTION = 0.5
+
+
+@dataclass(frozen=True)
+class LoadedRobot:
+    """
+    What :func:`load_robot` gives the node.
+
+    Attributes:
+        sim: the Simulator, dt = 1 / physics_rate.
+        urdf_xml: URDF XML text to publish on ``robot_description`` (xacro expanded).
+        urdf_robot: the ``urdf_parser_py`` Robot (URDF tree for TF).
+        notes: sentences for the start-up log (what was chosen or overridden).
+    """
+
+    sim: object
+    urdf_xml: str
+    urdf_robot: object
+    notes: tuple
+
+
+def load_robot(robot_description='', robot_description_file='', config_file='',
+               physics_rate=1000.0):
+    """
+    Build the Simulator from the node's parameters.
+
+    The config's ``dt`` is replaced by ``1 / physics_rate``; a ``solver.time_budget`` of 0 (the
+    default: none) becomes ``SOLVER_BUDGET_FRACTION / physics_rate`` so that one slow solve
+    cannot stall the wall-clock loop.  Neither description given: the bundled arm with its
+    config (``config/jointsim_arm.yaml``) unless ``config_file`` names another.
+
+    Args:
+        robot_description: URDF XML text, or ''.
+        robot_description_file: path of a .urdf or .xacro file, or ''.
+        config_file: simulator YAML path, or '' for the defaults.
+        physics_rate: Hz.
+
+    Returns:
+        LoadedRobot.
+
+    Raises:
+        DescriptionError, ConfigError: with the message for the user.
+    """
+    notes = []
+    if robot_description.strip() and robot_description_file.strip():
+        raise DescriptionError(
+            'both robot_description and robot_description_file are set; give one of them '
+            '(robot_description holds the URDF XML text, robot_description_file a path).')
+    if robot_description.strip():
+        source = robot_description
+        notes.append('robot from the robot_description parameter')
+    elif robot_description_file.strip():
+        source = os.path.expanduser(robot_description_file)
+        notes.append(f'robot from {source}')
+    else:
+        source = str(resources.share_file(*resources.DEFAULT_ROBOT))
+        if not config_file:
+            config_file = str(resources.share_file(*resources.DEFAULT_CONFIG))
+        notes.append(f'no robot_description given: the bundled arm {source}')
+    config = load_config(os.path.expanduser(config_file) if config_file else None)
+    notes.append(f'config: {config.source}')
+    dt = 1.0 / physics_rate
+    if 'dt' in config.given_keys and abs(config.dt - dt) > 1e-15:
+        notes.append(f'config dt {config.dt:g} s replaced by 1 / physics_rate = {dt:g} s')
+    solver = config.solver
+    if solver.time_budget == 0.0:
+        solver = replace(solver, time_budget=SOLVER_BUDGET_FRACTION * dt)
+    sim = Simulator.from_urdf(source, replace(config, dt=dt, solver=solver))
+    description = parse_urdf(source)
+    return LoadedRobot(sim, _urdf_text(source), description.robot, tuple(notes))
+
+
+def _urdf_text(source):
+    """Return the URDF XML of a source for robot_description (xacro files expanded)."""
+    if source.lstrip().startswith('<'):
+        return source
+    if source.endswith('.xacro'):
+        # parse_urdf has run xacro on this file already, so this cannot fail
+        with contextlib.redirect_stderr(io.StringIO()):
+            return xacro.process_file(source).toprettyxml(indent='  ')
+    with open(source, encoding='utf-8') as stream:
+        return stream.read()
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """
+    How the node runs the simulation (ROS parameters of the same names, docs/node.md).
+
+    Attributes:
+        physics_rate: physics steps per simulated second, Hz (dt = 1 / physics_rate).
+        publish_rate: ticks per wall-clock second, Hz: each tick steps and publishes once.
+        real_time_factor: simulated seconds per wall-clock second; 0 = as fast as possible.
+        command_timeout: wall-clock seconds without a command of a kind after which that kind is
+            zeroed; 0 disables the watchdog.
+    """
+
+    physics_rate: float = 1000.0
+    publish_rate: float = 100.0
+    real_time_factor: float = 1.0
+    command_timeout: float = 0.5
+
+    @property
+    def tick_period(self):
+        """Wall-clock period of the node's timer, s (0 when running as fast as possible)."""
+        return 0.0 if self.real_time_factor == 0.0 else 1.0 / self.publish_rate
+
+    @property
+    def steps_per_publish(self):
+        """Physics steps in one publish period of simulated time (at least 1)."""
+        return max(1, int(round(self.physics_rate / self.publish_rate)))
+
+    @property
+    def max_steps_per_tick(self):
+        """Cap on the steps one tick takes (bounded catch-up)."""
+        if self.real_time_factor == 0.0:
+            return self.steps_per_publish
+        nominal = self.real_time_factor * self.physics_rate / self.publish_rate
+        return max(1, int(math.ceil(MAX_CATCH_UP_TICKS * nominal)))
+
+
+class CommandChannel:
+    """
+    One kind of joint command (efforts, voltages): its joints, its setter and its watchdog.
+
+    Attributes:
+        kind: 'effort' or 'voltage' (used in messages).
+        unit: unit of the values, for messages.
+        joints: names of the joints in the order of the array form of the command.
+        apply: callable dict name -> value, the facade's setter; raises CommandError; may return
+            a dict of joints whose value it clipped.
+        accepts: all joint names the named form may use (``joints`` unless given).
+        last_command: wall-clock time of the last accepted command, or None.
+        holding: True while a non-zero command may be held (the watchdog is armed).
+    """
+
+    def __init__(self, kind, unit, joints, apply, accepts=None):
+        self.kind = kind
+        self.unit = unit
+        self.joints = tuple(joints)
+        self.apply = apply
+        self.accepts = frozenset(self.joints if accepts is None else accepts)
+        self.last_command = None
+        self.holding = False
+
+    def zero(self):
+        """Set every joint of the channel to 0."""
+        if self.joints:
+            self.apply(dict.fromkeys(self.joints, 0.0))
+        self.holding = False
+
+
+@dataclass
+class WindowStats:
+    """Statistics over one reporting window (reset by :meth:`SimulationRunner.take_stats`)."""
+
+    wall_start: float
+    sim_start: float
+    steps: int = 0
+    step_calls: int = 0
+    step_wall: float = 0.0
+    max_step_wall: float = 0.0
+    iterations_sum: int = 0
+    iterations_max: int = 0
+    budget_stops: int = 0
+    dropped: float = 0.0
+
+
+@dataclass(frozen=True)
+class Stats:
+    """
+    What :meth:`SimulationRunner.take_stats` reports for the window since the last call.
+
+    Attributes:
+        wall: wall-clock length of the window, s.
+        sim_time: simulated time now, s.
+        real_time_factor: simulated time advanced / wall time of the window.
+        target_real_time_factor: the setting (0 = as fast as possible).
+        steps: physics steps taken in the window.
+        step_time_mean, step_time_max: wall time per physics step (mean over the window; the
+            largest per-step mean of one ``step(n)`` call), s.
+        iterations_mean, iterations_max: solver velocity iterations of the last step of each
+            call.
+        budget_stops: calls whose last step stopped on the solver's time budget.
+        dropped: simulated time not simulated because the tick was too late (bounded catch-up).
+        dropped_total: the same since the start.
+        paused: True when paused.
+        diverged: None, or why the simulation stopped stepping.
+    """
+
+    wall: float
+    sim_time: float
+    real_time_factor: float
+    target_real_time_factor: float
+    steps: int
+    step_time_mean: float
+    step_time_max: float
+    iterations_mean: float
+    iterations_max: int
+    budget_stops: int
+    dropped: float
+    dropped_total: float
+    paused: bool
+    diverged: object
+
+
+class SimulationRunner:
+    """
+    Steps a Simulator in real time and holds the node's run state.
+
+    Args:
+        sim: the Simulator (its ``dt`` is ``1 / settings.physics_rate``).
+        settings: RunSettings.
+        report: callable (key, level, text) for events worth a log line: key names the kind of
+            event (for throttling), level is 'info', 'warn' or 'error'.
+        clock: callable returning wall-clock seconds (monotonic).
+    """
+
+    def __init__(self, sim, settings, report=None, clock=time.monotonic):
+        self.sim = sim
+        self.settings = settings
+        self._report = report or (lambda key, level, text: None)
+        self._clock = clock
+        self.paused = False
+        self.state_version = 0  # changes whenever the published state would change
+        self.dropped_total = 0.0
+        self.channels = {}
+        followers = {j.name for j in sim.model.joints if j.mimic is not None}
+        self.add_channel(CommandChannel(
+            'effort', 'N m or N', [n for n in sim.joint_names if n not in followers],
+            sim.set_joint_efforts))
+        self.add_channel(CommandChannel('voltage', 'V', sim.drive_names, sim.set_voltages))
+        self._anchor_wall = None  # set by the first tick
+        self._anchor_steps = 0
+        self._window = WindowStats(self._clock(), sim.time)
+
+    def add_channel(self, channel):
+        """Register a command channel (one per kind)."""
+        self.channels[channel.kind] = channel
+
+    def _anchor(self, now):
+        self._anchor_wall = now
+        self._anchor_steps = 0
+
+    # -- commands -----------------------------------------------------------------------------
+    def command(self, kind, values):
+        """
+        Apply a named command; joints not named keep their value.
+
+        Args:
+            kind: channel kind, 'effort' or 'voltage'.
+            values: dict joint name -> value.
+
+        Returns:
+            dict of joints whose value the facade clipped (empty when none).
+
+        Raises:
+            CommandError: unknown joint, a joint the channel does not command, or a value that
+                is not finite; nothing is changed.
+        """
+        channel = self.channels[kind]
+        for name in values:
+            if name not in channel.accepts and name in self.sim.joint_names:
+                raise CommandError(
+                    f'{kind} command: joint {name!r} takes no {kind} command (the joints that '
+                    f'do: {", ".join(channel.joints) or "(none)"}).  Nothing was changed.')
+        clipped = channel.apply(dict(values)) or {}
+        channel.last_command = self._clock()
+        channel.holding = True
+        return clipped
+
+    def command_array(self, kind, values):
+        """
+        Apply a command giving one value per joint of the channel, in its announced order.
+
+        Raises:
+            CommandError: wrong length or a non-finite value; nothing is changed.
+        """
+        channel = self.channels[kind]
+        values = list(values)
+        if len(values) != len(channel.joints):
+            raise CommandError(
+                f'{kind} command: {len(values)} values given, {len(channel.joints)} expected, '
+                f'one per joint in this order: {", ".join(channel.joints) or "(none)"}.  '
+                f'Nothing was changed.')
+        return self.command(kind, dict(zip(channel.joints, values)))
+
+    def _watchdog(self, now):
+        timeout = self.settings.command_timeout
+        if timeout <= 0.0:
+            return
+        for channel in self.channels.values():
+            if channel.holding and now - channel.last_command > timeout:
+                channel.zero()
+                self._report(f'watchdog_{channel.kind}', 'warn',
+                             f'no {channel.kind} command for {timeout:g} s: {channel.kind}s '
+                             f'set to 0 until the next command.')
+
+    # -- stepping -----------------------------------------------------------------------------
+    def tick(self):
+        """
+        Run one timer tick: watchdog, then every physics step that is due.
+
+        Returns:
+            number of steps taken.
+        """
+        now = self._clock()
+        self._watchdog(now)
+        if self.paused or self.sim.diverged or self._anchor_wall is None:
+            self._anchor(now)
+            return 0
+        settings = self.settings
+        if settings.real_time_factor == 0.0:
+            n = settings.steps_per_publish
+        else:
+            due = int(math.floor((now - self._anchor_wall) * settings.real_time_factor
+                                 * settings.physics_rate + 1e-9))
+            n = due - self._anchor_steps
+            if n > settings.max_steps_per_tick:
+                dropped = (n - settings.max_steps_per_tick) / settings.physics_rate
+                n = settings.max_steps_per_tick
+                self._anchor(now)
+                self._anchor_steps = -n  # the n steps below bring the anchor to 0
+                self.dropped_total += dropped
+                self._window.dropped += dropped
+                self._report('lag', 'warn',
+                             f'simulation fell {dropped * 1e3:.1f} ms of simulated time behind '
+                             f'the wall clock and dropped it (real_time_factor '
+                             f'{settings.real_time_factor:g} is more than this machine keeps up '
+                             f'with).')
+        if n <= 0:
+            return 0
+        self._anchor_steps += self._step(n)
+        return n
+
+    def _step(self, n):
+        """Take n steps in one facade call; record statistics; stop on divergence."""
+        start = time.perf_counter()
+        try:
+            report = self.sim.step(n)
+        except DivergenceError as error:
+            self.state_version += 1
+            self._report('divergence', 'error', f'{error}  Call the reset service to go on.')
+            return n
+        wall = time.perf_counter() - start
+        window = self._window
+        window.steps += report.steps
+        window.step_calls += 1
+        window.step_wall += wall
+        window.max_step_wall = max(window.max_step_wall, wall / max(1, report.steps))
+        window.iterations_sum += report.iterations
+        window.iterations_max = max(window.iterations_max, report.iterations)
+        window.budget_stops += report.stop_reason == 'time_budget'
+        self.state_version += 1
+        return report.steps
+
+    # -- services -----------------------------------------------------------------------------
+    def pause(self):
+        """Stop stepping; return a message for the caller."""
+        was = self.paused
+        self.paused = True
+        return (f'already paused at t = {self.sim.time:.3f} s' if was
+                else f'paused at t = {self.sim.time:.3f} s')
+
+    def resume(self):
+        """Resume stepping from now (the paused wall time is not caught up)."""
+        was = self.paused
+        self.paused = False
+        self._anchor(self._clock())
+        if self.sim.diverged:
+            return f'resumed, but the simulation has diverged: call reset ({self.sim.diverged})'
+        return (f'resumed at t = {self.sim.time:.3f} s' if was
+                else f'already running at t = {self.sim.time:.3f} s')
+
+    def step_paused(self, n):
+        """
+        Take n steps while paused.
+
+        Returns:
+            (success, message).
+        """
+        if not self.paused:
+            return False, 'refused: the simulation is running; call pause first.'
+        if self.sim.diverged:
+            return False, f'refused: {self.sim.diverged}'
+        self._step(n)
+        if self.sim.diverged:
+            return False, f'stepped until divergence: {self.sim.diverged}'
+        return True, f'stepped {n} steps to t = {self.sim.time:.6f} s'
+
+    def reset(self):
+        """Return to the initial state with every command at 0; keep paused or running."""
+        self.sim.reset()
+        for channel in self.channels.values():
+            channel.zero()
+        self._anchor(self._clock())
+        self.state_version += 1
+        return f'reset to the initial state (t = 0), {"paused" if self.paused else "running"}'
+
+    # -- statistics ---------------------------------------------------------------------------
+    def take_stats(self):
+        """Return the Stats of the window since the last call and start a new window."""
+        now = self._clock()
+        w = self._window
+        wall = now - w.wall_start
+        sim_time = self.sim.time
+        advanced = sim_time - w.sim_start if sim_time >= w.sim_start else sim_time
+        calls = max(1, w.step_calls)
+        stats = Stats(
+            wall=wall, sim_time=sim_time,
+            real_time_factor=advanced / wall if wall > 0 else 0.0,
+            target_real_time_factor=self.settings.real_time_factor, steps=w.steps,
+            step_time_mean=w.step_wall / w.steps if w.steps else 0.0,
+            step_time_max=w.max_step_wall, iterations_mean=w.iterations_sum / calls,
+            iterations_max=w.iterations_max, budget_stops=w.budget_stops, dropped=w.dropped,
+            dropped_total=self.dropped_total, paused=self.paused, diverged=self.sim.diverged)
+        self._window = WindowStats(now, sim_time)
+        return stats

@@ -1,0 +1,123 @@
+"""
+jointsim_node as a process: clear failures, divergence, several robots side by side.
+
+Each test starts its own node(s) over real DDS on a domain of its own (test/node_harness.py).
+"""
+import math
+
+from node_harness import (domain, finite, LATCHED, latest, NodeProcess, RosClient,
+                          running_node, stamp_seconds, write_params_file)
+import pytest
+from robots import inertial, joint, link, robot
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+from tf2_msgs.msg import TFMessage
+
+
+def run_to_exit(tmp_path, **kwargs):
+    """Start a node that should fail; return (exit status, output)."""
+    with domain() as domain_id:
+        node = NodeProcess(domain_id, tmp_path / 'node.log', **kwargs)
+        try:
+            status = node.wait_exit(timeout=60)
+        finally:
+            node.stop()
+        return status, node.output()
+
+
+@pytest.mark.parametrize('case', ['missing file', 'malformed XML', 'bad config', 'both'])
+def test_bad_robot_or_config_ends_the_node_with_one_clear_message(tmp_path, case):
+    if case == 'missing file':
+        kwargs = {'parameters': {'robot_description_file': str(tmp_path / 'nowhere.urdf')}}
+        expected = 'does not exist'
+    elif case == 'malformed XML':
+        params = write_params_file(tmp_path / 'params.yaml', {
+            'robot_description': '<robot name="broken"><link name="a"></robot>'})
+        kwargs = {'params_file': params}
+        expected = 'not well-formed'
+    elif case == 'bad config':
+        config = tmp_path / 'sim.yaml'
+        config.write_text('solver:\n  itertions: 5\n')
+        kwargs = {'parameters': {'config_file': str(config)}}
+        expected = "did you mean 'iterations'"
+    else:
+        params = write_params_file(tmp_path / 'params.yaml', {
+            'robot_description': robot('r', link('a')),
+            'robot_description_file': 'urdf/jointsim_arm.urdf.xacro'})
+        kwargs = {'params_file': params}
+        expected = 'give one of them'
+    status, output = run_to_exit(tmp_path, **kwargs)
+    assert status != 0
+    assert expected in output
+    assert '[FATAL]' in output and 'Traceback' not in output
+
+
+def test_parameter_out_of_range_or_of_the_wrong_type_is_named(tmp_path):
+    status, output = run_to_exit(tmp_path, parameters={'physics_rate': 500})
+    assert status != 0 and 'physics_rate' in output and '500.0' in output
+    assert 'Traceback' not in output
+
+
+def whip():
+    """Return a tiny body that an effort makes diverge within a step (test_simulator_api)."""
+    return robot('whip', link('base'), link('tip', inertial(1e-3, 1e-9, 1e-9, 1e-9)),
+                 joint('spin', 'continuous', 'base', 'tip', axis='0 0 1'))
+
+
+def test_divergence_stops_stepping_keeps_serving_and_reset_recovers(tmp_path):
+    params = write_params_file(tmp_path / 'params.yaml', {
+        'robot_description': whip(), 'real_time_factor': 0.0, 'command_timeout': 0.0})
+    with domain() as domain_id:
+        with running_node(domain_id, tmp_path / 'node.log', params_file=params) as node:
+            client = RosClient(domain_id)
+            try:
+                received = client.subscribe(JointState, 'joint_states')
+                assert client.wait_for(lambda: received)
+                command = client.publisher(JointState, 'joint_efforts')
+                assert client.wait_for(lambda: 'simulation diverged' in node.output(),
+                                       every=(0.2, lambda: command.publish(
+                                           JointState(name=['spin'], effort=[1e3]))))
+                assert "body 'tip'" in node.output()
+                client.spin_for(0.5)
+                count = len(received)
+                client.spin_for(0.5)
+                assert len(received) == count  # stepping stopped
+                assert all(finite(m.position) and finite(m.velocity) for m in received)
+                assert node.process.poll() is None
+                assert not client.call(Trigger, 'step').success
+                response = client.call(Trigger, 'reset')
+                assert response.success
+                assert client.wait_for(lambda: len(received) > count + 10)  # stepping again
+                assert latest(received).velocity[0] == 0.0  # the effort was reset as well
+            finally:
+                client.close()
+
+
+def test_two_robots_in_two_namespaces_with_frame_prefixes(tmp_path):
+    with domain() as domain_id:
+        with running_node(domain_id, tmp_path / 'r1.log', namespace='/r1',
+                          parameters={'frame_prefix': 'r1/'}), \
+                running_node(domain_id, tmp_path / 'r2.log', namespace='/r2',
+                             parameters={'frame_prefix': 'r2/', 'publish_clock': False}):
+            client = RosClient(domain_id)
+            try:
+                first = client.subscribe(JointState, '/r1/joint_states')
+                second = client.subscribe(JointState, '/r2/joint_states')
+                moving = client.subscribe(TFMessage, '/tf', 100)
+                static = client.subscribe(TFMessage, '/tf_static', LATCHED)
+
+                def children(messages):
+                    return {t.child_frame_id for m in messages for t in m.transforms}
+
+                assert client.wait_for(lambda: first and second
+                                       and {'r1/link_7', 'r2/link_7'} <= children(moving)
+                                       and {'r1/tool0', 'r2/tool0'} <= children(static))
+                edges = {(t.header.frame_id, t.child_frame_id)
+                         for m in static for t in m.transforms}
+                # the URDF root link 'world' hangs below the world frame under its prefix
+                assert {('world', 'r1/world'), ('r1/world', 'r1/base_link'),
+                        ('world', 'r2/world'), ('r2/world', 'r2/base_link')} <= edges
+                assert list(first[-1].name) == list(second[-1].name)
+                assert math.isfinite(stamp_seconds(first[-1].header.stamp))
+            finally:
+                client.close()

@@ -1,0 +1,214 @@
+"""
+The node's plain-Python parts without DDS: pacing, commands, watchdog, services, set-up.
+
+``SimulationRunner`` runs on a fake wall clock here, so pacing is checked step by step.
+"""
+from jointsim_ros import CommandError, ConfigError, DescriptionError, Simulator
+from jointsim_ros.runner import load_robot, RunSettings, SimulationRunner
+import numpy as np
+import pytest
+from robots import double_pendulum, inertial, joint, link, pendulum, robot
+
+
+class FakeClock:
+    """A wall clock that moves only when told."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def make_runner(urdf=None, config=None, **settings):
+    """Return (runner, clock, reports) for a pendulum at 1 kHz, 100 Hz ticks by default."""
+    sim = Simulator.from_urdf(urdf or pendulum(), config)
+    clock = FakeClock()
+    reports = []
+    runner = SimulationRunner(sim, RunSettings(**settings),
+                              report=lambda *event: reports.append(event), clock=clock)
+    runner.tick()  # the first tick anchors the wall clock
+    return runner, clock, reports
+
+
+def test_each_tick_takes_every_step_due_in_one_call():
+    runner, clock, _ = make_runner()
+    assert runner.sim.time == 0.0
+    clock.now += 0.01
+    assert runner.tick() == 10
+    clock.now += 0.0155
+    assert runner.tick() == 15  # 25.5 steps due in all: whole steps only
+    clock.now += 0.0005
+    assert runner.tick() == 1
+    assert runner.sim.time == pytest.approx(0.026)
+
+
+def test_real_time_factor_scales_simulated_time():
+    runner, clock, _ = make_runner(real_time_factor=2.5)
+    for _ in range(10):
+        clock.now += 0.01
+        runner.tick()
+    assert runner.sim.time == pytest.approx(0.25)
+
+
+def test_a_late_tick_catches_up_a_bounded_amount_and_reports_the_dropped_lag():
+    runner, clock, reports = make_runner()
+    clock.now += 1.0  # the process was stalled for a second
+    assert runner.tick() == runner.settings.max_steps_per_tick == 40
+    assert runner.dropped_total == pytest.approx(0.96)
+    assert reports[-1][:2] == ('lag', 'warn') and '960.0 ms' in reports[-1][2]
+    clock.now += 0.01
+    assert runner.tick() == 10  # back on the wall clock from the new anchor
+    stats = runner.take_stats()
+    assert stats.dropped == pytest.approx(0.96) and stats.steps == 50
+
+
+def test_as_fast_as_possible_takes_one_publish_period_per_tick():
+    runner, clock, _ = make_runner(real_time_factor=0.0, publish_rate=50.0)
+    assert runner.settings.tick_period == 0.0
+    assert [runner.tick() for _ in range(3)] == [20, 20, 20]
+    assert runner.sim.time == pytest.approx(0.06)
+
+
+def test_pause_holds_time_and_resume_does_not_catch_up():
+    runner, clock, _ = make_runner()
+    runner.pause()
+    clock.now += 0.5
+    assert runner.tick() == 0
+    assert runner.step_paused(7) == (True, 'stepped 7 steps to t = 0.007000 s')
+    runner.resume()
+    assert runner.step_paused(1)[0] is False
+    clock.now += 0.01
+    assert runner.tick() == 10
+    assert runner.sim.time == pytest.approx(0.017)
+
+
+def test_commands_array_and_named_forms_and_refusals():
+    runner, _, _ = make_runner(double_pendulum())
+    runner.command_array('effort', [1.0, -2.0])
+    assert list(runner.sim.joint_efforts()) == [1.0, -2.0]
+    runner.command('effort', {'elbow': 0.5})  # partial update
+    assert list(runner.sim.joint_efforts()) == [1.0, 0.5]
+    with pytest.raises(CommandError, match='1 values given, 2 expected.*shoulder, elbow'):
+        runner.command_array('effort', [3.0])
+    with pytest.raises(CommandError, match='not finite'):
+        runner.command_array('effort', [3.0, float('nan')])
+    with pytest.raises(CommandError, match="unknown joint 'wrist'"):
+        runner.command('effort', {'shoulder': 3.0, 'wrist': 1.0})
+    with pytest.raises(CommandError, match="'shoulder' takes no voltage command.*none"):
+        runner.command('voltage', {'shoulder': 3.0})
+    assert list(runner.sim.joint_efforts()) == [1.0, 0.5]
+
+
+def test_mimic_followers_take_no_effort_command():
+    lim = '<limit lower="-3" upper="3" effort="10" velocity="10"/>'
+    urdf = robot('gripper', link('palm'), link('left', inertial(0.1, 1e-4, 1e-4, 1e-4)),
+                 link('right', inertial(0.1, 1e-4, 1e-4, 1e-4)),
+                 joint('left_joint', 'revolute', 'palm', 'left', extra=lim),
+                 joint('right_joint', 'revolute', 'palm', 'right',
+                       extra=lim + '<mimic joint="left_joint" multiplier="-1"/>'))
+    runner, _, _ = make_runner(urdf)
+    assert runner.channels['effort'].joints == ('left_joint',)
+    with pytest.raises(CommandError, match="'right_joint' takes no effort command"):
+        runner.command('effort', {'right_joint': 1.0})
+
+
+def test_watchdog_zeroes_a_kind_of_command_that_stopped_coming():
+    runner, clock, reports = make_runner(double_pendulum(), command_timeout=0.3)
+    runner.command('effort', {'shoulder': 2.0})
+    clock.now += 0.2
+    runner.tick()
+    assert list(runner.sim.joint_efforts()) == [2.0, 0.0]
+    clock.now += 0.2
+    runner.tick()
+    assert list(runner.sim.joint_efforts()) == [0.0, 0.0]
+    assert [r[0] for r in reports if r[0] != 'lag'] == ['watchdog_effort']
+    clock.now += 1.0
+    runner.tick()
+    assert [r[0] for r in reports if r[0] != 'lag'] == ['watchdog_effort']  # once
+
+
+def test_voltages_are_held_clipped_zeroed_by_the_watchdog_and_by_reset():
+    drive = {'resistance': 1.0, 'inductance': 0.0, 'torque_constant': 0.1,
+             'rotor_inertia': 1e-5, 'gear_ratio': 10.0, 'supply_voltage': 24.0}
+    runner, clock, _ = make_runner(config={'drives': {'hinge': drive}}, command_timeout=0.3)
+    assert runner.channels['voltage'].joints == ('hinge',)
+    assert runner.command('voltage', {'hinge': 30.0}) == {'hinge': 24.0}
+    assert runner.sim.drive_state('hinge')['voltage'] == 24.0
+    runner.reset()
+    assert runner.sim.drive_state('hinge')['voltage'] == 0.0
+    runner.command_array('voltage', [5.0])
+    clock.now += 0.31
+    runner.tick()
+    assert runner.sim.drive_state('hinge')['voltage'] == 0.0
+
+
+def test_reset_returns_to_time_zero_with_commands_zeroed_and_keeps_paused():
+    runner, clock, _ = make_runner(double_pendulum())
+    runner.command('effort', {'elbow': 1.0})
+    clock.now += 0.05
+    runner.tick()
+    runner.pause()
+    version = runner.state_version
+    runner.reset()
+    assert runner.paused and runner.state_version != version
+    assert runner.sim.time == 0.0 and list(runner.sim.joint_efforts()) == [0.0, 0.0]
+
+
+def test_divergence_stops_stepping_until_reset():
+    whip = robot('whip', link('base'), link('tip', inertial(1e-3, 1e-9, 1e-9, 1e-9)),
+                 joint('spin', 'continuous', 'base', 'tip', axis='0 0 1'))
+    runner, clock, reports = make_runner(whip)
+    runner.command('effort', {'spin': 1e3})
+    clock.now += 0.01
+    runner.tick()
+    assert reports[-1][:2] == ('divergence', 'error') and "body 'tip'" in reports[-1][2]
+    stopped = runner.sim.time
+    clock.now += 0.01
+    assert runner.tick() == 0 and runner.sim.time == stopped
+    assert runner.take_stats().diverged
+    runner.reset()
+    clock.now += 0.01
+    assert runner.tick() == 10
+
+
+def test_statistics_report_the_achieved_real_time_factor():
+    runner, clock, _ = make_runner()
+    runner.take_stats()
+    for _ in range(50):
+        clock.now += 0.01
+        runner.tick()
+    stats = runner.take_stats()
+    assert stats.real_time_factor == pytest.approx(1.0)
+    assert stats.steps == 500 and stats.iterations_max >= 1 and stats.step_time_mean > 0.0
+
+
+def test_load_robot_takes_dt_from_physics_rate_and_budgets_the_solver(tmp_path):
+    config = tmp_path / 'sim.yaml'
+    config.write_text('dt: 0.002\nsolver:\n  iterations: 30\n')
+    loaded = load_robot(robot_description=pendulum(), config_file=str(config),
+                        physics_rate=500.0)
+    assert loaded.sim.dt == pytest.approx(0.002)
+    assert loaded.sim.config.solver.time_budget == pytest.approx(0.001)
+    assert loaded.sim.config.solver.iterations == 30
+    loaded = load_robot(robot_description=pendulum(), config_file=str(config),
+                        physics_rate=250.0)
+    assert loaded.sim.dt == pytest.approx(0.004)
+    assert any('replaced by 1 / physics_rate' in note for note in loaded.notes)
+    assert loaded.urdf_xml == pendulum()
+
+
+def test_load_robot_defaults_to_the_bundled_arm_and_expands_xacro():
+    loaded = load_robot()
+    assert loaded.sim.model.name == 'jointsim_arm'
+    assert len(loaded.sim.drive_names) == 7  # config/jointsim_arm.yaml
+    assert '<robot' in loaded.urdf_xml and 'xacro:' not in loaded.urdf_xml
+    assert [j.name for j in loaded.urdf_robot.joints][-1] == 'tool0_joint'
+    assert np.isclose(loaded.sim.dt, 1e-3)
+
+
+def test_load_robot_errors_are_user_errors(tmp_path):
+    with pytest.raises(DescriptionError, match='give one of them'):
+        load_robot(robot_description=pendulum(), robot_description_file='arm.urdf')
+    with pytest.raises(ConfigError, match='does not exist'):
+        load_robot(robot_description=pendulum(), config_file=str(tmp_path / 'none.yaml'))
