@@ -5,6 +5,7 @@ The node and the command-line tools drive the engine only through :class:`Simula
 Units are SI; the world frame is REP 103 (x forward, y left, z up); quaternions are (w, x, y, z).
 """
 from collections import namedtuple
+import logging
 import math
 
 import numpy as np
@@ -24,6 +25,7 @@ StepReport = namedtuple('StepReport', [
     'stop_reason',     # 'tolerance', 'iterations' or 'time_budget'
     'position_error',  # largest joint position error left after projection, m or rad
 ])
+LOGGER = logging.getLogger('jointsim_ros')
 _STOP_NAMES = {arrays.STOP_TOLERANCE: 'tolerance', arrays.STOP_ITERATIONS: 'iterations',
                arrays.STOP_TIME_BUDGET: 'time_budget'}
 
@@ -49,6 +51,10 @@ class Simulator:
         self.drive_names = tuple(n for n in self.joint_names if n in drive_of)
         self._drive_index = {n: drive_of[n] for n in self.drive_names}
         self._supply = np.array([d.supply_voltage for d in model.drives], dtype=float)
+        self._velocity_limits = np.array([model.joints[i].velocity_limit for i in self._scalar],
+                                         dtype=float)
+        #: Joints seen beyond their URDF velocity limit (each reported once in the log).
+        self.velocity_limit_exceeded = set()
         self._diverged = None
         self.last_step = StepReport(0, 0, 0.0, 'tolerance', 0.0)
         self.reset()
@@ -121,6 +127,8 @@ class Simulator:
                 f'raise solver.iterations, or check the inertias, drives and commands of that '
                 f'link, then reset.')
             raise DivergenceError(self._diverged)
+        if not self.config.limits.enforce_velocity and np.isfinite(self._velocity_limits).any():
+            self._check_velocity_limits()
         return self.last_step
 
     # -- joint state --------------------------------------------------------------------------
@@ -267,12 +275,40 @@ class Simulator:
         """
         Hold these efforts on the named joints until changed (N m or N).
 
+        With ``limits.enforce_effort`` (the default) values beyond a joint's URDF effort limit
+        are clipped to it.
+
+        Returns:
+            dict joint name -> applied effort, for the values that were clipped (empty if none).
+
         Raises:
             CommandError: unknown joint or non-finite value (nothing is changed).
         """
         idx = self._joint_indices(efforts, 'set_joint_efforts')
         val = self._finite_values(efforts, 'set_joint_efforts')
+        clipped = {}
+        if self.config.limits.enforce_effort:
+            for k, (name, i) in enumerate(zip(efforts, idx)):
+                bound = self.model.joints[i].effort_limit
+                applied = min(max(val[k], -bound), bound)
+                if applied != val[k]:
+                    clipped[name] = val[k] = applied
         self._engine.state.joint_effort[idx] = val
+        return clipped
+
+    def _check_velocity_limits(self):
+        """Log, once per joint, a joint moving faster than its URDF velocity limit."""
+        speeds = np.abs(self.joint_velocities())
+        over = np.nonzero(speeds > self._velocity_limits * (1 + 1e-6))[0]
+        for k in over:
+            name = self.joint_names[k]
+            if name not in self.velocity_limit_exceeded:
+                self.velocity_limit_exceeded.add(name)
+                LOGGER.warning(
+                    'joint %r moves at %.3g, beyond its URDF velocity limit %.3g (rad/s or '
+                    'm/s) at t = %.3f s; reported once.  Set limits.enforce_velocity: true to '
+                    'hold joints below their limits.', name, speeds[k], self._velocity_limits[k],
+                    self.time)
 
     # -- poses --------------------------------------------------------------------------------
     def _link(self, link_name, what):

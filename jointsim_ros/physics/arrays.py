@@ -63,6 +63,7 @@ Axes = namedtuple('Axes', [
     'upper',            # (n_axis,) upper limit, rad or m (inf if none)
     'restitution',      # (n_axis,) limit restitution coefficient, 1
     'velocity_limit',   # (n_axis,) enforced speed limit, rad/s or m/s (inf if not enforced)
+    'always_live',      # (n_axis,) bool: drive, friction, damping or speed rows every step
     'subtree_start',    # (n_axis + 1,) int64 offsets into subtree_body
     'subtree_body',     # (n,) int64 bodies carried by each axis' child, axis after axis
 ])
@@ -126,6 +127,8 @@ Work = namedtuple('Work', [
     'axis_kcw',     # (n_axis, 6) K_c^-1 w, the joint block's reaction per coordinate impulse
     'axis_row',     # (n_axis, 4) friction bound, dt damping, lower and upper velocity targets
     'axis_active',  # (n_axis, 2) 1.0 where the lower / upper limit row is active
+    'axis_live',    # (n_axis,) int64 the axes with rows this step, first axis_live_n[0] used
+    'axis_live_n',  # (1,) int64 number of live axes
     'drive_soft',   # (n_drive, 2) motor soft row: impulse at rest, damping (dt c)
     'drive_backup',  # (n_drive, 2) rotor speed and current before the step
     'drive_ainv',   # (n_drive, 2, 2, 2) inverse gear/motor matrix: free, current-limited mode

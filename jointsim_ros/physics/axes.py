@@ -58,8 +58,22 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
     body = joints.body
     mj = work.vec12
     w = work.vec6a
+    live = work.axis_live
+    impulses = state.axis_impulse
+    n_live = 0
     for x in range(axes.joint.shape[0]):
+        # live this step: a drive, friction, damping or speed row, or a limit within reach
+        # (last step's speed twice over: gravity cannot close more than that in one step)
         j = axes.joint[x]
+        q = state.joint_q[j]
+        reach = 2.0 * dt * abs(state.axis_rate[x])
+        near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
+        if not (axes.always_live[x] or near):
+            for r in range(6):
+                impulses[x, r] = 0.0
+            continue
+        live[n_live] = x
+        n_live += 1
         joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q, coord_J, x)
         for s in range(2):
             b = body[j, s]
@@ -123,6 +137,7 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
             work.axis_active[x, side] = 1.0 if active else 0.0
             if not active:
                 state.axis_impulse[x, LOWER + side] = 0.0
+    work.axis_live_n[0] = n_live
 
 
 @jit_inline
@@ -148,7 +163,7 @@ def warm_start_axes(axes, bodies, joints, state, work, enabled):
         j = axes.joint[x]
         for s in range(2):
             b = body[j, s]
-            if b >= 0:
+            if b >= 0 and P != 0.0:
                 for c in range(3):
                     vel[b, c] += inv_mass[b] * coord_J[x, s, c] * P
                     vel[b, 3 + c] += (inv_inertia[b, c, 0] * coord_J[x, s, 3]
@@ -184,9 +199,16 @@ def solve_axes(axes, drives, blocks, joints, state, work, dt):
     joint_block = joints.block
     row0 = blocks.row0
     dim = blocks.dim
+    live = work.axis_live
+    axis_joint = axes.joint
+    axis_drive = axes.drive
+    velocity_limit = axes.velocity_limit
+    gear = drives.gear
+    inv_rotor = drives.inv_rotor_inertia
     largest = 0.0
-    for x in range(axes.joint.shape[0]):
-        j = axes.joint[x]
+    for t in range(work.axis_live_n[0]):
+        x = live[t]
+        j = axis_joint[x]
         a = body[j, 0]
         b = body[j, 1]
         blk = joint_block[j]
@@ -197,13 +219,13 @@ def solve_axes(axes, drives, blocks, joints, state, work, dt):
             if a >= 0:
                 qdot += coord_J[x, 0, c] * vel[a, c]
             qdot += coord_J[x, 1, c] * vel[b, c]
-        d = axes.drive[x]
+        d = axis_drive[x]
         gear_part = 0.0  # the drive's own coordinate impulse, -N dg
         rows = 0.0  # sum of the coordinate rows' impulses (acting on the geared coordinate)
         kg = geared[x]
         if d >= 0:
-            n = drives.gear[d]
-            jm = drives.inv_rotor_inertia[d]
+            n = gear[d]
+            jm = inv_rotor[d]
             w_m = rotor[d]
             lam_m = drive_impulse[d, 1]
             r1 = n * qdot - w_m
@@ -265,7 +287,7 @@ def solve_axes(axes, drives, blocks, joints, state, work, dt):
             rows += new - old
             qdot += kg * (new - old)
             largest = max(largest, abs(new - old))
-        speed = axes.velocity_limit[x]
+        speed = velocity_limit[x]
         if speed < np.inf:
             old = impulses[x, SPEED_UP]
             new = min(old + (speed - qdot) / kg, 0.0)
@@ -281,8 +303,8 @@ def solve_axes(axes, drives, blocks, joints, state, work, dt):
         P = gear_part + rows
         if d >= 0 and rows != 0.0:
             # the rows moved link and rotor together: the gear brings the rotor along
-            n = drives.gear[d]
-            jm = drives.inv_rotor_inertia[d]
+            n = gear[d]
+            jm = inv_rotor[d]
             carry = n * kg * rows / jm
             drive_impulse[d, 0] += carry
             rotor[d] += jm * carry
@@ -312,8 +334,7 @@ def project_limits(axes, joints, state, work, tolerance):
     largest = 0.0
     for x in range(axes.joint.shape[0]):
         j = axes.joint[x]
-        q = joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q,
-                             work.jrow, 0)
+        q = state.joint_q[j]  # updated after this step's positions (step stage 9)
         shift = 0.0
         if q < axes.lower[x] - tolerance:
             shift = axes.lower[x] - q
@@ -340,4 +361,5 @@ def project_limits(axes, joints, state, work, tolerance):
                     state.body_ang_mom[b, c] = L_new[c]
                 for c in range(4):
                     state.body_quat[b, c] = q_new[c]
+            state.joint_q[j] = q + shift
     return largest

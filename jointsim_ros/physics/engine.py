@@ -112,7 +112,8 @@ class Engine:
             vec12=np.zeros(12), axis_J=np.zeros((n_axis, 2, 6)),
             axis_u=np.zeros((n_axis, 2, 6)), axis_k=np.zeros(n_axis), axis_kg=np.zeros(n_axis),
             axis_kcw=np.zeros((n_axis, 6)), axis_row=np.zeros((n_axis, 4)),
-            axis_active=np.zeros((n_axis, 2)), drive_soft=np.zeros((n_drive, 2)),
+            axis_active=np.zeros((n_axis, 2)), axis_live=np.zeros(n_axis, dtype=np.int64),
+            axis_live_n=np.zeros(1, dtype=np.int64), drive_soft=np.zeros((n_drive, 2)),
             drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)))
         self.info = np.zeros(INFO_SIZE)
         self._step_fn = None
@@ -239,6 +240,9 @@ class Engine:
             lower=column(r[2] for r in rows), upper=column(r[3] for r in rows),
             restitution=column(j.restitution for _, j, *_ in rows),
             velocity_limit=column(r[5] for r in rows),
+            always_live=column((j.name in drive_of or j.friction > 0 or r[4] > 0
+                                or j.damping > 0 or np.isfinite(r[5]) for r in rows
+                                for j in (r[1],)), np.bool_),
             **self._subtrees([i for i, *_ in rows]))
         drive_arrays = Drives(
             joint=column((self.joint_index[d.joint] for d in drives), np.int64),

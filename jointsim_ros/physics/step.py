@@ -83,23 +83,38 @@ def predict_poses(state, work, dt):
 @jit_inline
 def prepare_blocks(blocks, bodies, joints, mimics, state, work, dt):
     """Jacobians, effective masses and curvature biases of every block."""
+    for k in range(blocks.dim.shape[0]):
+        r0 = blocks.row0[k]
+        block_constraint(k, blocks, joints, mimics, state.body_pos, state.body_quat,
+                         state.joint_q, work.row_C, work.row_J, r0)
+        block_mass_terms(k, blocks, bodies, work)
+    curvature_bias(blocks, joints, mimics, state, work, dt)
+
+
+@jit_inline
+def curvature_bias(blocks, joints, mimics, state, work, dt):
+    """
+    Row biases b = (C(x + dt v) - C(x)) / dt - J v at the current solver velocities v.
+
+    Evaluated before the solve and again after its first sweep: the second-order term is only
+    right for velocities close to the step's result, and a solve that changes them a lot (a
+    stiff damper or a limit stopping a fast joint) would otherwise be steered by the old ones.
+    """
     jv = work.vec6a
+    predict_poses(state, work, dt)
     for k in range(blocks.dim.shape[0]):
         r0 = blocks.row0[k]
         d = blocks.dim[k]
-        block_constraint(k, blocks, joints, mimics, state.body_pos, state.body_quat,
-                         state.joint_q, work.row_C, work.row_J, r0)
         block_constraint(k, blocks, joints, mimics, work.pred_pos, work.pred_quat,
                          state.joint_q, work.C_pred, work.J_pred, 0)
-        block_mass_terms(k, blocks, bodies, work)
         block_velocity(k, blocks, work, jv)
         for i in range(d):
             work.row_bias[r0 + i] = (work.C_pred[i] - work.row_C[r0 + i]) / dt - jv[i]
 
 
 @jit_inline
-def solve_velocities(joints, blocks, axes, drives, state, work, dt, iterations, tolerance,
-                     time_budget, info):
+def solve_velocities(joints, mimics, blocks, axes, drives, state, work, dt, iterations,
+                     tolerance, time_budget, info):
     """
     Sweep blocks and drives until the tolerance, the iteration cap or the wall-clock budget.
 
@@ -112,8 +127,10 @@ def solve_velocities(joints, blocks, axes, drives, state, work, dt, iterations, 
     used = 0
     for it in range(iterations):
         largest = sweep_blocks(blocks, work, state.row_impulse)
-        if axes.joint.shape[0] > 0:
+        if work.axis_live_n[0] > 0:
             largest = max(largest, solve_axes(axes, drives, blocks, joints, state, work, dt))
+        if it == 0 and iterations > 1:
+            curvature_bias(blocks, joints, mimics, state, work, dt)
         used = it + 1
         if largest < tolerance:
             stop = STOP_TOLERANCE
@@ -280,7 +297,6 @@ def step(bodies, joints, mimics, blocks, axes, drives, state, work, dt, gravity,
         # 2. external forces: gravity and joint efforts
         integrate_velocities(bodies, joints, state, work, dt, gravity)
         # 3. constraint rows at x, with the curvature bias from the predicted poses
-        predict_poses(state, work, dt)
         prepare_blocks(blocks, bodies, joints, mimics, state, work, dt)
         prepare_axes(axes, blocks, bodies, joints, state, work, dt)
         prepare_drives(drives, work, state, dt)
@@ -289,8 +305,8 @@ def step(bodies, joints, mimics, blocks, axes, drives, state, work, dt, gravity,
         warm_start_axes(axes, bodies, joints, state, work, warm)
         warm_start_drives(bodies, joints, drives, state, work, warm)
         # 5. sequential impulses
-        solve_velocities(joints, blocks, axes, drives, state, work, dt, iterations, tolerance,
-                         time_budget, info)
+        solve_velocities(joints, mimics, blocks, axes, drives, state, work, dt, iterations,
+                         tolerance, time_budget, info)
         # 6. velocities, angular momenta, armature currents
         store_angular_momentum(state, work)
         finish_drives(drives, state, dt)
@@ -299,7 +315,6 @@ def step(bodies, joints, mimics, blocks, axes, drives, state, work, dt, gravity,
         # 8. remove leftover drift without touching velocities
         info[INFO_POS_ERROR] = project_positions(blocks, joints, mimics, axes, state, work,
                                                  position_iterations, position_tolerance)
-        project_limits(axes, joints, state, work, position_tolerance)
         # 9. divergence check, scalar joint coordinates, clock
         bad = diverged_body(state, work)
         if bad >= 0:
@@ -308,6 +323,7 @@ def step(bodies, joints, mimics, blocks, axes, drives, state, work, dt, gravity,
             info[INFO_BODY] = bad
             return n
         update_joint_coordinates(joints, state, work)
+        project_limits(axes, joints, state, work, position_tolerance)
         state.time[0] += dt
     info[INFO_STATUS] = STATUS_OK
     info[INFO_BODY] = -1
