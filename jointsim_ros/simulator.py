@@ -26,6 +26,8 @@ StepReport = namedtuple('StepReport', [
     'position_error',  # largest joint position error left after projection, m or rad
 ])
 LOGGER = logging.getLogger('jointsim_ros')
+#: Joint speeds are compared with the URDF velocity limits at most this often, simulated s.
+VELOCITY_CHECK_PERIOD = 0.01
 _STOP_NAMES = {arrays.STOP_TOLERANCE: 'tolerance', arrays.STOP_ITERATIONS: 'iterations',
                arrays.STOP_TIME_BUDGET: 'time_budget'}
 
@@ -55,6 +57,7 @@ class Simulator:
                                          dtype=float)
         #: Joints seen beyond their URDF velocity limit (each reported once in the log).
         self.velocity_limit_exceeded = set()
+        self._next_speed_check = 0.0
         self._diverged = None
         self.last_step = StepReport(0, 0, 0.0, 'tolerance', 0.0)
         self.reset()
@@ -127,7 +130,9 @@ class Simulator:
                 f'raise solver.iterations, or check the inertias, drives and commands of that '
                 f'link, then reset.')
             raise DivergenceError(self._diverged)
-        if not self.config.limits.enforce_velocity and np.isfinite(self._velocity_limits).any():
+        if (not self.config.limits.enforce_velocity and self.time >= self._next_speed_check
+                and np.isfinite(self._velocity_limits).any()):
+            self._next_speed_check = self.time + VELOCITY_CHECK_PERIOD
             self._check_velocity_limits()
         return self.last_step
 
@@ -429,6 +434,7 @@ class Simulator:
         engine.state.time[0] = 0.0
         engine.state.joint_effort[:] = 0.0
         engine.state.drive_voltage[:] = 0.0
+        self._next_speed_check = 0.0
         engine.state.drive_current[:] = 0.0
         if self.model.floating_base:
             quat = np.asarray(self.model.base_quat, dtype=float)
