@@ -353,6 +353,28 @@ class Simulator:
         origin, _ = self.link_pose(link_name)
         return self._engine.state.body_lin_vel[link.body] + np.cross(w, origin - x), w
 
+    def set_link_wrench(self, link_name, force, torque=(0.0, 0.0, 0.0)):
+        """
+        Hold an external wrench on a link until changed (zeros remove it; reset clears all).
+
+        Args:
+            link_name: any URDF link (a merged link pushes its whole body).
+            force: (3,) N, world frame, acting through the body's centre of mass.
+            torque: (3,) N m, world frame.
+
+        Raises:
+            CommandError: unknown link, a link fixed to the world, or non-finite values.
+        """
+        link = self._link(link_name, 'set_link_wrench')
+        values = [np.asarray(v, dtype=float).ravel() for v in (force, torque)]
+        if any(v.size != 3 or not np.all(np.isfinite(v)) for v in values):
+            raise CommandError('set_link_wrench: force and torque must be finite vectors of 3 '
+                               '(N and N m).  Nothing was changed.')
+        if link.body < 0:
+            raise CommandError(f'set_link_wrench: link {link_name!r} is fixed to the world; '
+                               'a wrench on it does nothing.  Nothing was changed.')
+        self._engine.state.body_wrench[link.body] = np.concatenate(values)
+
     def joint_anchor_errors(self):
         """
         How far each kept joint's child anchor is from where the joint allows it, m.
@@ -434,6 +456,7 @@ class Simulator:
         engine.state.time[0] = 0.0
         engine.state.joint_effort[:] = 0.0
         engine.state.drive_voltage[:] = 0.0
+        engine.state.body_wrench[:] = 0.0
         self._next_speed_check = 0.0
         engine.state.drive_current[:] = 0.0
         if self.model.floating_base:

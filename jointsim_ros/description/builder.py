@@ -550,12 +550,14 @@ class _ModelBuilder:
                     f"'{joint.mimic.leader}'; drive the leader instead.")
         for name in config.joints:
             joint = by_name.get(name)
-            if joint is None or joint.type not in SCALAR_JOINT_TYPES:
+            frictional = SCALAR_JOINT_TYPES + ('spherical', 'planar')
+            if joint is None or joint.type not in frictional:
                 hint = close_matches(name, scalar)
                 raise ConfigError(
                     f"{config.source}: joints names joint '{name}', which "
-                    f'{self.description.source} does not have as a revolute, continuous or '
-                    f"prismatic joint{'; ' + hint if hint else '.'}  Its movable joints: "
+                    f'{self.description.source} does not have as a revolute, continuous, '
+                    f"prismatic, spherical or planar joint{'; ' + hint if hint else '.'}  "
+                    'Its scalar joints: '
                     f"{name_list(scalar, 8) or 'none'}.")
         transmissions = getattr(self.description, 'transmissions', {})
         return tuple(build_drive(j, config.drives[j.name], config.source,

@@ -68,6 +68,14 @@ Axes = namedtuple('Axes', [
     'subtree_body',     # (n,) int64 bodies carried by each axis' child, axis after axis
 ])
 
+#: Coulomb friction of multi-DOF joints (physics/free_friction.py).
+FreeFriction = namedtuple('FreeFriction', [
+    'joint',            # (n_free,) int64 joint index (spherical or planar)
+    'dim',              # (n_free,) int64 rows: 3 (spherical rotation) or 2 (planar sliding)
+    'friction',         # (n_free,) sliding friction, N m (spherical) or N (planar)
+    'static_friction',  # (n_free,) breakaway friction, N m or N
+])
+
 #: Constraint blocks: a block is d <= 6 rows solved together with its d x d effective mass.
 Blocks = namedtuple('Blocks', [
     'kind',    # (n_block,) int64 BLOCK_JOINT or BLOCK_MIMIC
@@ -95,6 +103,8 @@ State = namedtuple('State', [
     'drive_impulse',  # (n_drive, 3) accumulated gear, motor and gear-friction impulses
     'axis_impulse',   # (n_axis, 6) friction, damping, lower, upper, speed rows' impulses
     'axis_rate',      # (n_axis,) joint speed at the end of the last sweep, rad/s or m/s
+    'body_wrench',    # (n_body, 6) external force (N, through the COM) and torque (N m), world
+    'free_impulse',   # (n_free, 3) accumulated friction impulses of multi-DOF joints
 ])
 
 #: Scratch arrays reused every step (no allocation in the loop).
@@ -132,6 +142,11 @@ Work = namedtuple('Work', [
     'drive_soft',   # (n_drive, 2) motor soft row: impulse at rest, damping (dt c)
     'drive_backup',  # (n_drive, 2) rotor speed and current before the step
     'drive_ainv',   # (n_drive, 2, 2, 2) inverse gear/motor matrix: free, current-limited mode
+    'free_J',       # (n_free, 3, 2, 6) friction rows' Jacobians
+    'free_u',       # (n_free, 3, 2, 6) body response to a unit friction impulse per row
+    'free_kcw',     # (n_free, 3, 6) the joint block's reaction per unit friction impulse
+    'free_kinv',    # (n_free, 3, 3) inverse constrained effective mass of the friction rows
+    'free_bound',   # (n_free,) friction impulse bound this step, N s or N m s
 ])
 
 #: Results of the last step (float64 array, indices below).

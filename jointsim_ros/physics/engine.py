@@ -6,8 +6,8 @@ Nothing here knows about ROS; the Simulator facade is the only intended caller.
 import numpy as np
 
 from . import joints as jt
-from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Drives, INFO_SIZE, Joints,
-                     Mimics, State, Work)
+from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Drives, FreeFriction,
+                     INFO_SIZE, Joints, Mimics, State, Work)
 from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
 
@@ -89,6 +89,8 @@ class Engine:
         self.axes, self.drives = self._build_axes(model, limits)
         n_drive = len(self.drives.joint)
         n_axis = len(self.axes.joint)
+        self.free = self._build_free_friction(model)
+        n_free = len(self.free.joint)
         n_body = len(model.bodies)
         n_joint = len(model.joints)
         self.state = State(
@@ -98,7 +100,8 @@ class Engine:
             row_impulse=np.zeros(n_row), time=np.zeros(1), drive_voltage=np.zeros(n_drive),
             drive_current=np.zeros(n_drive), rotor_speed=np.zeros(n_drive),
             drive_impulse=np.zeros((n_drive, 3)), axis_impulse=np.zeros((n_axis, 6)),
-            axis_rate=np.zeros(n_axis))
+            axis_rate=np.zeros(n_axis), body_wrench=np.zeros((n_body, 6)),
+            free_impulse=np.zeros((n_free, 3)))
         n_block = len(self.blocks.dim)
         self.work = Work(
             rot=np.zeros((n_body, 3, 3)), inertia_w=np.zeros((n_body, 3, 3)),
@@ -114,7 +117,10 @@ class Engine:
             axis_kcw=np.zeros((n_axis, 6)), axis_row=np.zeros((n_axis, 4)),
             axis_active=np.zeros((n_axis, 2)), axis_live=np.zeros(n_axis, dtype=np.int64),
             axis_live_n=np.zeros(1, dtype=np.int64), drive_soft=np.zeros((n_drive, 2)),
-            drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)))
+            drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
+            free_J=np.zeros((n_free, 3, 2, 6)), free_u=np.zeros((n_free, 3, 2, 6)),
+            free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
+            free_bound=np.zeros(n_free))
         self.info = np.zeros(INFO_SIZE)
         self._step_fn = None
 
@@ -258,6 +264,20 @@ class Engine:
             current_limit=column(current_limit(d) for d in drives))
         return axes, drive_arrays
 
+    @staticmethod
+    def _build_free_friction(model):
+        """Friction of spherical (3 rows) and planar (2 sliding rows) joints that have some."""
+        rows = []
+        for i, j in enumerate(model.joints):
+            static = j.static_friction if j.static_friction is not None else j.friction
+            if j.type in ('spherical', 'planar') and (j.friction > 0 or static > 0):
+                rows.append((i, 3 if j.type == 'spherical' else 2, j.friction, static))
+        cols = list(zip(*rows)) if rows else [(), (), (), ()]
+        return FreeFriction(joint=np.array(cols[0], dtype=np.int64),
+                            dim=np.array(cols[1], dtype=np.int64),
+                            friction=np.array(cols[2], dtype=float),
+                            static_friction=np.array(cols[3], dtype=float))
+
     def _subtrees(self, joint_indices):
         """Bodies beyond each joint (its child and everything it carries), packed flat."""
         children = {}
@@ -284,7 +304,7 @@ class Engine:
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
         s = self.solver
         args = (self.bodies, self.joints, self.mimics, self.blocks, self.axes, self.drives,
-                self.state, self.work, self.dt, self.gravity, int(s.iterations),
+                self.free, self.state, self.work, self.dt, self.gravity, int(s.iterations),
                 float(s.tolerance), float(s.time_budget), int(s.position_iterations),
                 float(s.position_tolerance), bool(s.warm_start), self.info, int(n))
         if self._step_fn is None:
@@ -379,6 +399,7 @@ class Engine:
         self.state.row_impulse[:] = 0.0
         self.state.drive_impulse[:] = 0.0
         self.state.axis_impulse[:] = 0.0
+        self.state.free_impulse[:] = 0.0
         rates = self.joint_rates()
         for d, j in enumerate(self.drives.joint):
             self.state.rotor_speed[d] = self.drives.gear[d] * rates[j]

@@ -20,6 +20,7 @@ from .arrays import (INFO_BODY, INFO_ITERATIONS, INFO_POS_ERROR, INFO_RESIDUAL, 
 from .axes import prepare_axes, project_limits, solve_axes, warm_start_axes
 from .clock import monotonic
 from .drives import finish_drives, prepare_drives, warm_start_drives
+from .free_friction import prepare_free_friction, solve_free_friction, warm_start_free_friction
 from .math3d import (jit, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul,
                      quat_normalized, quat_to_mat, read3, read4, read_mat, rotate_by, vadd, vscale,
                      write3, write4, write_mat)
@@ -49,10 +50,14 @@ def update_world_inertia(bodies, state, work):
 
 @jit_inline
 def integrate_velocities(bodies, joints, state, work, dt, gravity):
-    """Gravity on every body and commanded joint efforts as impulses along the joint rows."""
+    """Gravity, external wrenches and commanded joint efforts (impulses along joint rows)."""
     for b in range(state.body_pos.shape[0]):
+        torque = (state.body_wrench[b, 3] * dt, state.body_wrench[b, 4] * dt,
+                  state.body_wrench[b, 5] * dt)
+        dw = mat_vec(read_mat(work.inv_inertia_w, b), torque)
         for c in range(3):
-            work.vel[b, c] += dt * gravity[c]
+            work.vel[b, c] += dt * (gravity[c] + bodies.inv_mass[b] * state.body_wrench[b, c])
+            work.vel[b, 3 + c] += dw[c]
     jrow = work.jrow
     for j in range(joints.type.shape[0]):
         impulse = state.joint_effort[j] * dt
@@ -113,7 +118,7 @@ def curvature_bias(blocks, joints, mimics, state, work, dt):
 
 
 @jit_inline
-def solve_velocities(joints, mimics, blocks, axes, drives, state, work, dt, iterations,
+def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, dt, iterations,
                      tolerance, time_budget, info):
     """
     Sweep blocks and drives until the tolerance, the iteration cap or the wall-clock budget.
@@ -129,6 +134,8 @@ def solve_velocities(joints, mimics, blocks, axes, drives, state, work, dt, iter
         largest = sweep_blocks(blocks, work, state.row_impulse)
         if work.axis_live_n[0] > 0:
             largest = max(largest, solve_axes(axes, drives, blocks, joints, state, work, dt))
+        if free.joint.shape[0] > 0:
+            largest = max(largest, solve_free_friction(free, blocks, joints, state, work))
         if it == 0 and iterations > 1:
             curvature_bias(blocks, joints, mimics, state, work, dt)
         used = it + 1
@@ -282,8 +289,9 @@ def diverged_body(state, work):
 
 
 @jit
-def step(bodies, joints, mimics, blocks, axes, drives, state, work, dt, gravity, iterations,
-         tolerance, time_budget, position_iterations, position_tolerance, warm, info, n_steps):
+def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, dt, gravity,
+         iterations, tolerance, time_budget, position_iterations, position_tolerance, warm,
+         info, n_steps):
     """
     Advance the state by n_steps steps of dt seconds; stop early on divergence.
 
@@ -300,13 +308,16 @@ def step(bodies, joints, mimics, blocks, axes, drives, state, work, dt, gravity,
         prepare_blocks(blocks, bodies, joints, mimics, state, work, dt)
         prepare_axes(axes, blocks, bodies, joints, state, work, dt)
         prepare_drives(drives, work, state, dt)
+        if free.joint.shape[0] > 0:
+            prepare_free_friction(free, blocks, bodies, joints, state, work, dt)
         # 4. warm start from the previous step's impulses
         warm_start(blocks, work, state.row_impulse, warm)
         warm_start_axes(axes, bodies, joints, state, work, warm)
         warm_start_drives(bodies, joints, drives, state, work, warm)
+        warm_start_free_friction(free, bodies, joints, state, work, warm)
         # 5. sequential impulses
-        solve_velocities(joints, mimics, blocks, axes, drives, state, work, dt, iterations,
-                         tolerance, time_budget, info)
+        solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, dt,
+                         iterations, tolerance, time_budget, info)
         # 6. velocities, angular momenta, armature currents
         store_angular_momentum(state, work)
         finish_drives(drives, state, dt)
