@@ -43,6 +43,7 @@ setup(
         'console_scripts': [
             'jointsim_headless = jointsim_ros.tools.headless:main',
             'jointsim_node = jointsim_ros.node:main',
+            'jointsim_example_controller = jointsim_ros.tools.example_controller:main',
         ],
     },
 )

@@ -6,10 +6,13 @@ module; tests that change its state reset it first.  Waits are generous; nothing
 timing.
 """
 import math
+import os
+import subprocess
+import sys
 
 from diagnostic_msgs.msg import DiagnosticArray
-from node_harness import (domain, finite, LATCHED, latest, RosClient, running_node,
-                          stamp_seconds, WAIT)
+from node_harness import (domain, finite, LATCHED, latest, PACKAGE_ROOT, ROS_ENVIRONMENT,
+                          RosClient, running_node, stamp_seconds, WAIT)
 import pytest
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -28,7 +31,7 @@ SHOULDER = {'resistance': 0.25, 'inductance': 2.0e-4, 'torque_constant': 0.07,
 
 @pytest.fixture(scope='module')
 def arm(tmp_path_factory):
-    """Yield (node process, client) for the arm node shared by this module's tests."""
+    """Yield (node process, client, domain) for the arm node shared by this module's tests."""
     folder = tmp_path_factory.mktemp('arm_node')
     config = folder / 'sim.yaml'
     config.write_text(yaml.safe_dump({'gravity': [0.0, 0.0, 0.0],
@@ -37,6 +40,7 @@ def arm(tmp_path_factory):
         with running_node(domain_id, folder / 'node.log',
                           parameters={'config_file': str(config), 'command_timeout': 0.5}) as node:
             client = RosClient(domain_id)
+            client.domain_id = domain_id
             try:
                 yield node, client
             finally:
@@ -248,3 +252,14 @@ def test_voltage_beyond_the_supply_is_clipped_and_undriven_joints_refused(arm, c
     command.publish(named({'joint_a2': 1.0}))
     assert client.wait_for(lambda: 'joint_a1 -> 48' in node.output()
                            and "joint 'joint_a2' takes no voltage command" in node.output(), WAIT)
+
+
+def test_echo_tool_prints_joint_states_and_latched_topics(arm):
+    _, client = arm
+    env = dict(os.environ, ROS_DOMAIN_ID=str(client.domain_id), **ROS_ENVIRONMENT)
+    for topic, expected in [('joint_states', 'joint_a7'), ('/tf_static', 'tool0')]:
+        result = subprocess.run(
+            [sys.executable, '-m', 'jointsim_ros.tools.echo', topic, '--count', '1'],
+            cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, timeout=60)
+        assert result.returncode == 0 and expected in result.stdout, result.stdout

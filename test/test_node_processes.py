@@ -4,9 +4,13 @@ jointsim_node as a process: clear failures, divergence, several robots side by s
 Each test starts its own node(s) over real DDS on a domain of its own (test/node_harness.py).
 """
 import math
+import os
+import subprocess
+import sys
 
-from node_harness import (domain, finite, LATCHED, latest, NodeProcess, RosClient,
-                          running_node, stamp_seconds, write_params_file)
+from node_harness import (domain, finite, LATCHED, latest, NodeProcess, PACKAGE_ROOT,
+                          ROS_ENVIRONMENT, RosClient, running_node, stamp_seconds,
+                          write_params_file)
 import pytest
 from robots import inertial, joint, link, robot
 from sensor_msgs.msg import JointState
@@ -109,9 +113,14 @@ def test_two_robots_in_two_namespaces_with_frame_prefixes(tmp_path):
                 def children(messages):
                     return {t.child_frame_id for m in messages for t in m.transforms}
 
+                def seen():
+                    return {'r1 joint_states': bool(first), 'r2 joint_states': bool(second),
+                            '/tf': sorted(children(moving)),
+                            '/tf_static': sorted(children(static))}
+
                 assert client.wait_for(lambda: first and second
                                        and {'r1/link_7', 'r2/link_7'} <= children(moving)
-                                       and {'r1/tool0', 'r2/tool0'} <= children(static))
+                                       and {'r1/tool0', 'r2/tool0'} <= children(static)), seen()
                 edges = {(t.header.frame_id, t.child_frame_id)
                          for m in static for t in m.transforms}
                 # the URDF root link 'world' hangs below the world frame under its prefix
@@ -121,3 +130,26 @@ def test_two_robots_in_two_namespaces_with_frame_prefixes(tmp_path):
                 assert math.isfinite(stamp_seconds(first[-1].header.stamp))
             finally:
                 client.close()
+
+
+def test_make_run_demo_moves_the_arm_and_stops_cleanly(tmp_path):
+    with domain() as domain_id:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
+        result = subprocess.run(
+            [sys.executable, '-m', 'jointsim_ros.tools.demo', '--seconds', '5'],
+            cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, timeout=180)
+    assert result.returncode == 0, result.stdout
+    lines = [line for line in result.stdout.splitlines() if line.startswith('t = ')]
+    assert len({line.split('q = ')[1].split(']')[0] for line in lines}) >= 2, result.stdout
+    assert 'commanding joint_a1' in result.stdout  # the controller found the joint order
+    assert 'jointsim demo: stopped' in result.stdout and 'Traceback' not in result.stdout
+
+
+def test_make_run_headless_reaches_the_headless_tool():
+    result = subprocess.run(
+        [sys.executable, '-m', 'jointsim_ros.tools.demo', '--headless', '--seconds', '0.1'],
+        cwd=PACKAGE_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        timeout=180)
+    assert result.returncode == 0, result.stdout
+    assert "robot 'jointsim_arm'" in result.stdout and 'real-time factor' in result.stdout

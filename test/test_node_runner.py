@@ -3,11 +3,17 @@ The node's plain-Python parts without DDS: pacing, commands, watchdog, services,
 
 ``SimulationRunner`` runs on a fake wall clock here, so pacing is checked step by step.
 """
+from pathlib import Path
+
 from jointsim_ros import CommandError, ConfigError, DescriptionError, Simulator
+from jointsim_ros.node import PARAMETERS, parameters_yaml
 from jointsim_ros.runner import load_robot, RunSettings, SimulationRunner
 import numpy as np
 import pytest
 from robots import double_pendulum, inertial, joint, link, pendulum, robot
+import yaml
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 class FakeClock:
@@ -212,3 +218,10 @@ def test_load_robot_errors_are_user_errors(tmp_path):
         load_robot(robot_description=pendulum(), robot_description_file='arm.urdf')
     with pytest.raises(ConfigError, match='does not exist'):
         load_robot(robot_description=pendulum(), config_file=str(tmp_path / 'none.yaml'))
+
+
+def test_parameter_file_lists_every_parameter_at_its_default():
+    text = (PACKAGE_ROOT / 'config' / 'jointsim_node.yaml').read_text()
+    assert text == parameters_yaml(), 'regenerate config/jointsim_node.yaml (see parameters_yaml)'
+    values = yaml.safe_load(text)['jointsim_node']['ros__parameters']
+    assert values == {p.name: p.default for p in PARAMETERS}

@@ -90,7 +90,7 @@ def test_colcon_build_installs_the_package(tmp_path):
     assert (share / 'package.xml').is_file()
     assert (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' /
             PACKAGE_NAME).is_file()
-    for script in ('jointsim_headless', 'jointsim_node'):
+    for script in ('jointsim_headless', 'jointsim_node', 'jointsim_example_controller'):
         assert os.access(prefix / 'lib' / PACKAGE_NAME / script, os.X_OK), script
     site_packages = prefix / 'lib' / ('python%d.%d' % sys.version_info[:2]) / 'site-packages'
     assert (site_packages / PACKAGE_NAME / '__init__.py').is_file()

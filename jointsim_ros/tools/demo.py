@@ -1,0 +1,146 @@
+"""
+``make run``: the simulator node and the example controller on the bundled arm, with a status.
+
+    python -m jointsim_ros.tools.demo [--voltage] [--robot FILE] [--config FILE] [--seconds S]
+    python -m jointsim_ros.tools.demo --headless [headless options]
+
+Starts ``jointsim_node`` and ``jointsim_example_controller`` as two processes (effort control
+with config/default.yaml; ``--voltage``: voltage control of the DC drives of
+config/jointsim_arm.yaml), prints the joint positions once a second from ``joint_states`` and
+ends both cleanly on Ctrl-C (or after ``--seconds`` of wall time).  ``--headless`` runs
+``jointsim_ros.tools.headless`` instead, without ROS.
+"""
+import argparse
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+
+from jointsim_ros import resources
+
+#: Longest wait for the node to be ready (the first run compiles the engine), s.
+START_TIMEOUT = 120.0
+
+
+def parse_args(argv):
+    """Command-line arguments."""
+    parser = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
+    parser.add_argument('--voltage', action='store_true',
+                        help='voltage control of DC drives (default config: jointsim_arm.yaml)')
+    parser.add_argument('--robot', help='URDF or xacro file (default: the bundled arm)')
+    parser.add_argument('--config', help='simulator YAML (default: config/default.yaml, or '
+                        'config/jointsim_arm.yaml with --voltage)')
+    parser.add_argument('--seconds', type=float, default=0.0,
+                        help='stop after this many wall-clock seconds (0: run until Ctrl-C)')
+    return parser.parse_args(argv)
+
+
+def ros_environment():
+    """Return this process's environment with the project's ROS settings filled in."""
+    env = dict(os.environ)
+    env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    env.setdefault('FASTDDS_BUILTIN_TRANSPORTS', 'UDPv4')
+    try:
+        env.setdefault('FASTDDS_DEFAULT_PROFILES_FILE',
+                       str(resources.share_file('config', 'fastdds_profile.xml')))
+    except FileNotFoundError:
+        pass
+    return env
+
+
+def start(module, *args, log=None):
+    """Start ``python -m module args`` with the full environment (the ROS wheels need it)."""
+    # a session of its own: Ctrl-C reaches only this process, which stops the others once
+    return subprocess.Popen([sys.executable, '-m', module, *args], env=ros_environment(),
+                            stdout=log, stderr=subprocess.STDOUT if log else None,
+                            start_new_session=True)
+
+
+def stop(processes):
+    """SIGINT every process still running, then SIGKILL what has not ended after 5 s."""
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + 5.0
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def watch(seconds, processes):
+    """Print the joint positions once a second until Ctrl-C, a process ends, or time is up."""
+    os.environ.update({k: v for k, v in ros_environment().items() if k not in os.environ})
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+    from sensor_msgs.msg import JointState
+    # Ctrl-C raises KeyboardInterrupt here (rclpy's handler would shut the context down)
+    rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node('jointsim_demo_status')
+    latest = []
+    node.create_subscription(JointState, 'joint_states', lambda m: latest.append(m), 10)
+    start_wall = time.monotonic()
+    last_print, last_sim = start_wall, None
+    try:
+        while not seconds or time.monotonic() - start_wall < seconds:
+            rclpy.spin_once(node, timeout_sec=0.1)
+            if any(p.poll() is not None for p in processes):
+                return
+            now = time.monotonic()
+            if latest and now - last_print >= 1.0:
+                msg = latest[-1]
+                latest.clear()
+                t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+                rate = ('' if last_sim is None
+                        else f'  ({(t - last_sim) / (now - last_print):.2f}x real time)')
+                q = ' '.join(f'{v:+.2f}' for v in msg.position)
+                print(f't = {t:7.2f} s  q = [{q}] rad{rate}', flush=True)
+                last_print, last_sim = now, t
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def main(argv=None):
+    """Entry point of ``make run``."""
+    argv = sys.argv[1:] if argv is None else argv
+    if '--headless' in argv:
+        from jointsim_ros.tools import headless
+        return headless.main([a for a in argv if a != '--headless'])
+    args = parse_args(argv)
+    robot = args.robot or str(resources.share_file(*resources.DEFAULT_ROBOT))
+    config = args.config or str(resources.share_file(
+        'config', 'jointsim_arm.yaml' if args.voltage else 'default.yaml'))
+    mode = 'voltage' if args.voltage else 'effort'
+    domain = os.environ.get('ROS_DOMAIN_ID', '0')
+    print(f'jointsim demo: {robot} with {config}, {mode} control; ROS_DOMAIN_ID={domain}\n'
+          f'  watch it from another shell:  ROS_DOMAIN_ID={domain} '
+          f'{Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
+          f'  (on a ROS install: ROS_DOMAIN_ID={domain} ros2 topic echo /joint_states)\n'
+          f'  Ctrl-C stops.', flush=True)
+    node = start('jointsim_ros.node', '--ros-args', '-p', f'robot_description_file:={robot}',
+                 '-p', f'config_file:={config}')
+    processes = [node]
+    status = 0
+    try:
+        controller = start('jointsim_ros.tools.example_controller', '--mode', mode)
+        processes.append(controller)
+        watch(args.seconds, processes)
+        if node.poll() is not None:
+            status = node.returncode or 1
+            print(f'jointsim demo: the node ended with status {node.returncode}',
+                  file=sys.stderr)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop(processes)
+    print('jointsim demo: stopped', flush=True)
+    return status
+
+
+if __name__ == '__main__':
+    sys.exit(main())
