@@ -15,13 +15,11 @@ Measure what DC drives cost and how exactly they reach the analytic steady state
 
 Run: .venv/bin/python bench/bench_drives.py [--runs 7] [--steps 2000] [--quick]
 """
-import time
 
-from benchlib import (JOINTSIM_CONFIG, markdown_table, parse_args, pin_to_one_core,
-                      REPO_ROOT, save_markdown, spread, verdict, write_csv)
+from benchlib import (JOINTSIM_CONFIG, markdown_table, overhead_table, parse_args,
+                      pin_to_one_core, REPO_ROOT, save_markdown, verdict, write_csv)
 from jointsim_ros import Simulator
-import numpy as np
-from robots_for_bench import ARM_XACRO, bent_pose
+from robots_for_bench import ARM_XACRO
 import yaml
 
 TARGET_OVERHEAD = 0.30
@@ -42,49 +40,12 @@ def arm_simulators():
     return passive, driven
 
 
-def time_run(sim, steps, per_call, voltages):
-    """Return the run's figure in us per step (median per call, or amortised)."""
-    sim.set_joint_state(bent_pose(sim.joint_names))
-    if voltages:
-        sim.set_voltages(voltages)
-    if per_call:
-        times = np.empty(steps)
-        clock = time.perf_counter_ns
-        for k in range(steps):
-            start = clock()
-            sim.step(1)
-            times[k] = clock() - start
-        return float(np.median(times)) / 1e3
-    start = time.perf_counter_ns()
-    for _ in range(steps // 1000 or 1):
-        sim.step(min(1000, steps))
-    return (time.perf_counter_ns() - start) / 1e3 / max(steps, 1000)
-
-
 def overhead(runs, steps):
     """Measure the step time with and without drives; return table rows."""
     passive, driven = arm_simulators()
     volts = {n: 6.0 * (-1) ** i for i, n in enumerate(driven.drive_names)}
-    for sim in (passive, driven):
-        sim.step(1)  # compile or load the cache, untimed
-    rows = []
-    for per_call in (True, False):
-        figures = {'passive': [], 'driven': []}
-        for _ in range(runs):
-            figures['passive'].append(time_run(passive, steps, per_call, None))
-            figures['driven'].append(time_run(driven, steps, per_call, volts))
-        med_p = spread(figures['passive'])
-        med_d = spread(figures['driven'])
-        ratio = med_d[0] / med_p[0] - 1.0
-        rows.append({'mode': 'step(1) per call' if per_call else 'step(1000) amortised',
-                     'runs x steps': f'{runs} x {steps}',
-                     'no drives us': round(med_p[0], 2), 'no drives min/max': (
-                         f'{med_p[1]:.2f}/{med_p[2]:.2f}'),
-                     '7 drives us': round(med_d[0], 2),
-                     '7 drives min/max': f'{med_d[1]:.2f}/{med_d[2]:.2f}',
-                     'overhead %': round(100 * ratio, 1), 'target %': 100 * TARGET_OVERHEAD,
-                     'verdict': verdict(ratio, TARGET_OVERHEAD)})
-    return rows
+    return overhead_table(passive, driven, runs, steps, ('no drives', '7 drives'),
+                          TARGET_OVERHEAD, prepare=lambda sim: sim.set_voltages(volts))
 
 
 def spinner(dt, locked):

@@ -13,13 +13,11 @@ Measure what joint friction and limit rows cost, and the door's stopping time (i
 
 Run: .venv/bin/python bench/bench_joint_rows.py [--runs 7] [--steps 2000] [--quick]
 """
-import time
 
-from benchlib import (JOINTSIM_CONFIG, markdown_table, parse_args, pin_to_one_core,
-                      save_markdown, spread, verdict, write_csv)
+from benchlib import (JOINTSIM_CONFIG, markdown_table, overhead_table, parse_args,
+                      pin_to_one_core, save_markdown, verdict, write_csv)
 from jointsim_ros import Simulator
-import numpy as np
-from robots_for_bench import arm_urdf_text, bent_pose
+from robots_for_bench import arm_urdf_text
 
 TARGET_OVERHEAD = 0.30
 TARGET_STOP = 0.01
@@ -40,45 +38,11 @@ def arm_simulators():
     return bare, rows
 
 
-def time_run(sim, steps, per_call):
-    """Return the run's figure in us per step (median per call, or amortised)."""
-    sim.set_joint_state(bent_pose(sim.joint_names))
-    if per_call:
-        times = np.empty(steps)
-        clock = time.perf_counter_ns
-        for k in range(steps):
-            start = clock()
-            sim.step(1)
-            times[k] = clock() - start
-        return float(np.median(times)) / 1e3
-    start = time.perf_counter_ns()
-    for _ in range(steps // 1000 or 1):
-        sim.step(min(1000, steps))
-    return (time.perf_counter_ns() - start) / 1e3 / max(steps, 1000)
-
-
 def overhead(runs, steps):
     """Measure the step time with and without friction and limit rows; return table rows."""
     bare, rows = arm_simulators()
-    for sim in (bare, rows):
-        sim.step(1)  # compile or load the cache, untimed
-    table = []
-    for per_call in (True, False):
-        figures = {'bare': [], 'rows': []}
-        for _ in range(runs):
-            figures['bare'].append(time_run(bare, steps, per_call))
-            figures['rows'].append(time_run(rows, steps, per_call))
-        med_b = spread(figures['bare'])
-        med_r = spread(figures['rows'])
-        ratio = med_r[0] / med_b[0] - 1.0
-        table.append({'mode': 'step(1) per call' if per_call else 'step(1000) amortised',
-                      'runs x steps': f'{runs} x {steps}', 'no rows us': round(med_b[0], 2),
-                      'no rows min/max': f'{med_b[1]:.2f}/{med_b[2]:.2f}',
-                      'friction + limits us': round(med_r[0], 2),
-                      'friction + limits min/max': f'{med_r[1]:.2f}/{med_r[2]:.2f}',
-                      'overhead %': round(100 * ratio, 1), 'target %': 100 * TARGET_OVERHEAD,
-                      'verdict': verdict(ratio, TARGET_OVERHEAD)})
-    return table
+    return overhead_table(bare, rows, runs, steps, ('no rows', 'friction + limits'),
+                          TARGET_OVERHEAD)
 
 
 def door_stops():

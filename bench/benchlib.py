@@ -15,6 +15,7 @@ import platform
 import resource
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -233,3 +234,73 @@ def save_markdown(out_dir, name, text):
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f'{name}.md').write_text(text + '\n')
     print(text, flush=True)
+
+
+def time_steps(sim, pose, steps, per_call):
+    """
+    Time one run of ``sim`` from a pose at rest.
+
+    Args:
+        sim: Simulator (already stepped once, so compilation is not timed).
+        pose: dict joint -> start position.
+        steps: steps in the run.
+        per_call: time ``step(1)`` call by call (the run's median), else ``step(1000)`` blocks.
+
+    Returns:
+        The run's figure, us per step.
+    """
+    sim.set_joint_state(pose)
+    if per_call:
+        times = np.empty(steps)
+        clock = time.perf_counter_ns
+        for k in range(steps):
+            start = clock()
+            sim.step(1)
+            times[k] = clock() - start
+        return float(np.median(times)) / 1e3
+    start = time.perf_counter_ns()
+    for _ in range(steps // 1000 or 1):
+        sim.step(min(1000, steps))
+    return (time.perf_counter_ns() - start) / 1e3 / max(steps, 1000)
+
+
+def overhead_table(base, extra, runs, steps, labels, target, prepare=None):
+    """
+    Compare the step time of two simulators in alternating runs, per call and amortised.
+
+    Args:
+        base, extra: Simulators; both are stepped once first (compilation untimed).
+        runs, steps: repeated runs and steps per run.
+        labels: (name of base, name of extra) for the table columns.
+        target: largest acceptable relative overhead of extra over base.
+        prepare: optional callable(sim) run before each of extra's runs (commands).
+
+    Returns:
+        Table rows (dicts): medians, min/max of the run figures, overhead and verdict.
+    """
+    for sim in (base, extra):
+        sim.step(1)
+    rows = []
+    for per_call in (True, False):
+        figures = ([], [])
+        for _ in range(runs):
+            figures[0].append(time_steps(base, _bent(base), steps, per_call))
+            if prepare is not None:
+                prepare(extra)
+            figures[1].append(time_steps(extra, _bent(extra), steps, per_call))
+        first, second = spread(figures[0]), spread(figures[1])
+        ratio = second[0] / first[0] - 1.0
+        rows.append({'mode': 'step(1) per call' if per_call else 'step(1000) amortised',
+                     'runs x steps': f'{runs} x {steps}', f'{labels[0]} us': round(first[0], 2),
+                     f'{labels[0]} min/max': f'{first[1]:.2f}/{first[2]:.2f}',
+                     f'{labels[1]} us': round(second[0], 2),
+                     f'{labels[1]} min/max': f'{second[1]:.2f}/{second[2]:.2f}',
+                     'overhead %': round(100 * ratio, 1), 'target %': 100 * target,
+                     'verdict': verdict(ratio, target)})
+    return rows
+
+
+def _bent(sim):
+    """Return the benchmarks' bent start pose of a simulator's joints."""
+    from robots_for_bench import bent_pose  # noqa: I100 (bench/ sibling, imports xacro)
+    return bent_pose(sim.joint_names)

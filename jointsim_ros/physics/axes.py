@@ -141,6 +141,19 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
 
 
 @jit_inline
+def push_along_jacobian(vel, coord_J, x, body, j, inv_mass, inv_inertia, P):
+    """Apply the coordinate impulse P along M^-1 J_q^T of axis x (joint j) to both bodies."""
+    for s in range(2):
+        b = body[j, s]
+        if b >= 0 and P != 0.0:
+            for c in range(3):
+                vel[b, c] += inv_mass[b] * coord_J[x, s, c] * P
+                vel[b, 3 + c] += (inv_inertia[b, c, 0] * coord_J[x, s, 3]
+                                  + inv_inertia[b, c, 1] * coord_J[x, s, 4]
+                                  + inv_inertia[b, c, 2] * coord_J[x, s, 5]) * P
+
+
+@jit_inline
 def warm_start_axes(axes, bodies, joints, state, work, enabled):
     """
     Apply last step's coordinate impulses of every axis (or clear them).
@@ -160,15 +173,7 @@ def warm_start_axes(axes, bodies, joints, state, work, enabled):
             if not enabled:
                 impulses[x, r] = 0.0
             P += impulses[x, r]
-        j = axes.joint[x]
-        for s in range(2):
-            b = body[j, s]
-            if b >= 0 and P != 0.0:
-                for c in range(3):
-                    vel[b, c] += inv_mass[b] * coord_J[x, s, c] * P
-                    vel[b, 3 + c] += (inv_inertia[b, c, 0] * coord_J[x, s, 3]
-                                      + inv_inertia[b, c, 1] * coord_J[x, s, 4]
-                                      + inv_inertia[b, c, 2] * coord_J[x, s, 5]) * P
+        push_along_jacobian(vel, coord_J, x, body, axes.joint[x], inv_mass, inv_inertia, P)
 
 
 @jit_inline

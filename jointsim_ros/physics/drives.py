@@ -23,6 +23,7 @@ Gear losses (efficiency eta < 1) are Coulomb friction on the geared coordinate, 
 (1 - eta) times the impulse the gear transmits, as contact friction is bounded by the normal
 impulse.
 """
+from .axes import push_along_jacobian
 from .math3d import jit_inline
 
 GEAR, MOTOR, GEAR_FRICTION = 0, 1, 2
@@ -84,16 +85,8 @@ def warm_start_drives(bodies, joints, drives, state, work, enabled):
         g = impulses[d, GEAR]
         state.rotor_speed[d] += drives.inv_rotor_inertia[d] * (g + impulses[d, MOTOR])
         P = -drives.gear[d] * g + impulses[d, GEAR_FRICTION]
-        x = drives.axis[d]
-        j = drives.joint[d]
-        for s in range(2):
-            b = body[j, s]
-            if b >= 0:
-                for c in range(3):
-                    vel[b, c] += inv_mass[b] * coord_J[x, s, c] * P
-                    vel[b, 3 + c] += (inv_inertia[b, c, 0] * coord_J[x, s, 3]
-                                      + inv_inertia[b, c, 1] * coord_J[x, s, 4]
-                                      + inv_inertia[b, c, 2] * coord_J[x, s, 5]) * P
+        push_along_jacobian(vel, coord_J, drives.axis[d], body, drives.joint[d], inv_mass,
+                            inv_inertia, P)
 
 
 @jit_inline
