@@ -46,6 +46,8 @@ DIAGNOSTICS_PERIOD = 1.0
 STATUS_LOG_PERIOD = 10.0
 #: Shortest interval between two warnings about refused commands, s.
 COMMAND_WARNING_PERIOD = 1.0
+#: Shortest interval between two warnings about dropped lag, s.
+LAG_LOG_PERIOD = 5.0
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,7 @@ class JointsimNode(Node):
 
         self.runner = SimulationRunner(self.sim, self.settings, report=self._report)
         self._warned = {}
+        self._last_lag_log = -math.inf
         self._published_version = None
         self._last_tf_time = None
 
@@ -310,11 +313,18 @@ class JointsimNode(Node):
             self._pub_clock.publish(ros_messages.clock(t))
 
     def _report(self, key, level, text):
+        """Log a runner event; lag reports at most every LAG_LOG_PERIOD."""
+        # (rclpy's throttle_duration_sec cannot differ between calls from one line)
+        if key == 'lag':
+            now = time.monotonic()
+            if now - self._last_lag_log < LAG_LOG_PERIOD:
+                return
+            self._last_lag_log = now
         log = self.get_logger()
         if level == 'error':
             log.error(text)
         elif level == 'warn':
-            log.warning(text, throttle_duration_sec=5.0 if key == 'lag' else 0.0)
+            log.warning(text)
         else:
             log.info(text)
 

@@ -42,6 +42,10 @@ START_TIMEOUT = 120.0
 WAIT = 15.0
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
+# /tf_static as tf2's static listener reads it: a reader's history is shared by all writers, so
+# depth 1 would keep only one of several nodes' latched messages.
+STATIC_TF = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                       reliability=ReliabilityPolicy.RELIABLE)
 
 # This process's own participants use the same discovery settings as the nodes.
 os.environ.update(ROS_ENVIRONMENT)

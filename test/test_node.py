@@ -12,7 +12,7 @@ import sys
 
 from diagnostic_msgs.msg import DiagnosticArray
 from node_harness import (domain, finite, LATCHED, latest, PACKAGE_ROOT, ROS_ENVIRONMENT,
-                          RosClient, running_node, stamp_seconds, WAIT)
+                          RosClient, running_node, stamp_seconds, STATIC_TF, WAIT)
 import pytest
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -103,7 +103,7 @@ def test_tf_holds_every_link_in_the_urdf_tree_and_tf_static_reaches_late_subscri
     _, client = arm
     moving = client.subscribe(TFMessage, '/tf', 100)
     assert client.wait_for(lambda: moving)
-    static = client.subscribe(TFMessage, '/tf_static', LATCHED)  # long after the node started
+    static = client.subscribe(TFMessage, '/tf_static', STATIC_TF)  # long after the node started
     assert client.wait_for(lambda: static)
     edges = {(t.header.frame_id, t.child_frame_id) for t in static[0].transforms}
     assert edges == {('world', 'base_link'), ('link_7', 'tool0')}

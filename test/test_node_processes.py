@@ -8,8 +8,8 @@ import os
 import subprocess
 import sys
 
-from node_harness import (domain, finite, LATCHED, latest, NodeProcess, PACKAGE_ROOT,
-                          ROS_ENVIRONMENT, RosClient, running_node, stamp_seconds,
+from node_harness import (domain, finite, latest, NodeProcess, PACKAGE_ROOT, ROS_ENVIRONMENT,
+                          RosClient, running_node, stamp_seconds, STATIC_TF,
                           write_params_file)
 import pytest
 from robots import inertial, joint, link, robot
@@ -108,7 +108,7 @@ def test_two_robots_in_two_namespaces_with_frame_prefixes(tmp_path):
                 first = client.subscribe(JointState, '/r1/joint_states')
                 second = client.subscribe(JointState, '/r2/joint_states')
                 moving = client.subscribe(TFMessage, '/tf', 100)
-                static = client.subscribe(TFMessage, '/tf_static', LATCHED)
+                static = client.subscribe(TFMessage, '/tf_static', STATIC_TF)
 
                 def children(messages):
                     return {t.child_frame_id for m in messages for t in m.transforms}
@@ -136,14 +136,15 @@ def test_make_run_demo_moves_the_arm_and_stops_cleanly(tmp_path):
     with domain() as domain_id:
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
         result = subprocess.run(
-            [sys.executable, '-m', 'jointsim_ros.tools.demo', '--seconds', '5'],
+            [sys.executable, '-m', 'jointsim_ros.tools.demo', '--seconds', '8'],
             cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, timeout=180)
     assert result.returncode == 0, result.stdout
     lines = [line for line in result.stdout.splitlines() if line.startswith('t = ')]
     assert len({line.split('q = ')[1].split(']')[0] for line in lines}) >= 2, result.stdout
-    assert 'commanding joint_a1' in result.stdout  # the controller found the joint order
-    assert 'jointsim demo: stopped' in result.stdout and 'Traceback' not in result.stdout
+    assert 'commanding joint_a1' in result.stdout, result.stdout  # the controller got the order
+    assert 'jointsim demo: stopped' in result.stdout, result.stdout
+    assert 'Traceback' not in result.stdout, result.stdout
 
 
 def test_make_run_headless_reaches_the_headless_tool():

@@ -85,7 +85,8 @@ def main(args=None):
             return 1
         latched = all(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
                       for p in publishers)
-        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+        # latched: one history for every publisher's kept message (tf2 reads /tf_static so)
+        qos = QoSProfile(depth=100 if latched else 10, reliability=ReliabilityPolicy.RELIABLE,
                          durability=(DurabilityPolicy.TRANSIENT_LOCAL if latched
                                      else DurabilityPolicy.VOLATILE))
         printed = [0, -float('inf')]
