@@ -4,7 +4,7 @@
 #   make venv    create or update .venv (idempotent; seconds when nothing changed)
 #   make test    run the test suite (PYTEST_ARGS='-k foo' to narrow it)
 #   make run     the ROS node on the bundled arm with the example controller (Ctrl-C stops;
-#                ARGS=--voltage for voltage control of its DC drives; ARGS='--headless ...'
+#                ARGS=--effort: effort control of the arm without drives; ARGS='--headless ...'
 #                or make headless: the headless tool without ROS)
 #   make headless  run the headless simulator tool (ARGS='...' for its options)
 #   make bench   run bench/run_all.py

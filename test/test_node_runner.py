@@ -8,6 +8,7 @@ from pathlib import Path
 from jointsim_ros import CommandError, ConfigError, DescriptionError, Simulator
 from jointsim_ros.node import PARAMETERS, parameters_yaml
 from jointsim_ros.runner import load_robot, RunSettings, SimulationRunner
+from jointsim_ros.tools import example_controller
 import numpy as np
 import pytest
 from robots import double_pendulum, inertial, joint, link, pendulum, robot
@@ -225,3 +226,18 @@ def test_parameter_file_lists_every_parameter_at_its_default():
     assert text == parameters_yaml(), 'regenerate config/jointsim_node.yaml (see parameters_yaml)'
     values = yaml.safe_load(text)['jointsim_node']['ros__parameters']
     assert values == {p.name: p.default for p in PARAMETERS}
+
+
+def test_example_controller_blends_from_the_start_pose_and_clips_its_command():
+    start = np.array([0.1, -0.2])
+    q_target, qd_target = example_controller.target(
+        0.0, home=[0.5, 0.5], amplitude=0.4, period=4.0, phase=[0.0, np.pi / 2])
+    assert q_target == pytest.approx([0.5, 0.9]) and qd_target[0] > 0.0
+    q, qd = example_controller.blend(0.0, start, q_target, qd_target)
+    assert q == pytest.approx(start) and qd == pytest.approx([0.0, 0.0])
+    q, qd = example_controller.blend(example_controller.BLEND_TIME, start, q_target, qd_target)
+    assert q == pytest.approx(q_target) and qd == pytest.approx(qd_target)
+    gains = example_controller.gains_for('voltage', 9)  # more joints than the arm: wrist gains
+    assert len(gains['kp']) == 9 and gains['kp'][8] == gains['kp'][6]
+    u = example_controller.pd(np.zeros(9), np.zeros(9), np.full(9, 10.0), np.zeros(9), gains)
+    assert np.all(u == gains['limit'])

@@ -1,14 +1,15 @@
 """
 ``make run``: the simulator node and the example controller on the bundled arm, with a status.
 
-    python -m jointsim_ros.tools.demo [--voltage] [--robot FILE] [--config FILE] [--seconds S]
+    python -m jointsim_ros.tools.demo [--effort] [--robot FILE] [--config FILE] [--seconds S]
     python -m jointsim_ros.tools.demo --headless [headless options]
 
-Starts ``jointsim_node`` and ``jointsim_example_controller`` as two processes (effort control
-with config/default.yaml; ``--voltage``: voltage control of the DC drives of
-config/jointsim_arm.yaml), prints the joint positions once a second from ``joint_states`` and
-ends both cleanly on Ctrl-C (or after ``--seconds`` of wall time).  ``--headless`` runs
-``jointsim_ros.tools.headless`` instead, without ROS.
+Starts ``jointsim_node`` and ``jointsim_example_controller`` as two processes: by default the
+arm with its DC drives (config/jointsim_arm.yaml) under voltage control; ``--effort``: the bare
+arm (config/default.yaml) under effort control (loose: see example_controller).  It prints the
+joint positions once a second from ``joint_states`` and ends both cleanly on Ctrl-C (or after
+``--seconds`` of wall time).
+``--headless`` runs ``jointsim_ros.tools.headless`` instead, without ROS.
 """
 import argparse
 import os
@@ -27,11 +28,13 @@ START_TIMEOUT = 120.0
 def parse_args(argv):
     """Command-line arguments."""
     parser = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
+    parser.add_argument('--effort', action='store_true',
+                        help='effort control of the bare arm (default config: default.yaml)')
     parser.add_argument('--voltage', action='store_true',
-                        help='voltage control of DC drives (default config: jointsim_arm.yaml)')
+                        help='voltage control of the DC drives (the default)')
     parser.add_argument('--robot', help='URDF or xacro file (default: the bundled arm)')
-    parser.add_argument('--config', help='simulator YAML (default: config/default.yaml, or '
-                        'config/jointsim_arm.yaml with --voltage)')
+    parser.add_argument('--config', help='simulator YAML (default: config/jointsim_arm.yaml, '
+                        'or config/default.yaml with --effort)')
     parser.add_argument('--seconds', type=float, default=0.0,
                         help='stop after this many wall-clock seconds (0: run until Ctrl-C)')
     return parser.parse_args(argv)
@@ -113,11 +116,16 @@ def main(argv=None):
         return headless.main([a for a in argv if a != '--headless'])
     args = parse_args(argv)
     robot = args.robot or str(resources.share_file(*resources.DEFAULT_ROBOT))
+    if args.effort and args.voltage:
+        print('jointsim demo: give --effort or --voltage, not both', file=sys.stderr)
+        return 2
     config = args.config or str(resources.share_file(
-        'config', 'jointsim_arm.yaml' if args.voltage else 'default.yaml'))
-    mode = 'voltage' if args.voltage else 'effort'
+        'config', 'default.yaml' if args.effort else 'jointsim_arm.yaml'))
+    mode = 'effort' if args.effort else ('voltage' if args.voltage else 'auto')
     domain = os.environ.get('ROS_DOMAIN_ID', '0')
-    print(f'jointsim demo: {robot} with {config}, {mode} control; ROS_DOMAIN_ID={domain}\n'
+    what = {'auto': 'voltage control if it has drives, else effort', 'voltage': 'voltage control',
+            'effort': 'effort control'}[mode]
+    print(f'jointsim demo: {robot} with {config}, {what}; ROS_DOMAIN_ID={domain}\n'
           f'  watch it from another shell:  ROS_DOMAIN_ID={domain} '
           f'{Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
           f'  (on a ROS install: ROS_DOMAIN_ID={domain} ros2 topic echo /joint_states)\n'

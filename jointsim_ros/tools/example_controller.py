@@ -1,19 +1,27 @@
 """
-Example controller: PD control of every joint to a moving target, by efforts or by voltages.
+Example controller: PD control of every joint to a moving target, by voltages or by efforts.
 
-    python -m jointsim_ros.tools.example_controller [--mode effort|voltage] [--amplitude RAD]
-    ros2 run jointsim_ros jointsim_example_controller --mode voltage --ros-args -r __ns:=/r1
+    python -m jointsim_ros.tools.example_controller [--mode auto|voltage|effort] [--amplitude RAD]
+    ros2 run jointsim_ros jointsim_example_controller --ros-args -r __ns:=/r1
 
 It learns the joint order of the array commands from the node's latched ``joint_command_order``
-topic, and on every ``joint_states`` message publishes one ``joint_effort_commands`` (N m) or
-``joint_voltage_commands`` (V, for robots with drives, e.g. config/jointsim_arm.yaml) message:
+topic and, on every ``joint_states`` message, publishes one ``joint_voltage_commands`` (V, the
+DC drives, e.g. config/jointsim_arm.yaml) or ``joint_effort_commands`` (N m) message:
 
-    u = kp (q* - q) + kd (qd* - qd),    clipped to +-limit,
+    u = kp (q* - q) + kd (qd* - qd) + kff qd*,    clipped to +-limit,
 
 with the target ``q*(t) = home + amplitude sin(2 pi t / period + phase_i)`` in simulated time
 (the joint_states stamps), blended in from the measured start pose over the first two seconds.
-The default gains suit the bundled arm (urdf/jointsim_arm.urdf.xacro) at 100 Hz: they scale with
-an estimate of each joint's inertia, with no gravity compensation (the arm sags a little).
+``--mode auto`` (the default) commands voltages when the robot has drives, else efforts.
+
+The gains suit the bundled arm (urdf/jointsim_arm.urdf.xacro) at 100 Hz, without gravity
+compensation. With its drives (gear ratios 100 to 160) each joint sees a large reflected
+inertia, so independent joint PD is well damped: the arm tracks within about 0.01 rad (kff is
+the back-EMF of the target speed). The bare arm under effort control is much harder: its distal
+links are light and several joint axes line up when it is straight, so PD gains that stay
+stable at 100 Hz with a tick of delay are low, and the arm follows loosely (errors up to about
+2 rad). Stiff effort control of that arm needs a faster loop or a model (gravity and inertia
+compensation); the gains here only keep it stable.
 """
 import argparse
 import math
@@ -34,14 +42,17 @@ ARM_HOME = (0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0)
 ARM_PHASE = tuple(i * math.pi / 4 for i in range(7))
 #: Effort gains: kp N m/rad, kd N m s/rad, limit N m (the URDF effort limits).
 ARM_EFFORT_GAINS = {
-    'kp': (150.0, 900.0, 60.0, 300.0, 10.0, 12.0, 0.5),
-    'kd': (6.0, 80.0, 3.0, 30.0, 0.5, 1.2, 0.03),
+    'kp': (36.0, 240.0, 7.2, 36.0, 4.8, 3.0, 0.24),
+    'kd': (1.44, 19.2, 0.36, 3.6, 0.24, 0.3, 0.0144),
+    'kff': (0.0,) * 7,
     'limit': (176.0, 176.0, 110.0, 110.0, 110.0, 40.0, 40.0),
 }
-#: Voltage gains (config/jointsim_arm.yaml drives): kp V/rad, kd V s/rad, limit V (the supply).
+#: Voltage gains (config/jointsim_arm.yaml drives): kp V/rad, kd V s/rad, kff V s/rad (the
+#: back-EMF of the target speed, back_emf_constant x gear_ratio), limit V (the supply).
 ARM_VOLTAGE_GAINS = {
     'kp': (60.0, 120.0, 60.0, 120.0, 60.0, 120.0, 60.0),
     'kd': (1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0),
+    'kff': (11.2, 11.2, 8.0, 8.0, 8.0, 3.5, 3.5),
     'limit': (48.0,) * 7,
 }
 BLEND_TIME = 2.0  # s
@@ -75,16 +86,17 @@ def blend(t, start, q_target, qd_target):
 
 
 def pd(q, qd, q_target, qd_target, gains):
-    """Return the clipped PD command, kp (q* - q) + kd (qd* - qd), per joint."""
+    """Return the clipped command kp (q* - q) + kd (qd* - qd) + kff qd*, per joint."""
     u = (np.asarray(gains['kp']) * (q_target - q)
-         + np.asarray(gains['kd']) * (qd_target - qd))
+         + np.asarray(gains['kd']) * (qd_target - qd)
+         + np.asarray(gains['kff']) * qd_target)
     limit = np.asarray(gains['limit'])
     return np.clip(u, -limit, limit)
 
 
 def gains_for(mode, n):
     """Return the bundled arm's gains for n joints (repeating the wrist's for more joints)."""
-    table = ARM_EFFORT_GAINS if mode == 'effort' else ARM_VOLTAGE_GAINS
+    table = ARM_VOLTAGE_GAINS if mode == 'voltage' else ARM_EFFORT_GAINS
     return {key: np.array([values[min(i, len(values) - 1)] for i in range(n)])
             for key, values in table.items()}
 
@@ -92,9 +104,11 @@ def gains_for(mode, n):
 class ExampleController(Node):
     """PD control of the simulated robot through jointsim_node's array command topics."""
 
-    def __init__(self, mode='effort', amplitude=0.4, period=6.0):
+    def __init__(self, mode='auto', amplitude=0.4, period=6.0):
         super().__init__('jointsim_example_controller')
-        self.mode = mode
+        self.requested_mode = mode
+        self.mode = None
+        self.command = None
         self.amplitude = amplitude
         self.period = period
         self.joints = None
@@ -105,27 +119,32 @@ class ExampleController(Node):
                              reliability=ReliabilityPolicy.RELIABLE)
         self.create_subscription(String, 'joint_command_order', self.on_order, latched)
         self.create_subscription(JointState, 'joint_states', self.on_state, 10)
-        self.command = self.create_publisher(Float64MultiArray, f'joint_{mode}_commands', 10)
         self.get_logger().info(f'waiting for joint_command_order ({mode} mode)')
 
     def on_order(self, msg):
-        """Learn the joint order of this mode's array command."""
+        """Learn the joint order of the array command of the chosen mode."""
         order = yaml.safe_load(msg.data) or {}
-        joints = order.get(f'joint_{self.mode}_commands') or []
+        mode = self.requested_mode
+        if mode == 'auto':
+            mode = 'voltage' if order.get('joint_voltage_commands') else 'effort'
+        joints = order.get(f'joint_{mode}_commands') or []
         if not joints:
             self.get_logger().error(
-                f'the simulated robot takes no {self.mode} commands'
+                f'the simulated robot takes no {mode} commands'
                 + (' (no drives: run the node with a drives config, e.g. '
-                   'config/jointsim_arm.yaml)' if self.mode == 'voltage' else ''))
+                   'config/jointsim_arm.yaml)' if mode == 'voltage' else ''))
             return
+        if self.command is None or mode != self.mode:
+            self.command = self.create_publisher(Float64MultiArray, f'joint_{mode}_commands', 10)
+        self.mode = mode
         self.joints = list(joints)
         n = len(self.joints)
-        self.gains = gains_for(self.mode, n)
+        self.gains = gains_for(mode, n)
         self.home = np.array([ARM_HOME[i % len(ARM_HOME)] for i in range(n)])
         self.phase = np.array([ARM_PHASE[i % len(ARM_PHASE)] for i in range(n)])
         self.start = None
-        self.get_logger().info(f'commanding {", ".join(self.joints)} '
-                               f'({"N m" if self.mode == "effort" else "V"})')
+        self.get_logger().info(f'commanding {", ".join(self.joints)} by '
+                               f'{"effort (N m)" if mode == "effort" else "voltage (V)"}')
 
     def on_state(self, msg):
         """Compute and publish one command from a joint state."""
@@ -155,8 +174,9 @@ class ExampleController(Node):
 def parse_args(argv):
     """Command-line arguments (ROS arguments removed)."""
     parser = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
-    parser.add_argument('--mode', choices=('effort', 'voltage'), default='effort',
-                        help='command joint efforts (N m) or drive voltages (V)')
+    parser.add_argument('--mode', choices=('auto', 'voltage', 'effort'), default='auto',
+                        help='command drive voltages (V) or joint efforts (N m); auto: '
+                        'voltages when the robot has drives')
     parser.add_argument('--amplitude', type=float, default=0.4, help='target amplitude, rad')
     parser.add_argument('--period', type=float, default=6.0, help='target period, s')
     return parser.parse_args(argv)
