@@ -24,6 +24,7 @@ Joints = namedtuple('Joints', [
     'axis',        # (n_joint, 3) unit axis in the joint frame
     'perp1',       # (n_joint, 3) unit normal of the axis in the joint frame
     'perp2',       # (n_joint, 3) axis x perp1
+    'axis_body',   # (n_joint, 3) the axis in the parent body frame (pquat applied)
     'block',       # (n_joint,) int64 index of the joint's bilateral block, -1 if none
 ])
 

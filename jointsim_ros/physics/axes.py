@@ -28,15 +28,56 @@ Rows, each updated as in sequential impulses (accumulated impulse, clamped):
 import numpy as np
 
 from .joints import PRISMATIC
-from .math3d import (jit_inline, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
+from .math3d import (cross, jit_inline, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
                      quat_to_mat, vadd, vscale, vsub)
-from .solver import frames_of_joint, joint_coordinate
+from .solver import frames_of_joint
 
 FRICTION, DAMPING, LOWER, UPPER, SPEED_UP, SPEED_DOWN = range(6)
 #: Joint speed below which a joint counts as at rest for static friction, rad/s or m/s.
 REST_SPEED = 1e-6
 #: Approach speed above which a limit bounces with its restitution, rad/s or m/s.
 RESTITUTION_SPEED = 1e-2
+
+
+@jit_inline
+def coordinate_jacobian(j, jtype, body, axis_body, cpos, rot, pos, out, x):
+    """
+    Write joint j's coordinate Jacobian into out[x] from this step's body rotations.
+
+    The same rows as ``joints.coordinate`` without building the joint's frames: the world axis
+    is the parent's rotation times the axis in the parent body frame (``Joints.axis_body``), and
+    a prismatic joint's levers come from its child anchor.  Plain arrays in (see
+    ``solve_axes`` on containers).
+    """
+    a = body[j, 0]
+    b = body[j, 1]
+    ax = (axis_body[j, 0], axis_body[j, 1], axis_body[j, 2])
+    if a >= 0:
+        ax = (rot[a, 0, 0] * ax[0] + rot[a, 0, 1] * ax[1] + rot[a, 0, 2] * ax[2],
+              rot[a, 1, 0] * ax[0] + rot[a, 1, 1] * ax[1] + rot[a, 1, 2] * ax[2],
+              rot[a, 2, 0] * ax[0] + rot[a, 2, 1] * ax[1] + rot[a, 2, 2] * ax[2])
+    for s in range(2):
+        for c in range(6):
+            out[x, s, c] = 0.0
+    if jtype[j] == PRISMATIC:
+        rb = (rot[b, 0, 0] * cpos[j, 0] + rot[b, 0, 1] * cpos[j, 1] + rot[b, 0, 2] * cpos[j, 2],
+              rot[b, 1, 0] * cpos[j, 0] + rot[b, 1, 1] * cpos[j, 1] + rot[b, 1, 2] * cpos[j, 2],
+              rot[b, 2, 0] * cpos[j, 0] + rot[b, 2, 1] * cpos[j, 1] + rot[b, 2, 2] * cpos[j, 2])
+        anchor = (pos[b, 0] + rb[0], pos[b, 1] + rb[1], pos[b, 2] + rb[2])
+        ra = anchor
+        if a >= 0:
+            ra = (anchor[0] - pos[a, 0], anchor[1] - pos[a, 1], anchor[2] - pos[a, 2])
+        lever_a = cross(ra, ax)
+        lever_b = cross(rb, ax)
+        for c in range(3):
+            out[x, 0, c] = -ax[c]
+            out[x, 0, 3 + c] = -lever_a[c]
+            out[x, 1, c] = ax[c]
+            out[x, 1, 3 + c] = lever_b[c]
+    else:
+        for c in range(3):
+            out[x, 0, 3 + c] = -ax[c]
+            out[x, 1, 3 + c] = ax[c]
 
 
 @jit_inline
@@ -60,6 +101,11 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
     w = work.vec6a
     live = work.axis_live
     impulses = state.axis_impulse
+    jtype = joints.type
+    axis_body = joints.axis_body
+    cpos = joints.cpos
+    rot = work.rot
+    pos = state.body_pos
     n_live = 0
     for x in range(axes.joint.shape[0]):
         # live this step: a drive, friction, damping or speed row, or a limit within reach
@@ -74,7 +120,7 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
             continue
         live[n_live] = x
         n_live += 1
-        joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q, coord_J, x)
+        coordinate_jacobian(j, jtype, body, axis_body, cpos, rot, pos, coord_J, x)
         for s in range(2):
             b = body[j, s]
             for c in range(6):

@@ -135,7 +135,8 @@ class Engine:
 
     def _build_joints(self, model):
         n = len(model.joints)
-        arrays = {k: np.zeros((n, 3)) for k in ('ppos', 'cpos', 'axis', 'perp1', 'perp2')}
+        arrays = {k: np.zeros((n, 3))
+                  for k in ('ppos', 'cpos', 'axis', 'perp1', 'perp2', 'axis_body')}
         pquat = np.zeros((n, 4))
         cquat = np.zeros((n, 4))
         types = np.zeros(n, dtype=np.int64)
@@ -153,6 +154,7 @@ class Engine:
             axis = axis / np.linalg.norm(axis)
             arrays['axis'][i] = axis
             arrays['perp1'][i], arrays['perp2'][i] = perpendicular_pair(axis)
+            arrays['axis_body'][i] = quat_to_matrix(pquat[i]) @ axis
         return Joints(type=types, body=body, pquat=pquat, cquat=cquat, block=block, **arrays)
 
     def _build_mimics(self, model):
