@@ -185,7 +185,7 @@ class Simulator:
                 driven = ', '.join(self.drive_names) or '(none: add a drives config section)'
                 raise CommandError(
                     f'set_voltages: joint {name!r} has no drive; the driven joints are {driven}'
-                    + (f' (did you mean {hint}?)' if hint else '') + '.  Nothing was changed.')
+                    + (f' ({hint})' if hint else '') + '.  Nothing was changed.')
             drives.append(self._drive_index[name])
         clipped = {}
         for name, d, value in zip(volts, drives, values):
@@ -222,7 +222,7 @@ class Simulator:
                 raise CommandError(
                     f'{what}: unknown joint {name!r}; the movable joints are '
                     f'{", ".join(self.joint_names) or "(none)"}'
-                    + (f' (did you mean {hint}?)' if hint else '') + '.  Nothing was changed.')
+                    + (f' ({hint})' if hint else '') + '.  Nothing was changed.')
             indices.append(self._scalar[self._joint_position[name]])
         return indices
 
@@ -321,7 +321,7 @@ class Simulator:
         if link is None:
             hint = close_matches(link_name, self.link_names)
             raise CommandError(f'{what}: unknown link {link_name!r}'
-                               + (f' (did you mean {hint}?)' if hint else '') + '.')
+                               + (f' ({hint})' if hint else '') + '.')
         return link
 
     def link_pose(self, link_name):
