@@ -140,7 +140,8 @@ Work = namedtuple('Work', [
     'axis_active',  # (n_axis, 2) 1.0 where the lower / upper limit row is active
     'axis_live',    # (n_axis,) int64 the axes with rows this step, first axis_live_n[0] used
     'axis_live_n',  # (1,) int64 number of live axes
-    'drive_soft',   # (n_drive, 2) motor soft row: impulse at rest, damping (dt c)
+    'drive_soft',   # (n_drive, 5) motor soft row: impulse at rest F, damping D = dt c;
+                    # dt b_m, the current limit's impulse dt Kt i_max, the gear efficiency
     'drive_backup',  # (n_drive, 2) rotor speed and current before the step
     'drive_ainv',   # (n_drive, 2, 2, 2) inverse gear/motor matrix: free, current-limited mode
     'free_J',       # (n_free, 3, 2, 6) friction rows' Jacobians

@@ -223,41 +223,20 @@ def warm_start_axes(axes, bodies, joints, state, work, enabled):
 
 
 @jit_inline
-def solve_axes(axes, drives, blocks, joints, state, work, dt):
+def solve_axes(vel, coord_J, response, inv_k, geared, reaction, setup, active, impulses,
+               row_impulse, soft, ainv, drive_impulse, rotor, body, joint_block, row0, dim,
+               live, n_live, axis_joint, axis_drive, velocity_limit, gear, inv_rotor, axis_rate):
     """
-    One Gauss-Seidel pass over the axes; returns the largest impulse change.
+    One Gauss-Seidel pass over the live axes; returns the largest impulse change.
 
     Per axis: the drive's gear and motor rows (exact 2 x 2, ``drives.py``), then friction,
-    damping, limits and velocity limits on the geared coordinate.  Every array is taken out of
-    its container once, here: numba otherwise pays an atomic reference-count pair for each
-    container access inside the loop (about 1 us per axis).
+    damping, limits and velocity limits on the geared coordinate.  It takes plain arrays, taken
+    out of the engine's containers once per step by ``step.solve_velocities``: numba pays an
+    atomic reference-count pair for every container access inside a sweep (about 0.5 us per
+    sweep here), and nothing for arrays passed into an inlined function.
     """
-    vel = work.vel
-    coord_J = work.axis_J
-    response = work.axis_u
-    inv_k = work.axis_k
-    geared = work.axis_kg
-    reaction = work.axis_kcw
-    setup = work.axis_row
-    active = work.axis_active
-    impulses = state.axis_impulse
-    row_impulse = state.row_impulse
-    soft = work.drive_soft
-    ainv = work.drive_ainv
-    drive_impulse = state.drive_impulse
-    rotor = state.rotor_speed
-    body = joints.body
-    joint_block = joints.block
-    row0 = blocks.row0
-    dim = blocks.dim
-    live = work.axis_live
-    axis_joint = axes.joint
-    axis_drive = axes.drive
-    velocity_limit = axes.velocity_limit
-    gear = drives.gear
-    inv_rotor = drives.inv_rotor_inertia
     largest = 0.0
-    for t in range(work.axis_live_n[0]):
+    for t in range(n_live):
         x = live[t]
         j = axis_joint[x]
         a = body[j, 0]
@@ -283,9 +262,9 @@ def solve_axes(axes, drives, blocks, joints, state, work, dt):
             r2 = soft[d, 0] - soft[d, 1] * w_m - lam_m
             dg = ainv[d, 0, 0, 0] * r1 + ainv[d, 0, 0, 1] * r2
             dm = ainv[d, 0, 1, 0] * r1 + ainv[d, 0, 1, 1] * r2
-            b_dt = dt * drives.viscous[d]
+            b_dt = soft[d, 2]
             electric = lam_m + dm + b_dt * (w_m + jm * (dg + dm))
-            limit = dt * drives.kt[d] * drives.current_limit[d]
+            limit = soft[d, 3]
             if abs(electric) > limit:
                 r2 = (limit if electric > 0.0 else -limit) - b_dt * w_m - lam_m
                 dg = ainv[d, 1, 0, 0] * r1 + ainv[d, 1, 0, 1] * r2
@@ -297,8 +276,8 @@ def solve_axes(axes, drives, blocks, joints, state, work, dt):
             qdot -= inv_k[x] * n * dg
             largest = max(largest, abs(dg), abs(dm))
             # gear losses: Coulomb friction bounded by the transmitted impulse
-            if drives.efficiency[d] < 1.0:
-                bound = (1.0 - drives.efficiency[d]) * abs(n * drive_impulse[d, 0])
+            if soft[d, 4] < 1.0:
+                bound = (1.0 - soft[d, 4]) * abs(n * drive_impulse[d, 0])
                 old = drive_impulse[d, 2]
                 new = min(max(old - qdot / kg, -bound), bound)
                 drive_impulse[d, 2] = new
@@ -367,7 +346,7 @@ def solve_axes(axes, drives, blocks, joints, state, work, dt):
             vel[b, c] += response[x, 1, c] * P
         for i in range(nrow):
             row_impulse[r0 + i] -= reaction[x, i] * P
-        state.axis_rate[x] = qdot
+        axis_rate[x] = qdot
     return largest
 
 

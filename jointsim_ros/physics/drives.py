@@ -51,6 +51,9 @@ def prepare_drives(drives, work, state, dt):
                      + state.drive_voltage[d]) / r_eff
         soft[d, 0] = dt * tau0
         soft[d, 1] = dt * (kt * drives.ke[d] / r_eff + drives.viscous[d])
+        soft[d, 2] = dt * drives.viscous[d]
+        soft[d, 3] = dt * kt * drives.current_limit[d]
+        soft[d, 4] = drives.efficiency[d]
         jm = drives.inv_rotor_inertia[d]
         n = drives.gear[d]
         a11 = jm + n * n * inv_k[drives.axis[d]]

@@ -116,7 +116,7 @@ class Engine:
             axis_u=np.zeros((n_axis, 2, 6)), axis_k=np.zeros(n_axis), axis_kg=np.zeros(n_axis),
             axis_kcw=np.zeros((n_axis, 6)), axis_row=np.zeros((n_axis, 4)),
             axis_active=np.zeros((n_axis, 2)), axis_live=np.zeros(n_axis, dtype=np.int64),
-            axis_live_n=np.zeros(1, dtype=np.int64), drive_soft=np.zeros((n_drive, 2)),
+            axis_live_n=np.zeros(1, dtype=np.int64), drive_soft=np.zeros((n_drive, 5)),
             drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
             free_J=np.zeros((n_free, 3, 2, 6)), free_u=np.zeros((n_free, 3, 2, 6)),
             free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),

@@ -156,22 +156,12 @@ def warm_start(blocks, work, impulse, enabled):
 
 
 @jit_inline
-def sweep_blocks(blocks, work, impulse):
+def sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, body, row0, dim, impulse):
     """
     One Gauss-Seidel sweep over all blocks; returns the largest impulse change.
 
-    The arrays are taken out of their containers once, here (see ``drives.solve_drives``).
+    Plain arrays, taken out of the containers once per step (see ``axes.solve_axes``).
     """
-    vel = work.vel
-    row_J = work.row_J
-    row_MJ = work.row_MJ
-    bias = work.row_bias
-    kinv = work.block_kinv
-    jv = work.vec6a
-    delta = work.vec6b
-    body = blocks.body
-    row0 = blocks.row0
-    dim = blocks.dim
     largest = 0.0
     for k in range(dim.shape[0]):
         d = dim[k]

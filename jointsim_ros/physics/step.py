@@ -130,10 +130,49 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, dt
     stop = STOP_ITERATIONS
     largest = 0.0
     used = 0
+    # the sweeps take plain arrays, out of the containers once per step (see axes.solve_axes)
+    vel = work.vel
+    row_J = work.row_J
+    row_MJ = work.row_MJ
+    bias = work.row_bias
+    kinv = work.block_kinv
+    jv = work.vec6a
+    delta = work.vec6b
+    block_body = blocks.body
+    row0 = blocks.row0
+    dim = blocks.dim
+    row_impulse = state.row_impulse
+    coord_J = work.axis_J
+    response = work.axis_u
+    inv_k = work.axis_k
+    geared = work.axis_kg
+    reaction = work.axis_kcw
+    setup = work.axis_row
+    active = work.axis_active
+    axis_impulse = state.axis_impulse
+    axis_rate = state.axis_rate
+    live = work.axis_live
+    soft = work.drive_soft
+    ainv = work.drive_ainv
+    drive_impulse = state.drive_impulse
+    rotor = state.rotor_speed
+    joint_body = joints.body
+    joint_block = joints.block
+    axis_joint = axes.joint
+    axis_drive = axes.drive
+    velocity_limit = axes.velocity_limit
+    gear = drives.gear
+    inv_rotor = drives.inv_rotor_inertia
+    n_live = work.axis_live_n[0]
     for it in range(iterations):
-        largest = sweep_blocks(blocks, work, state.row_impulse)
-        if work.axis_live_n[0] > 0:
-            largest = max(largest, solve_axes(axes, drives, blocks, joints, state, work, dt))
+        largest = sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, block_body, row0,
+                               dim, row_impulse)
+        if n_live > 0:
+            largest = max(largest, solve_axes(
+                vel, coord_J, response, inv_k, geared, reaction, setup, active, axis_impulse,
+                row_impulse, soft, ainv, drive_impulse, rotor, joint_body, joint_block, row0,
+                dim, live, n_live, axis_joint, axis_drive, velocity_limit, gear, inv_rotor,
+                axis_rate))
         if free.joint.shape[0] > 0:
             largest = max(largest, solve_free_friction(free, blocks, joints, state, work))
         if it == 0 and iterations > 1:
