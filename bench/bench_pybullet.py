@@ -37,7 +37,7 @@ import tempfile
 import time
 
 from benchlib import (JOINTSIM_CONFIG, machine_facts, markdown_table, parse_args,
-                      pin_to_one_core, save_markdown, spread, write_csv)
+                      pin_to_one_core, save_markdown, spread, time_steps, write_csv)
 from jointsim_ros import Simulator
 import numpy as np
 from robots_for_bench import link_frames_at_zero, peer_arm_urdf
@@ -97,30 +97,6 @@ def time_pybullet_run(urdf_path, maximal, steps):
         times[k] = clock() - start
     pybullet.disconnect(client)
     return times / 1e3
-
-
-def time_jointsim_run(sim, steps, per_call):
-    """
-    Time jointsim from the bent pose (its configured initial state).
-
-    Returns:
-        Step times (steps,) us when per_call, else the amortised time per step in a (1,) array.
-    """
-    sim.reset()
-    if per_call:
-        times = np.empty(steps)
-        clock = time.perf_counter_ns
-        for k in range(steps):
-            start = clock()
-            sim.step(1)
-            times[k] = clock() - start
-        return times / 1e3
-    block = min(1000, steps)
-    calls = max(1, -(-steps // block))
-    start = time.perf_counter_ns()
-    for _ in range(calls):
-        sim.step(block)
-    return np.array([(time.perf_counter_ns() - start) / 1e3 / (calls * block)])
 
 
 class MaximalStateReader:
@@ -308,10 +284,10 @@ def measure(runs, steps, folder):
     timings = {'js_call': [], 'js_amortised': [], 'pb_maximal': [], 'pb_featherstone': []}
     p99 = {key: [] for key in timings}
     for _ in range(runs):
-        for key, run in (('js_call', lambda: time_jointsim_run(sim, steps, True)),
+        for key, run in (('js_call', lambda: time_steps(sim, None, steps, True)),
                          ('pb_maximal', lambda: time_pybullet_run(urdf_path, True, steps)),
                          ('pb_featherstone', lambda: time_pybullet_run(urdf_path, False, steps)),
-                         ('js_amortised', lambda: time_jointsim_run(sim, steps, False))):
+                         ('js_amortised', lambda: time_steps(sim, None, steps, False))):
             times = run()
             timings[key].append(np.median(times))
             p99[key].append(np.percentile(times, 99))

@@ -242,14 +242,18 @@ def time_steps(sim, pose, steps, per_call):
 
     Args:
         sim: Simulator (already stepped once, so compilation is not timed).
-        pose: dict joint -> start position.
+        pose: dict joint -> start position, or None to start from ``sim.reset()``.
         steps: steps in the run.
-        per_call: time ``step(1)`` call by call (the run's median), else ``step(1000)`` blocks.
+        per_call: time ``step(1)`` call by call, else ``step(1000)`` blocks.
 
     Returns:
-        The run's figure, us per step.
+        us per step: every call's time (steps,) when per_call, else the amortised time per step
+        in a (1,) array.
     """
-    sim.set_joint_state(pose)
+    if pose is None:
+        sim.reset()
+    else:
+        sim.set_joint_state(pose)
     if per_call:
         times = np.empty(steps)
         clock = time.perf_counter_ns
@@ -257,11 +261,13 @@ def time_steps(sim, pose, steps, per_call):
             start = clock()
             sim.step(1)
             times[k] = clock() - start
-        return float(np.median(times)) / 1e3
+        return times / 1e3
+    block = min(1000, steps)
+    calls = max(1, -(-steps // block))
     start = time.perf_counter_ns()
-    for _ in range(steps // 1000 or 1):
-        sim.step(min(1000, steps))
-    return (time.perf_counter_ns() - start) / 1e3 / max(steps, 1000)
+    for _ in range(calls):
+        sim.step(block)
+    return np.array([(time.perf_counter_ns() - start) / 1e3 / (calls * block)])
 
 
 def overhead_table(base, extra, runs, steps, labels, target, prepare=None):
@@ -284,10 +290,10 @@ def overhead_table(base, extra, runs, steps, labels, target, prepare=None):
     for per_call in (True, False):
         figures = ([], [])
         for _ in range(runs):
-            figures[0].append(time_steps(base, _bent(base), steps, per_call))
+            figures[0].append(np.median(time_steps(base, _bent(base), steps, per_call)))
             if prepare is not None:
                 prepare(extra)
-            figures[1].append(time_steps(extra, _bent(extra), steps, per_call))
+            figures[1].append(np.median(time_steps(extra, _bent(extra), steps, per_call)))
         first, second = spread(figures[0]), spread(figures[1])
         ratio = second[0] / first[0] - 1.0
         rows.append({'mode': 'step(1) per call' if per_call else 'step(1000) amortised',
