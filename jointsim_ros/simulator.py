@@ -25,6 +25,17 @@ StepReport = namedtuple('StepReport', [
     'stop_reason',     # 'tolerance', 'iterations' or 'time_budget'
     'position_error',  # largest joint position error left after projection, m or rad
 ])
+#: One contact point, as :meth:`Simulator.contacts` reports it (world frame, SI units).
+Contact = namedtuple('Contact', [
+    'id',              # identity, kept while the point persists from step to step
+    'link_a',          # link (or scene object) of shape A
+    'link_b',          # link, scene object or 'ground' of shape B
+    'position',        # (3,) point midway between the two surfaces, m
+    'normal',          # (3,) unit normal from B towards A
+    'depth',           # penetration, m (< 0: a gap within collision.margin)
+    'normal_force',    # N, >= 0: the force B pushes A with, along the normal
+    'friction_force',  # (3,) N, tangential force of B on A
+])
 LOGGER = logging.getLogger('jointsim_ros')
 #: Joint speeds are compared with the URDF velocity limits at most this often, simulated s.
 VELOCITY_CHECK_PERIOD = 0.01
@@ -42,7 +53,8 @@ class Simulator:
     def __init__(self, model, config):
         self.model = model
         self.config = config
-        self._engine = Engine(model, config.dt, config.gravity, config.solver, config.limits)
+        self._engine = Engine(model, config.dt, config.gravity, config.solver, config.limits,
+                              config.collision)
         self.joint_names = tuple(j.name for j in model.joints if j.type in SCALAR_JOINT_TYPES)
         self.link_names = tuple(model.links)
         index = self._engine.joint_index
@@ -375,6 +387,31 @@ class Simulator:
                                'a wrench on it does nothing.  Nothing was changed.')
         self._engine.state.body_wrench[link.body] = np.concatenate(values)
 
+    def contacts(self, touching=True):
+        """
+        The contact points of the last step.
+
+        Args:
+            touching: only points that carried force (the default); False adds the speculative
+                points found within ``collision.margin`` that did not push.
+
+        Returns:
+            list of :data:`Contact`; forces are the last step's impulses divided by dt.
+        """
+        c = self._engine.contacts
+        names = [s.name for s in self.model.shapes]
+        out = []
+        for i in range(int(c.count[0])):
+            normal_force = c.impulse[i, 0] / self.dt
+            if touching and normal_force <= 0.0:
+                continue
+            friction = (c.impulse[i, 1] * c.frame[i, 1] + c.impulse[i, 2] * c.frame[i, 2])
+            out.append(Contact(
+                id=int(c.id[i]), link_a=names[c.shape[i, 0]], link_b=names[c.shape[i, 1]],
+                position=c.pos[i].copy(), normal=c.normal[i].copy(), depth=float(c.depth[i]),
+                normal_force=float(normal_force), friction_force=friction / self.dt))
+        return out
+
     def joint_anchor_errors(self):
         """
         How far each kept joint's child anchor is from where the joint allows it, m.
@@ -464,6 +501,9 @@ class Simulator:
             com = quat_to_matrix(quat) @ engine.body_com[0]
             engine.set_body_state(0, np.asarray(self.model.base_pos, dtype=float) + com, quat,
                                   np.zeros(3), np.zeros(3))
+        for item in self.model.objects:
+            engine.set_body_state(item.body, item.pos, item.quat, item.linear_velocity,
+                                  item.angular_velocity)
         q = np.zeros(len(self.model.joints))
         qd = np.zeros(len(self.model.joints))
         index = engine.joint_index

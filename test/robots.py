@@ -69,3 +69,40 @@ def free_box(mass=2.0, size=(0.1, 0.2, 0.3)):
     return robot('box', link('box', inertial(mass, mass * (b * b + c * c) / 12,
                                              mass * (a * a + c * c) / 12,
                                              mass * (a * a + b * b) / 12)))
+
+
+def box_inertial(mass, size, xyz='0 0 0'):
+    """Inertial of a solid box of full edge lengths size."""
+    a, b, c = size
+    return inertial(mass, mass * (b * b + c * c) / 12, mass * (a * a + c * c) / 12,
+                    mass * (a * a + b * b) / 12, xyz=xyz)
+
+
+def collision_box(size, xyz='0 0 0'):
+    """Return a <collision> box."""
+    return (f'<collision><origin xyz="{xyz}"/><geometry><box size="{size[0]} {size[1]} '
+            f'{size[2]}"/></geometry></collision>')
+
+
+def biped(leg=0.4, foot=(0.2, 0.1, 0.04)):
+    """
+    A planar-jointed biped: torso, and per side hip, knee and ankle pitch joints and a box foot.
+
+    Only the feet have collision shapes (four corners each on flat ground).  The legs sit at
+    y = +-0.12 m below a 10 kg torso; joint axes are y.
+    """
+    lim = '<limit lower="-2.5" upper="2.5" effort="300" velocity="20"/>'
+    parts = [link('torso', box_inertial(10.0, (0.2, 0.3, 0.4)))]
+    for side, y in (('l', 0.12), ('r', -0.12)):
+        parts += [
+            link(f'{side}_thigh', box_inertial(2.0, (0.06, 0.06, leg), xyz=f'0 0 {-leg / 2}')),
+            link(f'{side}_shin', box_inertial(1.5, (0.05, 0.05, leg), xyz=f'0 0 {-leg / 2}')),
+            link(f'{side}_foot', box_inertial(0.5, foot, xyz=f'0.03 0 {-foot[2] / 2}')
+                 + collision_box(foot, xyz=f'0.03 0 {-foot[2] / 2}')),
+            joint(f'{side}_hip', 'revolute', 'torso', f'{side}_thigh', xyz=f'0 {y} -0.2',
+                  extra=lim),
+            joint(f'{side}_knee', 'revolute', f'{side}_thigh', f'{side}_shin',
+                  xyz=f'0 0 {-leg}', extra=lim),
+            joint(f'{side}_ankle', 'revolute', f'{side}_shin', f'{side}_foot',
+                  xyz=f'0 0 {-leg}', extra=lim)]
+    return robot('biped', *parts)

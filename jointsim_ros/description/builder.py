@@ -21,6 +21,7 @@ from .geometry import (combine_inertias, inertia_matrix, inertia_problems, princ
                        repair_inertia, rotate_inertia, Transform)
 from .model import (BodyModel, JOINT_TYPES, JointModel, LinkFrame, Mimic, RobotModel,
                     SCALAR_JOINT_TYPES)
+from .shapes import add_shapes
 from .urdf import close_matches, name_list, UrdfDescription
 from ..errors import ConfigError, DescriptionError
 
@@ -97,7 +98,7 @@ class _ModelBuilder:
         for message in warnings:
             LOGGER.warning(message)
         base = self.base_pose()
-        return RobotModel(
+        model = RobotModel(
             name=self.robot.name or '',
             bodies=tuple(bodies),
             joints=tuple(joints),
@@ -111,6 +112,7 @@ class _ModelBuilder:
             base_quat=base.quat,
             drives=drives,
         )
+        return add_shapes(model, self.description, self.config)
 
     def check_tree(self):
         """Stage 1: every joint names existing links, each link has one parent, one root."""

@@ -57,6 +57,79 @@ class LimitSettings:
     enforce_effort: bool = True
 
 
+MATERIAL_DEFAULTS = {'friction': 1.0, 'restitution': 0.0, 'rolling_friction': 0.0,
+                     'spinning_friction': 0.0}
+
+
+@dataclass(frozen=True)
+class GroundSettings:
+    """
+    The ground plane z = height (config key ``ground``).
+
+    Attributes:
+        enabled: 'auto' (on for a floating-base robot, off for a fixed base), true or false.
+        height: height of the plane above the world origin, m.  Default 0.
+        friction: Coulomb friction coefficient, 1.  Default 1.
+        restitution: coefficient of restitution, in [0, 1].  Default 0.
+        rolling_friction: rolling resistance torque per normal force, m.  Default 0.
+        spinning_friction: spinning (torsional) friction torque per normal force, m.  Default 0.
+    """
+
+    enabled: object = 'auto'
+    height: float = 0.0
+    friction: float = 1.0
+    restitution: float = 0.0
+    rolling_friction: float = 0.0
+    spinning_friction: float = 0.0
+
+
+@dataclass(frozen=True)
+class CollisionSettings:
+    """
+    Which shapes collide, and how contacts are found and resolved (config key ``collision``).
+
+    Attributes:
+        enabled: robot links collide at all (with the ground, the scene and, if enabled, each
+            other).  Default true.
+        self_collision: links of the robot collide with each other (never two links joined by a
+            joint).  Default false.
+        self_collision_pairs: link pairs that collide even when self_collision is false.
+        disabled_pairs: link pairs that never collide.
+        margin: contacts are found this far before touching (speculative contacts), m.
+            Default 0.01.
+        restitution_threshold: slower approaches come to rest instead of bouncing, m/s.
+            Default 0.1.
+        slop: penetration left alone (resting contacts sit this deep), m.  Default 1e-4.
+        erp: fraction of the penetration beyond the slop removed per position pass, 1.
+            Default 0.2.
+        max_correction: largest position correction of one point per pass, m.  Default 0.01.
+        match_distance: a contact point keeps its identity (and warm start) when it moved less
+            than this on its body since the last step, m.  Default 0.01.
+        mesh_paths: directories searched for ``package://`` and relative mesh files.
+        max_hull_vertices: meshes are simplified to convex hulls of at most this many vertices.
+            Default 64.
+        friction, restitution, rolling_friction, spinning_friction: default material of robot
+            links and scene objects (1, 0, 0 m, 0 m); ``contacts`` overrides it per link.
+    """
+
+    enabled: bool = True
+    self_collision: bool = False
+    self_collision_pairs: tuple = ()
+    disabled_pairs: tuple = ()
+    margin: float = 0.01
+    restitution_threshold: float = 0.1
+    slop: float = 1e-4
+    erp: float = 0.2
+    max_correction: float = 0.01
+    match_distance: float = 0.01
+    mesh_paths: tuple = ()
+    max_hull_vertices: int = 64
+    friction: float = 1.0
+    restitution: float = 0.0
+    rolling_friction: float = 0.0
+    spinning_friction: float = 0.0
+
+
 @dataclass(frozen=True)
 class SimConfig:
     """
@@ -79,8 +152,12 @@ class SimConfig:
         drives: joint name -> checked drive parameters (docs/drives.md).
         joints: joint name -> overrides of friction, static_friction, damping, restitution.
         limits: LimitSettings.
-        ground: ground plane, plain data (mapping).
-        contacts: contact settings, plain data (mapping).
+        ground: GroundSettings.
+        contacts: link name -> material overrides {friction, restitution, rolling_friction,
+            spinning_friction}.
+        collision: CollisionSettings.
+        scene: object name -> checked scene object (static geometry or a free body), see
+            ``SCENE_KEYS``.
         force_torque_sensors: force-torque sensors, plain data (mapping).
         source: where the configuration came from, for messages ('defaults', 'config dict',
             "config file 'path.yaml'").
@@ -98,8 +175,10 @@ class SimConfig:
     drives: dict = field(default_factory=dict)
     joints: dict = field(default_factory=dict)
     limits: LimitSettings = LimitSettings()
-    ground: dict = field(default_factory=dict)
+    ground: GroundSettings = GroundSettings()
     contacts: dict = field(default_factory=dict)
+    collision: CollisionSettings = CollisionSettings()
+    scene: dict = field(default_factory=dict)
     force_torque_sensors: dict = field(default_factory=dict)
     source: str = 'defaults'
     given_keys: frozenset = frozenset()
@@ -327,6 +406,148 @@ def _limits(value, context):
     return settings
 
 
+def _auto_boolean(value, context):
+    if value not in ('auto', True, False):
+        context.fail("'auto', true or false", value)
+    return value
+
+
+def _fraction(unit='1'):
+    """Return a converter for a number in [0, 1]."""
+    def convert(value, context):
+        number = _number(0.0, unit=unit)(value, context)
+        if number > 1.0:
+            context.fail('a number in [0, 1]', value)
+        return number
+    return convert
+
+
+MATERIAL_KEYS = (
+    Key('friction', _number(0.0, unit='1'), '1', 'Coulomb friction coefficient'),
+    Key('restitution', _fraction(), '1', 'coefficient of restitution, 0 to 1'),
+    Key('rolling_friction', _number(0.0, unit='m'), 'm',
+        'rolling resistance: torque bound per unit normal force'),
+    Key('spinning_friction', _number(0.0, unit='m'), 'm',
+        'spinning (torsional) friction: torque bound per unit normal force'),
+)
+
+GROUND_KEYS = (
+    Key('enabled', _auto_boolean, 'auto | true | false',
+        'ground plane on (auto: on for a floating base, off for a fixed base)'),
+    Key('height', _number(unit='m'), 'm', 'height of the ground plane z = height'),
+) + MATERIAL_KEYS
+
+
+def _pair_list(value, context):
+    if value is None:
+        return ()
+    if (not isinstance(value, (list, tuple))
+            or not all(isinstance(p, (list, tuple)) and len(p) == 2
+                       and all(isinstance(n, str) for n in p) for p in value)):
+        context.fail('a list of [link, link] pairs', value)
+    return tuple(tuple(p) for p in value)
+
+
+def _path_list(value, context):
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        context.fail('a list of directories (strings)', value)
+    return tuple(value)
+
+
+COLLISION_KEYS = (
+    Key('enabled', _boolean, 'true/false', 'robot links collide at all'),
+    Key('self_collision', _boolean, 'true/false',
+        'links of the robot collide with each other (never links joined by a joint)'),
+    Key('self_collision_pairs', _pair_list, '[link, link] pairs',
+        'link pairs that collide even without self_collision'),
+    Key('disabled_pairs', _pair_list, '[link, link] pairs', 'link pairs that never collide'),
+    Key('margin', _number(0.0, unit='m'), 'm',
+        'contacts are found this far before touching (speculative contacts)'),
+    Key('restitution_threshold', _number(0.0, unit='m/s'), 'm/s',
+        'slower approaches come to rest instead of bouncing'),
+    Key('slop', _number(0.0, unit='m'), 'm', 'penetration left alone (resting depth)'),
+    Key('erp', _fraction(), '1', 'fraction of the penetration removed per position pass'),
+    Key('max_correction', _number(0.0, strict=True, unit='m'), 'm',
+        'largest position correction of one contact point per pass'),
+    Key('match_distance', _number(0.0, unit='m'), 'm',
+        'a point keeps its identity and warm start if it moved less than this on its body'),
+    Key('mesh_paths', _path_list, 'directories',
+        'where package:// and relative mesh files are also looked for'),
+    Key('max_hull_vertices', _integer(4), 'count',
+        'meshes are simplified to convex hulls of at most this many vertices'),
+) + tuple(Key(k.name, k.convert, k.unit, 'links and scene objects by default: ' + k.doc)
+          for k in MATERIAL_KEYS)
+
+
+def _link_materials(value, context):
+    """Validate ``contacts``: link name -> mapping of MATERIAL_KEYS."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        context.fail('a mapping link name -> {friction, restitution, rolling_friction, '
+                     'spinning_friction}', value)
+    out = {}
+    for link, params in value.items():
+        where = context.child(link)
+        if not isinstance(params, dict):
+            where.fail('a mapping with keys ' + ', '.join(k.name for k in MATERIAL_KEYS), params)
+        out[str(link)] = _convert_table(MATERIAL_KEYS, params, where)
+    return out
+
+
+SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh')
+SCENE_KEYS = (
+    Key('shape', _choice(*SCENE_SHAPES), ' | '.join(SCENE_SHAPES), 'shape of the object'),
+    Key('size', _vector3('m'), 'm', 'box: full edge lengths x, y, z'),
+    Key('radius', _number(0.0, strict=True, unit='m'), 'm', 'sphere, cylinder, capsule radius'),
+    Key('length', _number(0.0, strict=True, unit='m'), 'm',
+        'cylinder length, capsule length between the centres of its end spheres (along z)'),
+    Key('filename', lambda v, c: v if isinstance(v, str) and v else c.fail('a file path', v),
+        'path or package:// URI', 'mesh file (STL, OBJ, DAE), used as its convex hull'),
+    Key('scale', _vector3('1'), '1', 'mesh scale per axis'),
+    Key('mass', _number(0.0, unit='kg'), 'kg',
+        'mass of a free object; 0 or absent makes it static geometry'),
+    Key('pose', lambda v, c: _section(BASE_POSE_KEYS, BasePose)(v, c), 'section',
+        'position (m) and rpy (rad) of the object in the world (initial pose if free)'),
+    Key('linear_velocity', _vector3('m/s'), 'm/s', 'initial velocity of a free object'),
+    Key('angular_velocity', _vector3('rad/s'), 'rad/s',
+        'initial angular velocity of a free object, world frame'),
+) + MATERIAL_KEYS
+
+
+def _scene(value, context):
+    """Validate ``scene``: object name -> mapping of SCENE_KEYS with its shape's sizes."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        context.fail('a mapping object name -> {shape, size or radius/length or filename, '
+                     'pose, mass, ...}', value)
+    needs = {'box': ('size',), 'sphere': ('radius',), 'cylinder': ('radius', 'length'),
+             'capsule': ('radius', 'length'), 'mesh': ('filename',)}
+    out = {}
+    for name, params in value.items():
+        where = context.child(name)
+        if not isinstance(params, dict):
+            where.fail('a mapping with keys ' + ', '.join(k.name for k in SCENE_KEYS), params)
+        item = _convert_table(SCENE_KEYS, params, where)
+        if 'shape' not in item:
+            where.fail('a mapping with a shape (' + ', '.join(SCENE_SHAPES) + ')', params)
+        missing = [k for k in needs[item['shape']] if k not in item]
+        if missing:
+            raise ConfigError(
+                f"{context.source}: scene object '{name}' is a {item['shape']} without "
+                f"{' and '.join(missing)}.  Give {', '.join(missing)} "
+                f"(see docs/contacts.md).")
+        if item['shape'] == 'box' and min(item['size']) <= 0.0:
+            where.child('size').fail('three positive lengths (m)', params['size'])
+        out[str(name)] = item
+    return out
+
+
 BASE_POSE_KEYS = (
     Key('position', _vector3('m'), 'm', 'x, y, z of the URDF root link in the world'),
     Key('rpy', _vector3('rad'), 'rad', 'roll, pitch, yaw of the URDF root link in the world'),
@@ -352,8 +573,14 @@ SCHEMA = (
     Key('joints', _joint_sections, 'section',
         'joint -> friction, static_friction, damping, restitution overrides'),
     Key('limits', _limits, 'section', 'how position, velocity and effort limits act'),
-    Key('ground', _plain_mapping, 'section', 'ground plane (schema to come)'),
-    Key('contacts', _plain_mapping, 'section', 'contact settings (schema to come)'),
+    Key('ground', _section(GROUND_KEYS, GroundSettings), 'section',
+        'the ground plane and its material'),
+    Key('contacts', _link_materials, 'section',
+        'link -> friction, restitution, rolling_friction, spinning_friction overrides'),
+    Key('collision', _section(COLLISION_KEYS, CollisionSettings), 'section',
+        'which shapes collide; contact margins and position correction'),
+    Key('scene', _scene, 'section',
+        'object -> static geometry or free body (docs/contacts.md lists the keys)'),
     Key('force_torque_sensors', _plain_mapping, 'section',
         'force-torque sensors (schema to come)'),
 )
@@ -496,7 +723,9 @@ def default_yaml():
     defaults = SimConfig()
     sections = {'solver': (SOLVER_KEYS, defaults.solver),
                 'base_pose': (BASE_POSE_KEYS, defaults.base_pose),
-                'limits': (LIMIT_KEYS, defaults.limits)}
+                'limits': (LIMIT_KEYS, defaults.limits),
+                'ground': (GROUND_KEYS, defaults.ground),
+                'collision': (COLLISION_KEYS, defaults.collision)}
     out = ['# jointsim_ros simulator configuration: every key at its default value.',
            '# Generated by jointsim_ros.description.config.default_yaml(); keep them in step.',
            '']

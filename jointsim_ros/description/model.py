@@ -151,6 +151,55 @@ class DriveModel:
 
 
 @dataclass(frozen=True)
+class ShapeModel:
+    """
+    One collision shape (docs/contacts.md).
+
+    Attributes:
+        name: the URDF link it belongs to, the scene object's name, or 'ground'.
+        body: body index, -1 for static geometry (the world).
+        kind: 'sphere', 'capsule', 'box', 'cylinder', 'convex' or 'plane'.
+        size: (3,) sphere (radius, 0, 0); capsule and cylinder (radius, half length, 0) along
+            the shape's z; box half extents; unused for convex and plane, m.
+        pos: (3,) shape origin in the body frame (world frame for body -1), m.
+        quat: (4,) wxyz, shape orientation in the body frame (a plane's normal is its z axis).
+        vertices: (n, 3) convex hull vertices in the shape frame, m (convex only).
+        faces: tuple of vertex-index tuples, counter-clockwise seen from outside (convex only).
+        material: (friction 1, restitution 1, rolling_friction m, spinning_friction m).
+    """
+
+    name: str
+    body: int
+    kind: str
+    size: tuple
+    pos: np.ndarray
+    quat: np.ndarray
+    material: tuple
+    vertices: Optional[np.ndarray] = None
+    faces: tuple = ()
+
+
+@dataclass(frozen=True)
+class SceneObject:
+    """
+    A free body of the scene (config ``scene`` with a mass): its body and initial state.
+
+    Attributes:
+        name: object name (also its link and TF frame name).
+        body: body index.
+        pos, quat: (3,), (4,) initial pose of its frame (= its centre of mass), m and wxyz.
+        linear_velocity, angular_velocity: (3,) initial velocities, world frame, m/s and rad/s.
+    """
+
+    name: str
+    body: int
+    pos: np.ndarray
+    quat: np.ndarray
+    linear_velocity: np.ndarray
+    angular_velocity: np.ndarray
+
+
+@dataclass(frozen=True)
 class RobotModel:
     """
     A robot as bodies and joints.
@@ -173,6 +222,9 @@ class RobotModel:
             the URDF root link, already applied to world-body LinkFrames and to the parent
             frames of joints whose parent is the world.
         drives: tuple of DriveModel, in joint order (URDF order of the driven joints).
+        shapes: tuple of ShapeModel: the robot's collision shapes, the ground and the scene.
+        objects: tuple of SceneObject, the free bodies of the scene (bodies after the robot's).
+        collision_filter: frozenset of (body, body) index pairs that never collide (i < j).
     """
 
     name: str
@@ -187,3 +239,6 @@ class RobotModel:
     base_pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
     base_quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
     drives: tuple = ()
+    shapes: tuple = ()
+    objects: tuple = ()
+    collision_filter: frozenset = frozenset()

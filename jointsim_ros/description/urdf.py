@@ -17,7 +17,10 @@ What this module adds to ``urdf_parser_py`` (package urdfdom-py):
 - Elements the model does not use and that make ``urdf_parser_py`` fail on valid files are
   removed before parsing: ``<transmission>`` (its duck-typed parser raises on new-style
   transmissions without hardwareInterface), ``<gazebo>`` and visual/collision elements whose
-  geometry is not box, cylinder, sphere or mesh (a warning names them).
+  geometry is not box, cylinder, sphere or mesh (a warning names them, except ``<capsule>``).
+- Collision geometry (box, sphere, cylinder, capsule, mesh, each with its ``<origin>``) is read
+  straight from the XML into :class:`CollisionGeometry` records, so ``<capsule>`` (a common
+  extension urdf_parser_py lacks) is kept.
 - Trailing NUL bytes after the root element (pybullet_data's humanoid.urdf ends with one) are
   ignored.  Mesh URIs (``package://``, ``file://``) are kept as strings and never resolved here.
 """
@@ -25,6 +28,7 @@ import contextlib
 from dataclasses import dataclass, field
 import difflib
 import io
+import math
 import os
 import re
 import threading
@@ -60,6 +64,27 @@ _PATH_ELEMENT = re.compile(r"(link|joint)\[@name='([^']*)'\]")
 
 
 @dataclass(frozen=True)
+class CollisionGeometry:
+    """
+    One ``<collision>`` element of a link.
+
+    Attributes:
+        kind: 'box', 'sphere', 'cylinder', 'capsule' or 'mesh'.
+        size: box (x, y, z) full lengths; sphere (r,); cylinder and capsule (r, length), m.
+        filename: mesh URI as written ('' for primitives).
+        scale: (3,) mesh scale.
+        xyz, rpy: ``<origin>`` in the link frame, m and rad.
+    """
+
+    kind: str
+    size: tuple = ()
+    filename: str = ''
+    scale: tuple = (1.0, 1.0, 1.0)
+    xyz: tuple = (0.0, 0.0, 0.0)
+    rpy: tuple = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
 class UrdfDescription:
     """
     A parsed robot description and where it came from.
@@ -70,6 +95,9 @@ class UrdfDescription:
         lines: dict ('link' | 'joint', name) -> line number in the source (empty when the XML
             was produced by xacro, whose output lines do not match the file).
         warnings: what was ignored or looked suspicious while reading, one sentence each.
+        transmissions: joint name -> mechanical reduction of single-joint transmissions.
+        collisions: link name -> tuple of CollisionGeometry, in document order.
+        base_dir: directory of the source file ('' for a string), for relative mesh paths.
     """
 
     robot: object
@@ -77,6 +105,8 @@ class UrdfDescription:
     lines: dict
     warnings: tuple = ()
     transmissions: dict = field(default_factory=dict)
+    collisions: dict = field(default_factory=dict)
+    base_dir: str = ''
 
     def where(self, kind, name):
         """
@@ -139,11 +169,73 @@ def parse_urdf(source, xacro_args=None):
             from_xacro = True
         lines = _check_structure(root, name)
         transmissions = _transmission_ratios(root)
+        collisions, collision_warnings = _collisions(root, name)
+        warnings += collision_warnings
         warnings += _prune(root, name)
         robot, parser_warnings = _reflect(root, name, lines if not from_xacro else {})
     return UrdfDescription(robot=robot, source=name, lines={} if from_xacro else lines,
                            warnings=tuple(warnings + parser_warnings),
-                           transmissions=transmissions)
+                           transmissions=transmissions, collisions=collisions,
+                           base_dir=_base_dir(source))
+
+
+def _base_dir(source):
+    """Return the directory of a file source, '' for XML text."""
+    if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith('<'):
+        return os.path.dirname(os.path.abspath(os.fspath(source)))
+    return ''
+
+
+_SIZE_ATTRIBUTES = {'box': ('size',), 'sphere': ('radius',), 'cylinder': ('radius', 'length'),
+                    'capsule': ('radius', 'length'), 'mesh': ()}
+
+
+def _numbers(text):
+    """Return the floats of a whitespace-separated attribute, or None if one is not a number."""
+    try:
+        values = tuple(float(v) for v in (text or '').split())
+    except ValueError:
+        return None
+    return values if all(math.isfinite(v) for v in values) else None
+
+
+def _collisions(root, name):
+    """Read every link's collision geometry; return (link -> tuple, warnings)."""
+    out = {}
+    bad = []
+    for link in root.iterfind('link'):
+        shapes = []
+        for element in link.iterfind('collision'):
+            geometry = element.find('geometry')
+            kinds = [] if geometry is None else list(geometry)
+            if len(kinds) != 1 or kinds[0].tag not in _SIZE_ATTRIBUTES:
+                continue  # reported by _prune
+            shape = kinds[0]
+            values = [_numbers(shape.get(a)) for a in _SIZE_ATTRIBUTES[shape.tag]]
+            size = tuple(v for group in values if group is not None for v in group)
+            origin = element.find('origin')
+            xyz = _numbers(origin.get('xyz', '0 0 0')) if origin is not None else (0.0,) * 3
+            rpy = _numbers(origin.get('rpy', '0 0 0')) if origin is not None else (0.0,) * 3
+            scale = _numbers(shape.get('scale', '1 1 1')) if shape.tag == 'mesh' else (1.0,) * 3
+            expected = {'box': 3, 'sphere': 1, 'cylinder': 2, 'capsule': 2, 'mesh': 0}
+            if (any(v is None for v in values) or len(size) != expected[shape.tag]
+                    or any(v <= 0 for v in size) or xyz is None or len(xyz) != 3
+                    or rpy is None or len(rpy) != 3 or scale is None or len(scale) != 3
+                    or (shape.tag == 'mesh' and not shape.get('filename'))):
+                bad.append(f"{link.get('name')} (<{shape.tag}>, line {shape.sourceline})")
+                continue
+            shapes.append(CollisionGeometry(kind=shape.tag, size=size,
+                                            filename=shape.get('filename') or '',
+                                            scale=scale, xyz=xyz, rpy=rpy))
+        if shapes:
+            out[link.get('name')] = tuple(shapes)
+    warnings = []
+    if bad:
+        warnings.append(f'{name}: ignored <collision> elements with missing, non-positive or '
+                        f'unreadable sizes, origins or mesh filenames in: {", ".join(bad)}.  '
+                        'Fix their attributes (box size="x y z", sphere radius, cylinder and '
+                        'capsule radius and length, mesh filename).')
+    return out, warnings
 
 
 def _subject(name):
@@ -322,6 +414,8 @@ def _prune(root, name):
             kinds = [] if geometry is None else [c.tag for c in geometry]
             if len(kinds) != 1 or kinds[0] not in GEOMETRY_TAGS:
                 link.remove(shape)
+                if kinds == ['capsule']:
+                    continue  # a collision capsule is read by _collisions; visuals do not matter
                 found = ', '.join(f'<{k}>' for k in kinds) or 'no shape'
                 dropped.setdefault((shape.tag, found), []).append(link.get('name'))
     warnings = []

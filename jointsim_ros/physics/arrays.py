@@ -151,8 +151,82 @@ Work = namedtuple('Work', [
     'free_bound',   # (n_free,) friction impulse bound this step, N s or N m s
 ])
 
+#: Collision shapes (physics/contacts.py); static shapes (body -1) are in the world frame.
+Shapes = namedtuple('Shapes', [
+    'body',         # (n_shape,) int64 body index, -1 = static
+    'kind',         # (n_shape,) int64 contacts.SPHERE ... contacts.PLANE
+    'pos',          # (n_shape, 3) shape origin relative to the body COM, body frame, m
+    'quat',         # (n_shape, 4) shape orientation in the body frame, wxyz
+    'size',         # (n_shape, 3) sphere (r, 0, 0); capsule, cylinder (r, half length, 0), m
+    'poly',         # (n_shape,) int64 polytope index (box, cylinder, convex), -1 if none
+    'aabb_center',  # (n_shape, 3) centre of the shape's local bounding box, shape frame, m
+    'aabb_half',    # (n_shape, 3) half extents of that box, m
+    'material',     # (n_shape, 4) friction 1, restitution 1, rolling m, spinning m
+    'planes',       # (n_plane,) int64 shape indices of the planes
+    'pair_filter',  # (n_body, n_body) bool: the body pair never collides
+])
+
+#: Convex polytopes (boxes, cylinder prisms, mesh hulls) packed flat; built by
+#: description/convex.py.  Vertex and face indices inside a polytope's rows are local to it.
+Polytopes = namedtuple('Polytopes', [
+    'vert_start',       # (n_poly + 1,) int64 first vertex row of each polytope
+    'verts',            # (n_vert, 3) vertices in the shape frame, m
+    'face_start',       # (n_poly + 1,) int64 first face row of each polytope
+    'face_normal',      # (n_face, 3) unit outward normals, shape frame
+    'face_offset',      # (n_face,) n . x of the face's points, m
+    'face_vert_start',  # (n_face + 1,) int64 first entry of each face in face_verts
+    'face_verts',       # (n_face_vert,) int64 local vertex indices, counter-clockwise from outside
+    'edge_start',       # (n_poly + 1,) int64 first edge row of each polytope
+    'edges',            # (n_edge, 4) int64 local vertices v0, v1 and faces f0, f1 of each edge
+])
+
+#: Contact points: this step's (first count[0]) and the last step's (prev_*, count[1]).
+Contacts = namedtuple('Contacts', [
+    'count',         # (2,) int64 points now, points in the last step
+    'next_id',       # (1,) int64 next fresh point identity
+    'shape',         # (n_max, 2) int64 shape A, shape B
+    'body',          # (n_max, 2) int64 body of A, of B (-1 = static)
+    'pos',           # (n_max, 3) contact point (midway between the surfaces), world, m
+    'local',         # (n_max, 2, 3) surface point on A and on B, body frame from the COM, m
+    'normal',        # (n_max, 3) unit normal from B towards A, world
+    'depth',         # (n_max,) penetration when found (< 0: a gap), m
+    'impulse',       # (n_max, 6) normal, tangents, rolling, spinning accumulated impulses
+    'frame',         # (n_max, 3, 3) rows n, t1, t2, world
+    'id',            # (n_max,) int64 identity kept while the point persists
+    'material',      # (n_max, 4) combined friction, restitution, rolling, spinning
+    'prev_shape',    # (n_max, 2) int64
+    'prev_local',    # (n_max, 3) surface point on A, m
+    'prev_impulse',  # (n_max, 6)
+    'prev_frame',    # (n_max, 3, 3)
+    'prev_id',       # (n_max,) int64
+])
+
+#: Contact scratch arrays.
+ContactWork = namedtuple('ContactWork', [
+    'wpos',         # (n_shape, 3) shape origin, world, m
+    'wrot',         # (n_shape, 3, 3) shape rotation, world
+    'box',          # (n_shape, 6) world bounding box: low xyz, high xyz, m
+    'order',        # (n_sap,) int64 non-plane shapes sorted by low x (kept between steps)
+    'pairs',        # (n_pair_max, 2) int64 candidate pairs of this step
+    'head',         # (n_shape,) int64 first last-step point of each shape A
+    'chain',        # (n_max,) int64 next last-step point of the same shape A
+    'out_pos',      # (4, 3) points of one shape pair
+    'out_normal',   # (4, 3)
+    'out_depth',    # (4,)
+    'plane_pos',    # (8, 3) points of one shape against a plane
+    'plane_depth',  # (8,)
+    'scratch',      # narrow-phase scratch (collide.py)
+    'rx',           # (n_max, 2, 3, 3) r x d for A and B, rows n, t1, t2
+    'irx',          # (n_max, 2, 3, 3) I^-1 (r x d)
+    'idir',         # (n_max, 2, 3, 3) I^-1 d
+    'kinv',         # (n_max, 6) inverse effective masses: along n, t1, t2; about n, t1, t2
+    'target',       # (n_max,) normal velocity target, m/s
+    'k6',           # (6,) scratch
+])
+
 #: Results of the last step (float64 array, indices below).
-INFO_ITERATIONS, INFO_RESIDUAL, INFO_STOP, INFO_POS_ERROR, INFO_STATUS, INFO_BODY = range(6)
-INFO_SIZE = 6
+(INFO_ITERATIONS, INFO_RESIDUAL, INFO_STOP, INFO_POS_ERROR, INFO_STATUS, INFO_BODY,
+ INFO_CONTACTS, INFO_OVERFLOW, INFO_PENETRATION) = range(9)
+INFO_SIZE = 9
 STOP_TOLERANCE, STOP_ITERATIONS, STOP_TIME_BUDGET = 0, 1, 2
 STATUS_OK, STATUS_DIVERGED = 0, 1

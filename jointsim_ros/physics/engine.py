@@ -5,9 +5,10 @@ Nothing here knows about ROS; the Simulator facade is the only intended caller.
 """
 import numpy as np
 
+from . import contacts as ct
 from . import joints as jt
-from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Drives, FreeFriction,
-                     INFO_SIZE, Joints, Mimics, State, Work)
+from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, ContactWork,
+                     Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, Joints, Mimics, Polytopes, Shapes, State, Work)
 from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
 
@@ -75,7 +76,7 @@ class Engine:
         solver: SolverSettings.
     """
 
-    def __init__(self, model, dt, gravity, solver=SolverSettings(), limits=None):
+    def __init__(self, model, dt, gravity, solver=SolverSettings(), limits=None, collision=None):
         self.model = model
         self.dt = float(dt)
         self.gravity = np.asarray(gravity, dtype=float).reshape(3)
@@ -121,6 +122,9 @@ class Engine:
             free_J=np.zeros((n_free, 3, 2, 6)), free_u=np.zeros((n_free, 3, 2, 6)),
             free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
             free_bound=np.zeros(n_free))
+        self.shapes, self.polytopes = self._build_shapes(model)
+        self.contact_param = self._contact_param(collision)
+        self._allocate_contacts(self._contact_capacity(), self._pair_capacity())
         self.info = np.zeros(INFO_SIZE)
         self._step_fn = None
 
@@ -301,19 +305,135 @@ class Engine:
         return {'subtree_start': np.array(start, dtype=np.int64),
                 'subtree_body': np.array(flat, dtype=np.int64)}
 
+    def _build_shapes(self, model):
+        """Shapes (relative to their body's COM) and the packed polytopes of box/cylinder/convex."""
+        from ..description import convex  # polytope tables are built with numpy at load time
+        shapes = model.shapes
+        n = len(shapes)
+        polys = []
+        poly = np.full(n, -1, dtype=np.int64)
+        center = np.zeros((n, 3))
+        half = np.zeros((n, 3))
+        pos = np.zeros((n, 3))
+        quat = np.zeros((n, 4))
+        size = np.zeros((n, 3))
+        for i, s in enumerate(shapes):
+            pos[i] = np.asarray(s.pos, dtype=float) - (self.body_com[s.body] if s.body >= 0
+                                                       else 0.0)
+            quat[i] = s.quat
+            size[i, :len(s.size)] = s.size
+            r, h = size[i, 0], size[i, 1]
+            if s.kind == 'box':
+                polys.append(convex.box_polytope(size[i]))
+                half[i] = size[i]
+            elif s.kind == 'cylinder':
+                polys.append(convex.cylinder_polytope(r, h))
+                half[i] = (r, r, h)
+            elif s.kind == 'convex':
+                polys.append(convex.hull_polytope(s.vertices, s.faces))
+                low, high = s.vertices.min(axis=0), s.vertices.max(axis=0)
+                center[i], half[i] = 0.5 * (low + high), 0.5 * (high - low)
+            elif s.kind == 'sphere':
+                half[i] = (r, r, r)
+            elif s.kind == 'capsule':
+                half[i] = (r, r, h + r)
+            if s.kind in ('box', 'cylinder', 'convex'):
+                poly[i] = len(polys) - 1
+        n_body = len(model.bodies)
+        pair_filter = np.zeros((n_body, n_body), dtype=np.bool_)
+        for a, b in model.collision_filter:
+            pair_filter[a, b] = pair_filter[b, a] = True
+        kinds = np.array([ct.KIND_CODES[s.kind] for s in shapes], dtype=np.int64)
+        arrays = Shapes(
+            body=np.array([s.body for s in shapes], dtype=np.int64), kind=kinds, pos=pos,
+            quat=quat, size=size, poly=poly, aabb_center=center, aabb_half=half,
+            material=np.array([s.material for s in shapes], dtype=float).reshape(n, 4),
+            planes=np.nonzero(kinds == ct.PLANE)[0].astype(np.int64), pair_filter=pair_filter)
+        packed = convex.pack_polytopes(polys)
+        return arrays, Polytopes(*(getattr(packed, f) for f in Polytopes._fields))
+
+    @staticmethod
+    def _contact_param(collision):
+        """The contact settings as the compiled step reads them (contacts.P_*)."""
+        param = np.zeros(ct.N_PARAM)
+        get = (lambda key, default: getattr(collision, key, default))
+        param[ct.P_MARGIN] = get('margin', 0.01)
+        param[ct.P_RESTITUTION_SPEED] = get('restitution_threshold', 0.1)
+        param[ct.P_SLOP] = get('slop', 1e-4)
+        param[ct.P_ERP] = get('erp', 0.2)
+        param[ct.P_MAX_CORRECTION] = get('max_correction', 0.01)
+        param[ct.P_MATCH_DISTANCE] = get('match_distance', 0.01)
+        param[ct.P_POSITION_TOLERANCE] = 1e-6
+        return param
+
+    def _pair_capacity(self):
+        n = int(np.count_nonzero(self.shapes.kind != ct.PLANE))
+        return max(16, min(n * (n - 1) // 2, 8 * n + 64))
+
+    def _contact_capacity(self):
+        n = len(self.shapes.kind)
+        return max(16, ct.MAX_PLANE_POINTS * n * max(1, len(self.shapes.planes)) + 64)
+
+    def _allocate_contacts(self, n_max, n_pairs, keep=None):
+        """Allocate the contact arrays for n_max points and n_pairs candidate pairs."""
+        n_shape = len(self.shapes.kind)
+        order = np.nonzero(self.shapes.kind != ct.PLANE)[0].astype(np.int64)
+        if keep is not None:
+            order = keep[1].order
+        self.contacts = Contacts(
+            count=np.zeros(2, dtype=np.int64), next_id=np.zeros(1, dtype=np.int64),
+            shape=np.zeros((n_max, 2), dtype=np.int64), body=np.zeros((n_max, 2), np.int64),
+            pos=np.zeros((n_max, 3)), local=np.zeros((n_max, 2, 3)),
+            normal=np.zeros((n_max, 3)), depth=np.zeros(n_max), impulse=np.zeros((n_max, 6)),
+            frame=np.zeros((n_max, 3, 3)), id=np.zeros(n_max, dtype=np.int64),
+            material=np.zeros((n_max, 4)), prev_shape=np.zeros((n_max, 2), dtype=np.int64),
+            prev_local=np.zeros((n_max, 3)), prev_impulse=np.zeros((n_max, 6)),
+            prev_frame=np.zeros((n_max, 3, 3)), prev_id=np.zeros(n_max, dtype=np.int64))
+        if keep is not None:  # carry the points over so warm starting goes on
+            old = keep[0]
+            m = int(old.count[0])
+            for name in ('shape', 'body', 'pos', 'local', 'normal', 'depth', 'impulse', 'frame',
+                         'id', 'material'):
+                getattr(self.contacts, name)[:m] = getattr(old, name)[:m]
+            self.contacts.count[:] = old.count
+            self.contacts.next_id[:] = old.next_id
+        self.cwork = ContactWork(
+            wpos=np.zeros((n_shape, 3)), wrot=np.zeros((n_shape, 3, 3)),
+            box=np.zeros((n_shape, 6)), order=order,
+            pairs=np.zeros((n_pairs, 2), dtype=np.int64),
+            head=np.zeros(n_shape, dtype=np.int64), chain=np.zeros(n_max, dtype=np.int64),
+            out_pos=np.zeros((ct.MAX_PAIR_POINTS, 3)), out_normal=np.zeros((ct.MAX_PAIR_POINTS, 3)),
+            out_depth=np.zeros(ct.MAX_PAIR_POINTS),
+            plane_pos=np.zeros((ct.MAX_PLANE_POINTS, 3)), plane_depth=np.zeros(ct.MAX_PLANE_POINTS),
+            scratch=ct.narrow_phase_scratch(), rx=np.zeros((n_max, 2, 3, 3)),
+            irx=np.zeros((n_max, 2, 3, 3)), idir=np.zeros((n_max, 2, 3, 3)),
+            kinv=np.zeros((n_max, 6)), target=np.zeros(n_max), k6=np.zeros(6))
+
+    def clear_contacts(self):
+        """Forget the contact points (after the state was set by hand: nothing to warm-start)."""
+        self.contacts.count[:] = 0
+
     # -- stepping -----------------------------------------------------------------------------
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
         s = self.solver
         args = (self.bodies, self.joints, self.mimics, self.blocks, self.axes, self.drives,
-                self.free, self.state, self.work, self.dt, self.gravity, int(s.iterations),
+                self.free, self.state, self.work, self.shapes, self.polytopes, self.contacts,
+                self.cwork, self.contact_param, self.dt, self.gravity, int(s.iterations),
                 float(s.tolerance), float(s.time_budget), int(s.position_iterations),
                 float(s.position_tolerance), bool(s.warm_start), self.info, int(n))
+        self.info[INFO_OVERFLOW] = 0.0
         if self._step_fn is None:
             taken = compiled_step(*args)
             self._step_fn = _compiled_entry_point(compiled_step, args)
-            return taken
-        return self._step_fn(*args)
+        else:
+            taken = self._step_fn(*args)
+        if self.info[INFO_OVERFLOW]:
+            # more pairs or points than the arrays hold: grow them for the next steps
+            self._allocate_contacts(2 * len(self.contacts.id), 2 * len(self.cwork.pairs),
+                                    keep=(self.contacts, self.cwork))
+            self._step_fn = None
+        return taken
 
     def joint_rates(self):
         """Scalar joint velocities (rad/s or m/s; 0 for other joint types), per joint index."""
@@ -402,6 +522,7 @@ class Engine:
         self.state.drive_impulse[:] = 0.0
         self.state.axis_impulse[:] = 0.0
         self.state.free_impulse[:] = 0.0
+        self.clear_contacts()
         rates = self.joint_rates()
         for d, j in enumerate(self.drives.joint):
             self.state.rotor_speed[d] = self.drives.gear[d] * rates[j]

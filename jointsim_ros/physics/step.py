@@ -14,11 +14,13 @@ Drift left over is removed by a nonlinear Gauss-Seidel projection of the positio
 import numpy as np
 
 from . import joints as jt
-from .arrays import (INFO_BODY, INFO_ITERATIONS, INFO_POS_ERROR, INFO_RESIDUAL, INFO_STATUS,
-                     INFO_STOP, STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS, STOP_TIME_BUDGET,
-                     STOP_TOLERANCE)
+from .arrays import (INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW,
+                     INFO_PENETRATION, INFO_POS_ERROR, INFO_RESIDUAL, INFO_STATUS, INFO_STOP,
+                     STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS, STOP_TIME_BUDGET, STOP_TOLERANCE)
 from .axes import prepare_axes, project_limits, solve_axes, warm_start_axes
 from .clock import monotonic
+from .contacts import (find_contacts, P_POSITION_TOLERANCE, prepare_contacts, project_contacts,
+                       solve_contacts, warm_start_contacts)
 from .drives import finish_drives, prepare_drives, warm_start_drives
 from .free_friction import prepare_free_friction, solve_free_friction, warm_start_free_friction
 from .math3d import (jit, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul,
@@ -118,8 +120,8 @@ def curvature_bias(blocks, joints, mimics, state, work, dt):
 
 
 @jit_inline
-def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, dt, iterations,
-                     tolerance, time_budget, info):
+def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bodies, contacts,
+                     cwork, dt, iterations, tolerance, time_budget, info):
     """
     Sweep blocks and drives until the tolerance, the iteration cap or the wall-clock budget.
 
@@ -164,6 +166,17 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, dt
     gear = drives.gear
     inv_rotor = drives.inv_rotor_inertia
     n_live = work.axis_live_n[0]
+    n_contact = contacts.count[0]
+    inv_mass = bodies.inv_mass
+    c_body = contacts.body
+    c_frame = contacts.frame
+    c_material = contacts.material
+    c_impulse = contacts.impulse
+    c_rx = cwork.rx
+    c_irx = cwork.irx
+    c_idir = cwork.idir
+    c_kinv = cwork.kinv
+    c_target = cwork.target
     for it in range(iterations):
         largest = sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, block_body, row0,
                                dim, row_impulse)
@@ -175,6 +188,10 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, dt
                 axis_rate))
         if free.joint.shape[0] > 0:
             largest = max(largest, solve_free_friction(free, blocks, joints, state, work))
+        if n_contact > 0:
+            largest = max(largest, solve_contacts(vel, inv_mass, n_contact, c_body, c_frame,
+                                                  c_material, c_impulse, c_rx, c_irx, c_idir,
+                                                  c_kinv, c_target))
         if it == 0 and iterations > 1:
             curvature_bias(blocks, joints, mimics, state, work, dt)
         used = it + 1
@@ -184,7 +201,7 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, dt
         if time_budget > 0.0 and monotonic(work.clock) - t0 > time_budget:
             stop = STOP_TIME_BUDGET
             break
-    if blocks.dim.shape[0] == 0 and axes.joint.shape[0] == 0:
+    if blocks.dim.shape[0] == 0 and axes.joint.shape[0] == 0 and n_contact == 0:
         stop = STOP_TOLERANCE
     info[INFO_ITERATIONS] = used
     info[INFO_RESIDUAL] = largest
@@ -212,7 +229,8 @@ def integrate_positions(state, work, dt):
 
 
 @jit_inline
-def project_positions(blocks, joints, mimics, axes, state, work, iterations, tolerance):
+def project_positions(blocks, joints, mimics, axes, state, work, iterations, tolerance, bodies,
+                      contacts, param, info):
     """
     Nonlinear Gauss-Seidel on the position errors; returns the largest error left.
 
@@ -225,8 +243,13 @@ def project_positions(blocks, joints, mimics, axes, state, work, iterations, tol
     J = work.J_pred
     mu = work.vec6b
     largest = 0.0
+    contact_tolerance = param[P_POSITION_TOLERANCE]
+    has_contacts = contacts.count[0] > 0
+    penetration = 0.0
     for it in range(iterations + 1):
         largest = 0.0
+        if has_contacts and it < iterations:
+            penetration = project_contacts(contacts, bodies, state, work, param)
         for k in range(blocks.dim.shape[0]):
             d = blocks.dim[k]
             r0 = blocks.row0[k]
@@ -264,8 +287,9 @@ def project_positions(blocks, joints, mimics, axes, state, work, iterations, tol
                 # so the kinetic energy 1/2 L.I^-1 L does not change
                 write3(state.body_ang_mom, b,
                        mat_vec(quat_to_mat(turn), read3(state.body_ang_mom, b)))
-        if largest < tolerance:
+        if largest < tolerance and penetration < contact_tolerance:
             break
+    info[INFO_PENETRATION] = penetration
     return largest
 
 
@@ -328,9 +352,9 @@ def diverged_body(state, work):
 
 
 @jit
-def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, dt, gravity,
-         iterations, tolerance, time_budget, position_iterations, position_tolerance, warm,
-         info, n_steps):
+def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes, polys, contacts,
+         cwork, contact_param, dt, gravity, iterations, tolerance, time_budget,
+         position_iterations, position_tolerance, warm, info, n_steps):
     """
     Advance the state by n_steps steps of dt seconds; stop early on divergence.
 
@@ -343,28 +367,37 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, dt, gr
         update_world_inertia(bodies, state, work)
         # 2. external forces: gravity and joint efforts
         integrate_velocities(bodies, joints, state, work, dt, gravity)
+        # 2b. contact points at x, matched to the last step's
+        if shapes.body.shape[0] > 0:
+            if find_contacts(shapes, polys, contacts, cwork, state, work, contact_param,
+                             dt) < 0:
+                info[INFO_OVERFLOW] = 1.0
+            info[INFO_CONTACTS] = contacts.count[0]
         # 3. constraint rows at x, with the curvature bias from the predicted poses
         prepare_blocks(blocks, bodies, joints, mimics, state, work, dt)
         prepare_axes(axes, blocks, bodies, joints, state, work, dt)
         prepare_drives(drives, work, state, dt)
         if free.joint.shape[0] > 0:
             prepare_free_friction(free, blocks, bodies, joints, state, work, dt)
+        prepare_contacts(contacts, cwork, bodies, state, work, contact_param, dt)
         # 4. warm start from the previous step's impulses
         warm_start(blocks, work, state.row_impulse, warm)
         warm_start_axes(axes, bodies, joints, state, work, warm)
         warm_start_drives(bodies, joints, drives, state, work, warm)
         warm_start_free_friction(free, bodies, joints, state, work, warm)
+        warm_start_contacts(contacts, cwork, bodies, work, warm)
         # 5. sequential impulses
-        solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, dt,
-                         iterations, tolerance, time_budget, info)
+        solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bodies,
+                         contacts, cwork, dt, iterations, tolerance, time_budget, info)
         # 6. velocities, angular momenta, armature currents
         store_angular_momentum(state, work)
         finish_drives(drives, state, dt)
         # 7. positions with the exact rotation update
         integrate_positions(state, work, dt)
-        # 8. remove leftover drift without touching velocities
+        # 8. remove leftover drift and penetration without touching velocities
         info[INFO_POS_ERROR] = project_positions(blocks, joints, mimics, axes, state, work,
-                                                 position_iterations, position_tolerance)
+                                                 position_iterations, position_tolerance,
+                                                 bodies, contacts, contact_param, info)
         # 9. divergence check, scalar joint coordinates, clock
         bad = diverged_body(state, work)
         if bad >= 0:

@@ -1,0 +1,273 @@
+"""
+Collision shapes of the model: the robot's ``<collision>`` elements, the ground and the scene.
+
+A built RobotModel goes in, the same model with ``shapes``, ``objects`` (free scene bodies,
+appended after the robot's bodies, each with a link frame of its own name) and
+``collision_filter`` comes out (docs/contacts.md):
+- link shapes sit in their body frame (merged links included); meshes are resolved
+  (``package://``, ``model://``, ``file://``, relative to the URDF, ``collision.mesh_paths``) and
+  used as convex hulls of at most ``collision.max_hull_vertices`` vertices; a mesh that cannot
+  be found or read is a warning, and the link gets the box of its own inertia instead (the solid
+  box with the link's mass and principal moments);
+- materials: ``collision`` defaults, overridden per link by ``contacts``;
+- the body-pair filter: links joined by a joint never collide; other robot pairs only with
+  ``self_collision`` or when listed in ``self_collision_pairs``; ``disabled_pairs`` never.
+"""
+import dataclasses
+import logging
+
+import numpy as np
+
+from . import meshes
+from .geometry import quat_to_matrix, rpy_to_matrix, Transform
+from .model import BodyModel, LinkFrame, SceneObject, ShapeModel
+from .urdf import close_matches
+from ..errors import ConfigError
+
+LOGGER = logging.getLogger('jointsim_ros')
+MATERIAL = ('friction', 'restitution', 'rolling_friction', 'spinning_friction')
+IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def add_shapes(model, description, config):
+    """
+    Return the model with its collision shapes, scene objects and collision filter.
+
+    Args:
+        model: RobotModel without shapes.
+        description: the UrdfDescription it was built from (collisions, base_dir, robot).
+        config: SimConfig (ground, contacts, collision, scene).
+
+    Returns:
+        RobotModel; its new warnings are also logged.
+
+    Raises:
+        ConfigError: ``contacts`` or a collision pair names a link the robot lacks, or a scene
+            object's name is already a link.
+    """
+    settings = config.collision
+    warnings = []
+    default = tuple(getattr(settings, k) for k in MATERIAL)
+    _check_links(config, model)
+    shapes = []
+    mesh_cache = {}
+    if settings.enabled:
+        for link_name, geometries in getattr(description, 'collisions', {}).items():
+            frame = model.links.get(link_name)
+            if frame is None or frame.body < 0 and not _world_collides(config):
+                continue
+            override = config.contacts.get(link_name, {})
+            material = tuple(override.get(k, d) for k, d in zip(MATERIAL, default))
+            link_pose = Transform(quat_to_matrix(frame.quat), np.asarray(frame.pos, float))
+            for geometry in geometries:
+                origin = Transform.from_xyz_rpy(geometry.xyz, geometry.rpy)
+                made = _link_shape(geometry, link_name, description, settings, mesh_cache,
+                                   warnings)
+                if made is None:
+                    made = _inertia_box(description, link_name, warnings)
+                    origin_here = made[2] if made is not None else None
+                    if made is None:
+                        continue
+                    pose = link_pose @ origin_here
+                else:
+                    pose = link_pose @ origin @ made[2]
+                kind, size, _, vertices, faces = made
+                shapes.append(ShapeModel(name=link_name, body=frame.body, kind=kind, size=size,
+                                         pos=pose.pos, quat=pose.quat, material=material,
+                                         vertices=vertices, faces=faces))
+    bodies = list(model.bodies)
+    links = dict(model.links)
+    objects = []
+    for name, item in config.scene.items():
+        if name in links:
+            raise ConfigError(f"{config.source}: scene object '{name}' has the name of a robot "
+                              'link.  Give it another name (it becomes a TF frame).')
+        material = tuple(item.get(k, d) for k, d in zip(MATERIAL, default))
+        made = _scene_shape(item, name, description, settings, mesh_cache)
+        kind, size, inner, vertices, faces = made
+        pose = item.get('pose')
+        position = np.asarray(pose.position if pose else (0.0, 0.0, 0.0), dtype=float)
+        rotation = rpy_to_matrix(pose.rpy if pose else (0.0, 0.0, 0.0))
+        world = Transform(rotation, position)
+        mass = item.get('mass', 0.0)
+        if mass > 0.0:
+            body = len(bodies)
+            bodies.append(BodyModel(name=name, mass=mass, com=np.zeros(3),
+                                    inertia=_solid_inertia(kind, size, mass, vertices),
+                                    links=(name,)))
+            links[name] = LinkFrame(name=name, body=body, pos=np.zeros(3), quat=IDENTITY)
+            objects.append(SceneObject(
+                name=name, body=body, pos=position, quat=world.quat,
+                linear_velocity=np.asarray(item.get('linear_velocity', (0.0,) * 3), float),
+                angular_velocity=np.asarray(item.get('angular_velocity', (0.0,) * 3), float)))
+            shape_pose = inner
+        else:
+            body = -1
+            links[name] = LinkFrame(name=name, body=-1, pos=position, quat=world.quat)
+            shape_pose = world @ inner
+        shapes.append(ShapeModel(name=name, body=body, kind=kind, size=size, pos=shape_pose.pos,
+                                 quat=shape_pose.quat, material=material, vertices=vertices,
+                                 faces=faces))
+    ground = config.ground
+    enabled = ground.enabled
+    if enabled == 'auto':
+        enabled = model.floating_base or bool(objects)
+    if enabled:
+        shapes.append(ShapeModel(
+            name='ground', body=-1, kind='plane', size=(0.0, 0.0, 0.0),
+            pos=np.array([0.0, 0.0, ground.height]), quat=IDENTITY,
+            material=tuple(getattr(ground, k) for k in MATERIAL)))
+    result = dataclasses.replace(
+        model, bodies=tuple(bodies), links=links, shapes=tuple(shapes), objects=tuple(objects),
+        collision_filter=_filter(model, config),
+        warnings=tuple(model.warnings) + tuple(warnings))
+    for message in warnings:
+        LOGGER.warning(message)
+    return result
+
+
+def _world_collides(config):
+    """Shapes on the world body (a fixed base) never move: they only matter to scene objects."""
+    return bool(config.scene)
+
+
+def _check_links(config, model):
+    """Fail on contacts or pairs naming links the robot lacks."""
+    names = list(model.links)
+    where = [('contacts', link) for link in config.contacts]
+    for key in ('self_collision_pairs', 'disabled_pairs'):
+        where += [(f'collision.{key}', link) for pair in getattr(config.collision, key)
+                  for link in pair]
+    for key, link in where:
+        if link not in model.links:
+            hint = close_matches(link, names)
+            raise ConfigError(f"{config.source}: {key} names link '{link}', which the robot "
+                              f"does not have{'; ' + hint if hint else '.'}  Use the name of "
+                              'one of its URDF links.')
+
+
+def _filter(model, config):
+    """Body pairs (i < j) that never collide."""
+    settings = config.collision
+    n = sum(1 for b in model.bodies)
+
+    def body(link):
+        return model.links[link].body
+
+    never = set()
+    if not settings.self_collision:
+        never = {(i, j) for i in range(n) for j in range(i + 1, n)}
+        for a, b in settings.self_collision_pairs:
+            never.discard(tuple(sorted((body(a), body(b)))))
+    for j in model.joints:
+        never.add(tuple(sorted((j.parent_body, j.child_body))))
+    for a, b in settings.disabled_pairs:
+        never.add(tuple(sorted((body(a), body(b)))))
+    return frozenset(p for p in never if p[0] >= 0 and p[0] != p[1])
+
+
+def _link_shape(geometry, link, description, settings, cache, warnings):
+    """
+    Return (kind, size, pose in the origin frame, vertices, faces) of one <collision> shape.
+
+    None when its mesh cannot be used (a warning says why; the caller falls back to the link's
+    inertia box).
+    """
+    if geometry.kind != 'mesh':
+        return _primitive(geometry.kind, geometry.size)
+    try:
+        return _mesh_shape(geometry.filename, geometry.scale, description, settings, cache)
+    except meshes.MeshError as error:
+        warnings.append(f"link '{link}': collision mesh {error}  The link collides as the box "
+                        'of its inertia instead (docs/contacts.md).')
+        return None
+
+
+def _scene_shape(item, name, description, settings, cache):
+    """Return (kind, size, pose, vertices, faces) of a scene object; mesh failures are errors."""
+    kind = item['shape']
+    if kind == 'mesh':
+        try:
+            return _mesh_shape(item['filename'], item.get('scale', (1.0, 1.0, 1.0)),
+                               description, settings, cache)
+        except meshes.MeshError as error:
+            raise ConfigError(f"scene object '{name}': mesh {error}  Fix its filename (or add "
+                              'the directory to collision.mesh_paths).') from None
+    sizes = {'box': item.get('size'), 'sphere': (item.get('radius'),),
+             'cylinder': (item.get('radius'), item.get('length')),
+             'capsule': (item.get('radius'), item.get('length'))}
+    return _primitive(kind, sizes[kind])
+
+
+def _primitive(kind, size):
+    """Shape tuple of a URDF-sized primitive (box full lengths; cylinder/capsule length)."""
+    if kind == 'box':
+        half = tuple(0.5 * float(v) for v in size)
+        return 'box', half, Transform.identity(), None, ()
+    if kind == 'sphere':
+        return 'sphere', (float(size[0]), 0.0, 0.0), Transform.identity(), None, ()
+    return kind, (float(size[0]), 0.5 * float(size[1]), 0.0), Transform.identity(), None, ()
+
+
+def _mesh_shape(uri, scale, description, settings, cache):
+    """Convex hull of a mesh file; raises meshes.MeshError naming the problem."""
+    key = (uri, tuple(scale))
+    if key not in cache:
+        path = meshes.resolve_mesh_uri(uri, base_dir=getattr(description, 'base_dir', '') or None,
+                                       search_paths=settings.mesh_paths)
+        if path is None:
+            raise meshes.MeshError(
+                f"'{uri}' was not found (looked in AMENT_PREFIX_PATH, ROS_PACKAGE_PATH, beside "
+                'the URDF and in collision.mesh_paths).')
+        points = meshes.load_mesh_vertices(path, scale)
+        vertices, faces = meshes.simplify_hull(points, settings.max_hull_vertices)
+        faces = tuple(tuple(int(i) for i in f) for f in faces)
+        cache[key] = ('convex', (0.0, 0.0, 0.0), Transform.identity(),
+                      np.asarray(vertices, dtype=float), faces)
+    return cache[key]
+
+
+def _inertia_box(description, link, warnings):
+    """The solid box with the link's mass and principal moments, in the link frame."""
+    robot = getattr(description, 'robot', None)
+    urdf_link = getattr(robot, 'link_map', {}).get(link) if robot is not None else None
+    inertial = getattr(urdf_link, 'inertial', None)
+    if inertial is None or not inertial.mass or inertial.inertia is None:
+        warnings.append(f"link '{link}' has no inertia to size a fallback box: it does not "
+                        'collide.')
+        return None
+    i = inertial.inertia
+    tensor = np.array([[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]])
+    half, axes = meshes.inertia_box_half_extents(inertial.mass, tensor)
+    origin = inertial.origin
+    xyz = origin.xyz if origin is not None and origin.xyz is not None else (0.0, 0.0, 0.0)
+    rpy = origin.rpy if origin is not None and origin.rpy is not None else (0.0, 0.0, 0.0)
+    pose = Transform.from_xyz_rpy(xyz, rpy) @ Transform(np.asarray(axes), np.zeros(3))
+    return 'box', tuple(float(h) for h in half), pose, None, ()
+
+
+def _solid_inertia(kind, size, mass, vertices):
+    """Inertia about the centre (kg m^2) of a uniform solid shape in its own frame."""
+    if kind == 'sphere':
+        return np.eye(3) * 0.4 * mass * size[0] ** 2
+    if kind == 'box':
+        x, y, z = (2.0 * h for h in size)
+        return np.diag([y * y + z * z, x * x + z * z, x * x + y * y]) * mass / 12.0
+    r, h = size[0], size[1]
+    if kind == 'cylinder':
+        side = mass * (3.0 * r * r + 4.0 * h * h) / 12.0
+        return np.diag([side, side, 0.5 * mass * r * r])
+    if kind == 'capsule':
+        # cylinder of length 2h plus two hemispheres, by volume (Ericson's capsule inertia)
+        v_cyl = np.pi * r * r * 2.0 * h
+        v_sph = 4.0 / 3.0 * np.pi * r ** 3
+        m_cyl = mass * v_cyl / (v_cyl + v_sph)
+        m_sph = mass - m_cyl
+        axial = 0.5 * m_cyl * r * r + 0.4 * m_sph * r * r
+        side = (m_cyl * (3.0 * r * r + 4.0 * h * h) / 12.0
+                + m_sph * (0.4 * r * r + h * h + 0.75 * h * r))
+        return np.diag([side, side, axial])
+    # a convex mesh: the solid box of its bounding extents (docs/contacts.md)
+    extent = np.ptp(np.asarray(vertices), axis=0)
+    x, y, z = extent
+    return np.diag([y * y + z * z, x * x + z * z, x * x + y * y]) * mass / 12.0

@@ -1,0 +1,688 @@
+"""
+Contacts: shapes in the world, broad phase, contact points, and their rows in the solver.
+
+Stages of a step (``step.py`` calls them in this order):
+1. ``update_shapes``: world pose and bounding box of every shape from its body's pose.
+2. ``find_pairs``: sweep and prune along x over the boxes (insertion sort of the last step's
+   order, so nearly linear in the number of shapes when the scene changes slowly), then y and z
+   overlap and the body-pair filter (adjacent links, self-collision settings).
+3. ``find_contacts``: points of each pair (``collide.py`` for shape pairs, the plane functions
+   here for the ground and other planes), each with normal n (from shape B towards shape A),
+   depth (> 0 overlapping, < 0 a gap within the margin) and the surface points on both bodies.
+   A point takes the identity and accumulated impulses of the last step's point of the same
+   shape pair within ``match_distance`` on body A (Bullet's persistent manifold rule), so the
+   solver warm-starts; tangent impulses are carried as a world vector onto the new tangents.
+4. ``prepare_contacts``: per point the normal and tangent rows of a 3-D Coulomb contact plus
+   the rolling and spinning rows, J = [d, r_a x d] on A and [-d, -r_b x d] on B (linear rows)
+   or [0, d] and [0, -d] (angular rows), and their effective masses k = J M^-1 J^T.
+5. ``solve_contacts`` (each sweep): spinning, rolling and tangent rows, then the normal row:
+   - normal, accumulated impulse >= 0; target v_n+ >= -gap / dt for a gap (speculative: it may
+     close, never cross), >= 0 when touching, >= -e v_n when it approaches faster than the
+     restitution threshold and reaches the surface within the step (e the material's);
+   - tangents, impulse (l1, l2) scaled back onto the disc |l| <= mu l_n (a cone, not a box);
+   - rolling, angular rows about t1 and t2, |l| <= mu_r l_n (mu_r in m: torque per force);
+   - spinning, angular row about n, |l| <= mu_s l_n (mu_s in m).
+6. ``project_contacts`` (with the joints' position projection): penetration beyond ``slop`` is
+   removed by moving positions only (Box2D v2.3 ``SolvePositionConstraints``, a fraction ``erp``
+   per pass, at most ``max_correction`` per pass); velocities are untouched, so no energy is
+   added, and angular momenta turn with their bodies as in the joints' projection.
+"""
+import numpy as np
+
+from .math3d import (cross, dot3, jit, mat_vec, quat_from_rotvec, quat_mul,
+                     quat_normalized, quat_to_mat, read3, read4, read_mat, vadd, vscale, vsub,
+                     write3, write4)
+
+#: Shape kinds (the same codes as ``collide.py``).
+SPHERE, CAPSULE, BOX, CYLINDER, CONVEX, PLANE = range(6)
+KIND_CODES = {'sphere': SPHERE, 'capsule': CAPSULE, 'box': BOX, 'cylinder': CYLINDER,
+              'convex': CONVEX, 'plane': PLANE}
+#: Points one shape can make with a plane (cylinder: 4 on each rim) and with a shape.
+MAX_PLANE_POINTS = 8
+MAX_PAIR_POINTS = 4
+#: contact_param entries (ContactSettings in settings.py).
+(P_MARGIN, P_RESTITUTION_SPEED, P_SLOP, P_ERP, P_MAX_CORRECTION, P_MATCH_DISTANCE,
+ P_POSITION_TOLERANCE) = range(7)
+N_PARAM = 7
+#: Material columns.
+M_FRICTION, M_RESTITUTION, M_ROLLING, M_SPINNING = range(4)
+#: Impulse columns: normal, tangent 1, tangent 2, rolling about t1, rolling about t2, spinning.
+I_NORMAL, I_T1, I_T2, I_R1, I_R2, I_SPIN = range(6)
+#: Effective-mass columns: linear rows along n, t1, t2, then angular rows about n, t1, t2.
+K_SPIN, K_R1, K_R2 = 3, 4, 5
+
+
+def narrow_phase_scratch():
+    """Scratch arrays the narrow phase needs (collide.py), allocated once per engine."""
+    return np.zeros((2, 64, 3))
+
+
+@jit
+def shape_pair_points(kind_a, pos_a, rot_a, size_a, poly_a, kind_b, pos_b, rot_b, size_b, poly_b,
+                      polys, margin, out_pos, out_normal, out_depth, scratch):
+    """Stand-in for ``collide.collide_shapes`` until it lands: no shape-shape points."""
+    return 0
+
+
+@jit
+def perpendicular(n):
+    """Two unit vectors completing the unit normal n to a right-handed triad."""
+    if abs(n[0]) < 0.57735:
+        t = (0.0, n[2], -n[1])
+    else:
+        t = (-n[2], 0.0, n[0])
+    s = 1.0 / np.sqrt(dot3(t, t))
+    t = vscale(t, s)
+    return t, cross(n, t)
+
+
+@jit
+def update_shapes(shape_body, shape_pos, shape_quat, aabb_center, aabb_half, kind, body_pos,
+                  rot, vel, dt, margin, wpos, wrot, box):
+    """
+    World pose and bounding box of every shape (plain arrays; see ``find_contacts``).
+
+    The box is the shape's local box turned into the world, |R| h, grown by the margin and by
+    the distance the body moves in this step, so a fast body meets what it will hit.
+    """
+    for s in range(shape_body.shape[0]):
+        b = shape_body[s]
+        q = read4(shape_quat, s)
+        p = read3(shape_pos, s)
+        c = read3(aabb_center, s)
+        if b >= 0:
+            rb = read_mat(rot, b)
+            r = mat_mul(rb, quat_to_mat(q))
+            x = vadd(read3(body_pos, b), mat_vec(rb, p))
+            grow = margin + dt * (abs(vel[b, 0]) + abs(vel[b, 1]) + abs(vel[b, 2]))
+        else:
+            r = quat_to_mat(q)
+            x = p
+            grow = margin
+        write3(wpos, s, x)
+        for i in range(3):
+            for j in range(3):
+                wrot[s, i, j] = r[i][j]
+        if kind[s] == PLANE:
+            continue
+        center = vadd(x, mat_vec(r, c))
+        for i in range(3):
+            h = (abs(r[i][0]) * aabb_half[s, 0] + abs(r[i][1]) * aabb_half[s, 1]
+                 + abs(r[i][2]) * aabb_half[s, 2]) + grow
+            box[s, i] = center[i] - h
+            box[s, 3 + i] = center[i] + h
+
+
+@jit
+def mat_mul(a, b):
+    """Return the product of two 3x3 tuple matrices."""
+    return ((a[0][0] * b[0][0] + a[0][1] * b[1][0] + a[0][2] * b[2][0],
+             a[0][0] * b[0][1] + a[0][1] * b[1][1] + a[0][2] * b[2][1],
+             a[0][0] * b[0][2] + a[0][1] * b[1][2] + a[0][2] * b[2][2]),
+            (a[1][0] * b[0][0] + a[1][1] * b[1][0] + a[1][2] * b[2][0],
+             a[1][0] * b[0][1] + a[1][1] * b[1][1] + a[1][2] * b[2][1],
+             a[1][0] * b[0][2] + a[1][1] * b[1][2] + a[1][2] * b[2][2]),
+            (a[2][0] * b[0][0] + a[2][1] * b[1][0] + a[2][2] * b[2][0],
+             a[2][0] * b[0][1] + a[2][1] * b[1][1] + a[2][2] * b[2][1],
+             a[2][0] * b[0][2] + a[2][1] * b[1][2] + a[2][2] * b[2][2]))
+
+
+@jit
+def find_pairs(order, box, shape_body, pair_filter, pairs):
+    """
+    Sweep and prune: candidate shape pairs whose boxes overlap; returns their number.
+
+    ``order`` holds the non-plane shapes sorted by the low x of their box in the last step and
+    is re-sorted by insertion (O(n) when little moved).  A pair is kept when the boxes overlap
+    in y and z too, the shapes are on different bodies, not both static, and the body pair is
+    not filtered.  Returns -1 when ``pairs`` is too small (the caller grows it).
+    """
+    n = order.shape[0]
+    for i in range(1, n):
+        s = order[i]
+        key = box[s, 0]
+        k = i - 1
+        while k >= 0 and box[order[k], 0] > key:
+            order[k + 1] = order[k]
+            k -= 1
+        order[k + 1] = s
+    count = 0
+    capacity = pairs.shape[0]
+    for i in range(n):
+        a = order[i]
+        hi = box[a, 3]
+        ba = shape_body[a]
+        for k in range(i + 1, n):
+            b = order[k]
+            if box[b, 0] > hi:
+                break
+            bb = shape_body[b]
+            if ba == bb or (ba < 0 and bb < 0):
+                continue
+            if (box[b, 1] > box[a, 4] or box[a, 1] > box[b, 4]
+                    or box[b, 2] > box[a, 5] or box[a, 2] > box[b, 5]):
+                continue
+            if ba >= 0 and bb >= 0 and pair_filter[ba, bb]:
+                continue
+            if count >= capacity:
+                return -1
+            # the dynamic shape first, so the normal points towards a moving body
+            if ba < 0:
+                pairs[count, 0] = b
+                pairs[count, 1] = a
+            else:
+                pairs[count, 0] = a
+                pairs[count, 1] = b
+            count += 1
+    return count
+
+
+@jit
+def plane_points(kind, x, r, size, poly, vert_start, verts, p0, n, margin, out_pos, out_depth):
+    """
+    Points of one shape against the plane through p0 with unit normal n (pointing out of it).
+
+    Writes the shape's surface points within the margin of the plane into out_pos (world) and
+    their depths (> 0 below the plane) into out_depth; returns the count.  Sphere: its lowest
+    point; capsule: the lowest points of both end spheres; cylinder: four points 90 degrees
+    apart on each rim, starting from the rim's lowest point (a cylinder lying down gets its
+    line contact as two points, standing up four points of its disc); polytopes (box, convex
+    hulls): their vertices, at most ``MAX_PLANE_POINTS``, keeping the deepest.
+    """
+    count = 0
+    if kind == SPHERE or kind == CAPSULE:
+        ends = 1 if kind == SPHERE else 2
+        for e in range(ends):
+            c = x
+            if kind == CAPSULE:
+                h = size[1] if e == 0 else -size[1]
+                c = (x[0] + r[0][2] * h, x[1] + r[1][2] * h, x[2] + r[2][2] * h)
+            dist = dot3(vsub(c, p0), n) - size[0]
+            if dist < margin:
+                write3(out_pos, count, vsub(c, vscale(n, size[0])))
+                out_depth[count] = -dist
+                count += 1
+    elif kind == CYLINDER:
+        axis = (r[0][2], r[1][2], r[2][2])
+        along = dot3(n, axis)
+        down = vsub(vscale(axis, along), n)  # -(n minus its axial part): towards the plane
+        length = np.sqrt(dot3(down, down))
+        if length < 1e-9:
+            u = (r[0][0], r[1][0], r[2][0])
+        else:
+            u = vscale(down, 1.0 / length)
+        w = cross(axis, u)
+        for e in range(2):
+            h = size[1] if e == 0 else -size[1]
+            c = vadd(x, vscale(axis, h))
+            for k in range(4):
+                cu = 1.0 if k == 0 else (-1.0 if k == 2 else 0.0)
+                cw = 1.0 if k == 1 else (-1.0 if k == 3 else 0.0)
+                p = vadd(c, vadd(vscale(u, size[0] * cu), vscale(w, size[0] * cw)))
+                dist = dot3(vsub(p, p0), n)
+                if dist < margin:
+                    count = keep_deepest(out_pos, out_depth, count, p, -dist)
+    else:
+        for v in range(vert_start[poly], vert_start[poly + 1]):
+            p = vadd(x, mat_vec(r, read3(verts, v)))
+            dist = dot3(vsub(p, p0), n)
+            if dist < margin:
+                count = keep_deepest(out_pos, out_depth, count, p, -dist)
+    return count
+
+
+@jit
+def keep_deepest(out_pos, out_depth, count, p, depth):
+    """Add a point, or replace the shallowest one when ``MAX_PLANE_POINTS`` are held."""
+    if count < MAX_PLANE_POINTS:
+        write3(out_pos, count, p)
+        out_depth[count] = depth
+        return count + 1
+    low = 0
+    for i in range(1, count):
+        if out_depth[i] < out_depth[low]:
+            low = i
+    if depth > out_depth[low]:
+        write3(out_pos, low, p)
+        out_depth[low] = depth
+    return count
+
+
+@jit
+def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
+    """
+    Contact points of this step, matched to the last step's; returns -1 on overflow.
+
+    Overflow (more candidate pairs or points than the arrays hold) keeps what fits and is
+    reported so the engine can grow the arrays for the next step.
+    """
+    margin = param[P_MARGIN]
+    match = param[P_MATCH_DISTANCE]
+    shape_body = shapes.body
+    kind = shapes.kind
+    size = shapes.size
+    poly = shapes.poly
+    wpos = cwork.wpos
+    wrot = cwork.wrot
+    update_shapes(shape_body, shapes.pos, shapes.quat, shapes.aabb_center, shapes.aabb_half,
+                  kind, state.body_pos, work.rot, work.vel, dt, margin, wpos, wrot, cwork.box)
+    overflow = 0
+    n_pairs = find_pairs(cwork.order, cwork.box, shape_body, shapes.pair_filter, cwork.pairs)
+    if n_pairs < 0:
+        overflow = 1
+        n_pairs = cwork.pairs.shape[0]
+    # the last step's points, chained per shape A for matching
+    n_prev = contacts.count[0]
+    for i in range(n_prev):
+        contacts.prev_shape[i, 0] = contacts.shape[i, 0]
+        contacts.prev_shape[i, 1] = contacts.shape[i, 1]
+        for c in range(3):
+            contacts.prev_local[i, c] = contacts.local[i, 0, c]
+            for k in range(3):
+                contacts.prev_frame[i, k, c] = contacts.frame[i, k, c]
+        for c in range(6):
+            contacts.prev_impulse[i, c] = contacts.impulse[i, c]
+        contacts.prev_id[i] = contacts.id[i]
+    head = cwork.head
+    chain = cwork.chain
+    for s in range(head.shape[0]):
+        head[s] = -1
+    for i in range(n_prev - 1, -1, -1):
+        a = contacts.prev_shape[i, 0]
+        chain[i] = head[a]
+        head[a] = i
+    count = 0
+    capacity = contacts.id.shape[0]
+    out_pos = cwork.out_pos
+    out_normal = cwork.out_normal
+    out_depth = cwork.out_depth
+    # shapes against planes
+    for pl in range(shapes.planes.shape[0]):
+        p = shapes.planes[pl]
+        p0 = read3(wpos, p)
+        n = (wrot[p, 0, 2], wrot[p, 1, 2], wrot[p, 2, 2])
+        for s in range(kind.shape[0]):
+            if kind[s] == PLANE or shape_body[s] < 0:
+                continue
+            # the box test first: most shapes are far from the plane
+            reach = (n[0] * (cwork.box[s, 3] if n[0] < 0 else cwork.box[s, 0])
+                     + n[1] * (cwork.box[s, 4] if n[1] < 0 else cwork.box[s, 1])
+                     + n[2] * (cwork.box[s, 5] if n[2] < 0 else cwork.box[s, 2]))
+            if reach - dot3(n, p0) > margin:
+                continue
+            m = plane_points(kind[s], read3(wpos, s), read_mat(wrot, s), read3(size, s),
+                             poly[s], polys.vert_start, polys.verts, p0, n, margin,
+                             cwork.plane_pos, cwork.plane_depth)
+            for i in range(m):
+                if count >= capacity:
+                    overflow = 1
+                    break
+                d = cwork.plane_depth[i]
+                q = read3(cwork.plane_pos, i)
+                # q is on the shape; the plane's point is q + d n; the contact sits midway
+                add_contact(contacts, shapes, state.body_pos, work.rot, s, p, vadd(q, vscale(n, 0.5 * d)),
+                            n, d, count, head, chain, match)
+                count += 1
+    # shape pairs
+    for k in range(n_pairs):
+        a = cwork.pairs[k, 0]
+        b = cwork.pairs[k, 1]
+        m = shape_pair_points(
+            kind[a], read3(wpos, a), read_mat(wrot, a), read3(size, a), poly[a],
+            kind[b], read3(wpos, b), read_mat(wrot, b), read3(size, b), poly[b],
+            polys, margin, out_pos, out_normal, out_depth, cwork.scratch)
+        for i in range(m):
+            if count >= capacity:
+                overflow = 1
+                break
+            add_contact(contacts, shapes, state.body_pos, work.rot, a, b, read3(out_pos, i),
+                        read3(out_normal, i), out_depth[i], count, head, chain, match)
+            count += 1
+    contacts.count[0] = count
+    contacts.count[1] = n_prev
+    return -1 if overflow else count
+
+
+@jit
+def add_contact(contacts, shapes, body_pos, rot, sa, sb, pos, n, depth, i, head, chain, match):
+    """Store contact i (midpoint pos, normal n from B to A, depth) and match it to the last step."""
+    a = shapes.body[sa]
+    b = shapes.body[sb]
+    contacts.shape[i, 0] = sa
+    contacts.shape[i, 1] = sb
+    contacts.body[i, 0] = a
+    contacts.body[i, 1] = b
+    write3(contacts.pos, i, pos)
+    write3(contacts.normal, i, n)
+    contacts.depth[i] = depth
+    t1, t2 = perpendicular(n)
+    for c in range(3):
+        contacts.frame[i, 0, c] = n[c]
+        contacts.frame[i, 1, c] = t1[c]
+        contacts.frame[i, 2, c] = t2[c]
+    # surface points: A's below B's surface by the depth along n
+    pa = vsub(pos, vscale(n, 0.5 * depth))
+    pb = vadd(pos, vscale(n, 0.5 * depth))
+    for side in range(2):
+        body = a if side == 0 else b
+        p = pa if side == 0 else pb
+        if body >= 0:
+            local = mat_t_vec3(read_mat(rot, body), vsub(p, read3(body_pos, body)))
+        else:
+            local = p
+        for c in range(3):
+            contacts.local[i, side, c] = local[c]
+    for c in range(3):
+        contacts.material[i, c] = 0.0
+    fa = shapes.material[sa]
+    fb = shapes.material[sb]
+    # friction: the smaller (as ODE/Gazebo); restitution, rolling, spinning: the larger
+    contacts.material[i, 0] = min(fa[0], fb[0])
+    for c in range(1, 4):
+        contacts.material[i, c] = max(fa[c], fb[c])
+    for c in range(6):
+        contacts.impulse[i, c] = 0.0
+    best = -1
+    best_d2 = match * match
+    la = (contacts.local[i, 0, 0], contacts.local[i, 0, 1], contacts.local[i, 0, 2])
+    k = head[sa]
+    while k >= 0:
+        if contacts.prev_shape[k, 1] == sb:
+            d = vsub(la, read3(contacts.prev_local, k))
+            d2 = dot3(d, d)
+            if d2 < best_d2:
+                best_d2 = d2
+                best = k
+        k = chain[k]
+    if best < 0:
+        contacts.id[i] = contacts.next_id[0]
+        contacts.next_id[0] += 1
+        return
+    contacts.id[i] = contacts.prev_id[best]
+    contacts.impulse[i, I_NORMAL] = contacts.prev_impulse[best, I_NORMAL]
+    contacts.impulse[i, I_SPIN] = contacts.prev_impulse[best, I_SPIN]
+    # tangent and rolling impulses as world vectors, onto the new tangents
+    for col in (I_T1, I_R1):
+        v = (0.0, 0.0, 0.0)
+        for k2 in range(2):
+            old = (contacts.prev_frame[best, 1 + k2, 0], contacts.prev_frame[best, 1 + k2, 1],
+                   contacts.prev_frame[best, 1 + k2, 2])
+            v = vadd(v, vscale(old, contacts.prev_impulse[best, col + k2]))
+        contacts.impulse[i, col] = dot3(v, t1)
+        contacts.impulse[i, col + 1] = dot3(v, t2)
+    # a point matched twice would double its impulse: forget the match
+    head_k = head[sa]
+    if head_k == best:
+        head[sa] = chain[best]
+    else:
+        k = head_k
+        while k >= 0:
+            if chain[k] == best:
+                chain[k] = chain[best]
+                break
+            k = chain[k]
+
+
+@jit
+def mat_t_vec3(m, v):
+    """Return m^T v."""
+    return (m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2],
+            m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2],
+            m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2])
+
+
+@jit
+def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
+    """Lever arms, row effective masses and normal targets of every point."""
+    threshold = param[P_RESTITUTION_SPEED]
+    vel = work.vel
+    inv_inertia = work.inv_inertia_w
+    for i in range(contacts.count[0]):
+        n = read3(contacts.normal, i)
+        pos = read3(contacts.pos, i)
+        ktot = cwork.k6
+        for k in range(6):
+            ktot[k] = 0.0
+        for side in range(2):
+            b = contacts.body[i, side]
+            for k in range(3):
+                for c in range(3):
+                    cwork.rx[i, side, k, c] = 0.0
+                    cwork.irx[i, side, k, c] = 0.0
+                    cwork.idir[i, side, k, c] = 0.0
+            if b < 0:
+                continue
+            r = vsub(pos, read3(state.body_pos, b))
+            im = read_mat(inv_inertia, b)
+            for k in range(3):
+                d = (contacts.frame[i, k, 0], contacts.frame[i, k, 1], contacts.frame[i, k, 2])
+                rx = cross(r, d)
+                irx = mat_vec(im, rx)
+                idir = mat_vec(im, d)
+                write3(cwork.rx[i, side], k, rx)
+                write3(cwork.irx[i, side], k, irx)
+                write3(cwork.idir[i, side], k, idir)
+                ktot[k] += bodies.inv_mass[b] + dot3(rx, irx)
+                ktot[3 + k] += dot3(d, idir)
+        for k in range(6):
+            cwork.kinv[i, k] = 1.0 / ktot[k] if ktot[k] > 0.0 else 0.0
+        # approach speed now (gravity and efforts already in the velocities)
+        vn = row_velocity(vel, contacts.body[i, 0], contacts.body[i, 1], n, cwork.rx[i, 0, 0],
+                          cwork.rx[i, 1, 0])
+        depth = contacts.depth[i]
+        target = 0.0
+        if depth < 0.0:
+            target = depth / dt  # a gap: it may close within the step, not more
+        e = contacts.material[i, M_RESTITUTION]
+        if e > 0.0 and vn < -threshold and vn * dt < depth:
+            target = max(target, -e * vn)
+        cwork.target[i] = target
+
+
+@jit
+def row_velocity(vel, a, b, d, rxa, rxb):
+    """Relative velocity of A against B along the linear row d (levers' r x d given)."""
+    v = 0.0
+    if a >= 0:
+        v += (d[0] * vel[a, 0] + d[1] * vel[a, 1] + d[2] * vel[a, 2]
+              + rxa[0] * vel[a, 3] + rxa[1] * vel[a, 4] + rxa[2] * vel[a, 5])
+    if b >= 0:
+        v -= (d[0] * vel[b, 0] + d[1] * vel[b, 1] + d[2] * vel[b, 2]
+              + rxb[0] * vel[b, 3] + rxb[1] * vel[b, 4] + rxb[2] * vel[b, 5])
+    return v
+
+
+@jit
+def apply_linear(vel, inv_mass, frame, rx_irx, i, k, a, b, impulse):
+    """Apply an impulse along linear row k of point i (+ on A, - on B)."""
+    irx = rx_irx
+    if a >= 0:
+        for c in range(3):
+            vel[a, c] += inv_mass[a] * frame[i, k, c] * impulse
+            vel[a, 3 + c] += irx[i, 0, k, c] * impulse
+    if b >= 0:
+        for c in range(3):
+            vel[b, c] -= inv_mass[b] * frame[i, k, c] * impulse
+            vel[b, 3 + c] -= irx[i, 1, k, c] * impulse
+
+
+@jit
+def apply_angular(vel, idir, i, k, a, b, impulse):
+    """Apply an angular impulse about direction k of point i (+ on A, - on B)."""
+    if a >= 0:
+        for c in range(3):
+            vel[a, 3 + c] += idir[i, 0, k, c] * impulse
+    if b >= 0:
+        for c in range(3):
+            vel[b, 3 + c] -= idir[i, 1, k, c] * impulse
+
+
+@jit
+def angular_velocity(vel, frame, i, k, a, b):
+    """Relative angular velocity of A against B about direction k of point i."""
+    w = 0.0
+    for c in range(3):
+        if a >= 0:
+            w += frame[i, k, c] * vel[a, 3 + c]
+        if b >= 0:
+            w -= frame[i, k, c] * vel[b, 3 + c]
+    return w
+
+
+@jit
+def warm_start_contacts(contacts, cwork, bodies, work, warm):
+    """Apply the matched impulses of the last step (or clear them without warm start)."""
+    vel = work.vel
+    for i in range(contacts.count[0]):
+        a = contacts.body[i, 0]
+        b = contacts.body[i, 1]
+        if not warm:
+            for c in range(6):
+                contacts.impulse[i, c] = 0.0
+            continue
+        for k in range(3):
+            apply_linear(vel, bodies.inv_mass, contacts.frame, cwork.irx, i, k, a, b,
+                         contacts.impulse[i, k])
+        apply_angular(vel, cwork.idir, i, 0, a, b, contacts.impulse[i, I_SPIN])
+        apply_angular(vel, cwork.idir, i, 1, a, b, contacts.impulse[i, I_R1])
+        apply_angular(vel, cwork.idir, i, 2, a, b, contacts.impulse[i, I_R2])
+
+
+@jit
+def solve_contacts(vel, inv_mass, n_contact, body, frame, material, impulse, rx, irx, idir, kinv,
+                   target):
+    """
+    One sweep over the contact points; returns the largest impulse change (N s or N m s).
+
+    Plain arrays in (numba pays reference counts for container access inside loops).
+    """
+    largest = 0.0
+    for i in range(n_contact):
+        a = body[i, 0]
+        b = body[i, 1]
+        ln = impulse[i, I_NORMAL]
+        # spinning: angular row about n, |l| <= mu_s l_n
+        mu_s = material[i, M_SPINNING]
+        if mu_s > 0.0:
+            w = angular_velocity(vel, frame, i, 0, a, b)
+            old = impulse[i, I_SPIN]
+            bound = mu_s * ln
+            new = min(max(old - kinv[i, K_SPIN] * w, -bound), bound)
+            impulse[i, I_SPIN] = new
+            apply_angular(vel, idir, i, 0, a, b, new - old)
+            largest = max(largest, abs(new - old))
+        # rolling: angular rows about t1, t2 on the disc |l| <= mu_r l_n
+        mu_r = material[i, M_ROLLING]
+        if mu_r > 0.0:
+            o1 = impulse[i, I_R1]
+            o2 = impulse[i, I_R2]
+            n1 = o1 - kinv[i, K_R1] * angular_velocity(vel, frame, i, 1, a, b)
+            n2 = o2 - kinv[i, K_R2] * angular_velocity(vel, frame, i, 2, a, b)
+            n1, n2 = onto_disc(n1, n2, mu_r * ln)
+            impulse[i, I_R1] = n1
+            impulse[i, I_R2] = n2
+            apply_angular(vel, idir, i, 1, a, b, n1 - o1)
+            apply_angular(vel, idir, i, 2, a, b, n2 - o2)
+            largest = max(largest, abs(n1 - o1), abs(n2 - o2))
+        # Coulomb friction: tangent rows on the disc |l| <= mu l_n
+        mu = material[i, M_FRICTION]
+        if mu > 0.0:
+            o1 = impulse[i, I_T1]
+            o2 = impulse[i, I_T2]
+            v1 = row_velocity(vel, a, b, (frame[i, 1, 0], frame[i, 1, 1], frame[i, 1, 2]),
+                              rx[i, 0, 1], rx[i, 1, 1])
+            v2 = row_velocity(vel, a, b, (frame[i, 2, 0], frame[i, 2, 1], frame[i, 2, 2]),
+                              rx[i, 0, 2], rx[i, 1, 2])
+            n1, n2 = onto_disc(o1 - kinv[i, 1] * v1, o2 - kinv[i, 2] * v2, mu * ln)
+            impulse[i, I_T1] = n1
+            impulse[i, I_T2] = n2
+            apply_linear(vel, inv_mass, frame, irx, i, 1, a, b, n1 - o1)
+            apply_linear(vel, inv_mass, frame, irx, i, 2, a, b, n2 - o2)
+            largest = max(largest, abs(n1 - o1), abs(n2 - o2))
+        # normal: v_n+ >= target with an accumulated impulse >= 0
+        vn = row_velocity(vel, a, b, (frame[i, 0, 0], frame[i, 0, 1], frame[i, 0, 2]),
+                          rx[i, 0, 0], rx[i, 1, 0])
+        new = max(ln - kinv[i, 0] * (vn - target[i]), 0.0)
+        impulse[i, I_NORMAL] = new
+        apply_linear(vel, inv_mass, frame, irx, i, 0, a, b, new - ln)
+        largest = max(largest, abs(new - ln))
+    return largest
+
+
+@jit
+def onto_disc(x, y, radius):
+    """Scale (x, y) back onto the disc of the given radius if it lies outside."""
+    r2 = x * x + y * y
+    if r2 > radius * radius:
+        if radius <= 0.0:
+            return 0.0, 0.0
+        s = radius / np.sqrt(r2)
+        return x * s, y * s
+    return x, y
+
+
+@jit
+def project_contacts(contacts, bodies, state, work, param):
+    """
+    One position pass over the points; returns the largest penetration beyond the slop, m.
+
+    Separation s = (p_a - p_b) . n of the surface points as the bodies now stand (s = -depth
+    when the point was found); C = erp (s + slop), clamped to [-max_correction, 0], is removed
+    by the position impulse P = -C / k along n, k = 1/m_a + 1/m_b + (r_a x n).I_a^-1 (r_a x n)
+    + (r_b x n).I_b^-1 (r_b x n).
+    """
+    slop = param[P_SLOP]
+    erp = param[P_ERP]
+    cap = param[P_MAX_CORRECTION]
+    largest = 0.0
+    for i in range(contacts.count[0]):
+        n = read3(contacts.normal, i)
+        pa = (0.0, 0.0, 0.0)
+        pb = (0.0, 0.0, 0.0)
+        for side in range(2):
+            b = contacts.body[i, side]
+            local = (contacts.local[i, side, 0], contacts.local[i, side, 1],
+                     contacts.local[i, side, 2])
+            if b >= 0:
+                p = vadd(read3(state.body_pos, b),
+                         mat_vec(quat_to_mat(read4(state.body_quat, b)), local))
+            else:
+                p = local
+            if side == 0:
+                pa = p
+            else:
+                pb = p
+        s = dot3(vsub(pa, pb), n)
+        largest = max(largest, -(s + slop))
+        C = min(max(erp * (s + slop), -cap), 0.0)
+        if C >= 0.0:
+            continue
+        k = 0.0
+        for side in range(2):
+            b = contacts.body[i, side]
+            if b < 0:
+                continue
+            p = pa if side == 0 else pb
+            rn = cross(vsub(p, read3(state.body_pos, b)), n)
+            k += bodies.inv_mass[b] + dot3(rn, mat_vec(read_mat(work.inv_inertia_w, b), rn))
+        if k <= 0.0:
+            continue
+        mag = -C / k
+        for side in range(2):
+            b = contacts.body[i, side]
+            if b < 0:
+                continue
+            sign = 1.0 if side == 0 else -1.0
+            p = pa if side == 0 else pb
+            impulse = vscale(n, sign * mag)
+            write3(state.body_pos, b,
+                   vadd(read3(state.body_pos, b), vscale(impulse, bodies.inv_mass[b])))
+            turn_vec = mat_vec(read_mat(work.inv_inertia_w, b),
+                               cross(vsub(p, read3(state.body_pos, b)), impulse))
+            turn = quat_from_rotvec(turn_vec)
+            write4(state.body_quat, b,
+                   quat_normalized(quat_mul(turn, read4(state.body_quat, b))))
+            # as in the joints' projection: the momentum turns with the body (no energy change)
+            write3(state.body_ang_mom, b,
+                   mat_vec(quat_to_mat(turn), read3(state.body_ang_mom, b)))
+    return max(largest, 0.0)

@@ -1,0 +1,185 @@
+"""
+Contact scenarios against analytic answers (docs/contacts.md).
+
+Free bodies are scene objects from the config; the robot is an empty URDF unless a test needs
+one.  Gravity 9.81 m/s^2, dt 1 ms, the default 20 iterations.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from jointsim_ros import Simulator
+from jointsim_ros.errors import ConfigError
+
+G = 9.81
+EMPTY = '<robot name="empty"><link name="base"/></robot>'
+
+
+def scene(objects, **extra):
+    """Return a Simulator with an empty robot and the given scene objects."""
+    return Simulator.from_urdf(EMPTY, {'scene': objects, **extra})
+
+
+def box(size=(0.2, 0.2, 0.2), mass=1.0, position=(0.0, 0.0, 0.1), **more):
+    """Return a scene entry for a free box."""
+    return {'shape': 'box', 'size': list(size), 'mass': mass,
+            'pose': {'position': list(position)}, **more}
+
+
+def test_box_comes_to_rest_on_the_ground_and_stays():
+    sim = scene({'box': box(position=(0.0, 0.0, 0.15))})
+    sim.step(1000)
+    start, _ = sim.link_pose('box')
+    assert abs(start[2] - 0.1) <= 1e-3  # penetration at most 1 mm
+    sim.step(10000)
+    end, quat = sim.link_pose('box')
+    assert np.linalg.norm(end - start) < 1e-6
+    assert np.linalg.norm(sim.link_twist('box')[0]) < 1e-6
+    assert abs(abs(quat[0]) - 1.0) < 1e-9
+    touching = sim.contacts()
+    assert len(touching) == 4 and {c.link_b for c in touching} == {'ground'}
+    assert sum(c.normal_force for c in touching) == pytest.approx(G, rel=1e-6)
+
+
+def test_contact_points_keep_their_identity():
+    sim = scene({'box': box(position=(0.0, 0.0, 0.1))})
+    sim.step(10)
+    first = sorted(c.id for c in sim.contacts())
+    sim.step(500)
+    assert sorted(c.id for c in sim.contacts()) == first
+
+
+@pytest.mark.parametrize('mu,v0', [(0.5, 2.0), (0.2, 1.0)])
+def test_sliding_block_stops_after_v0_squared_over_2_mu_g(mu, v0):
+    block = box(size=(0.2, 0.2, 0.1), position=(0.0, 0.0, 0.05), friction=mu,
+                linear_velocity=[v0, 0.0, 0.0])
+    sim = scene({'block': block})
+    while np.linalg.norm(sim.link_twist('block')[0]) > 1e-9 and sim.time < 5.0:
+        sim.step(1)
+    travelled = sim.link_pose('block')[0][0]
+    assert travelled == pytest.approx(v0 ** 2 / (2 * mu * G), rel=0.02)
+    assert sim.time == pytest.approx(v0 / (mu * G), abs=0.01)
+
+
+@pytest.mark.parametrize('ratio', [0.95, 1.05])
+def test_incline_sticks_below_tan_theta_equal_mu_and_slides_above(ratio):
+    mu = 0.4
+    theta = math.atan(ratio * mu)
+    # a plane tilted by theta: the ground, with gravity turned by theta about y
+    gravity = [G * math.sin(theta), 0.0, -G * math.cos(theta)]
+    sim = scene({'block': box(size=(0.2, 0.2, 0.05), position=(0.0, 0.0, 0.025), friction=mu)},
+                gravity=gravity)
+    sim.step(200)
+    x0 = sim.link_pose('block')[0][0]
+    v0 = sim.link_twist('block')[0][0]
+    sim.step(1000)
+    x1 = sim.link_pose('block')[0][0]
+    if ratio < 1.0:
+        assert abs(x1 - x0) < 1e-6
+    else:
+        accel = G * (math.sin(theta) - mu * math.cos(theta))
+        assert x1 - x0 == pytest.approx(v0 * 1.0 + 0.5 * accel, rel=0.02)
+
+
+@pytest.mark.parametrize('e', [0.5, 0.8])
+def test_ball_rebounds_to_e_squared_h(e):
+    h = 1.0
+    r = 0.05
+    sim = scene({'ball': {'shape': 'sphere', 'radius': r, 'mass': 0.5, 'restitution': e,
+                          'pose': {'position': [0.0, 0.0, h + r]}}})
+    bounced = False
+    apex = 0.0
+    while sim.time < 2.5:
+        sim.step(1)
+        z = sim.link_pose('ball')[0][2] - r
+        vz = sim.link_twist('ball')[0][2]
+        if vz > 0:
+            bounced = True
+        if bounced:
+            apex = max(apex, z)
+            if vz < 0:
+                break
+    assert apex == pytest.approx(e * e * h, rel=0.01)
+
+
+def test_rolling_ball_decelerates_under_rolling_friction():
+    r, m, mu_r, v0 = 0.1, 1.0, 0.002, 1.0
+    ball = {'shape': 'sphere', 'radius': r, 'mass': m, 'rolling_friction': mu_r,
+            'pose': {'position': [0.0, 0.0, r]}, 'linear_velocity': [v0, 0.0, 0.0],
+            'angular_velocity': [0.0, v0 / r, 0.0]}
+    sim = scene({'ball': ball})
+    # rolling without slipping: (m + I / r^2) a = -mu_r m g / r, I = 2/5 m r^2
+    accel = mu_r * G / (r * 1.4)
+    sim.step(1000)
+    v = sim.link_twist('ball')[0][0]
+    assert v == pytest.approx(v0 - accel * 1.0, rel=1e-3)
+    while sim.link_twist('ball')[0][0] > 1e-9 and sim.time < 20.0:
+        sim.step(10)
+    assert sim.link_pose('ball')[0][0] == pytest.approx(v0 ** 2 / (2 * accel), rel=0.02)
+    w = sim.link_twist('ball')[1]
+    assert np.linalg.norm(w) < 1e-6
+
+
+def test_ball_without_rolling_friction_keeps_rolling():
+    r, v0 = 0.1, 1.0
+    ball = {'shape': 'sphere', 'radius': r, 'mass': 1.0, 'pose': {'position': [0.0, 0.0, r]},
+            'linear_velocity': [v0, 0.0, 0.0], 'angular_velocity': [0.0, v0 / r, 0.0]}
+    sim = scene({'ball': ball})
+    sim.step(2000)
+    assert sim.link_twist('ball')[0][0] == pytest.approx(v0, rel=1e-6)
+
+
+def test_spinning_top_stops_under_spinning_friction():
+    r, m, mu_s, w0 = 0.05, 0.3, 0.01, 20.0
+    top = {'shape': 'sphere', 'radius': r, 'mass': m, 'spinning_friction': mu_s,
+           'pose': {'position': [0.0, 0.0, r]}, 'angular_velocity': [0.0, 0.0, w0]}
+    sim = scene({'top': top})
+    inertia = 0.4 * m * r * r
+    decel = mu_s * m * G / inertia
+    sim.step(100)
+    assert sim.link_twist('top')[1][2] == pytest.approx(w0 - decel * 0.1, rel=1e-3)
+    stop = w0 / decel
+    sim.step(int(stop / sim.dt) + 200)
+    assert abs(sim.link_twist('top')[1][2]) < 1e-9
+    assert np.linalg.norm(sim.link_pose('top')[0][:2]) < 1e-9
+
+
+def test_capsule_lying_down_and_cylinder_standing_rest_on_two_and_four_points():
+    sim = scene({
+        'capsule': {'shape': 'capsule', 'radius': 0.05, 'length': 0.3, 'mass': 1.0,
+                    'pose': {'position': [0.0, 0.0, 0.06], 'rpy': [0.0, math.pi / 2, 0.0]}},
+        'can': {'shape': 'cylinder', 'radius': 0.05, 'length': 0.2, 'mass': 1.0,
+                'pose': {'position': [1.0, 0.0, 0.101]}},
+        'log': {'shape': 'cylinder', 'radius': 0.05, 'length': 0.4, 'mass': 1.0,
+                'pose': {'position': [2.0, 0.0, 0.051], 'rpy': [math.pi / 2, 0.0, 0.0]}}})
+    sim.step(1000)
+    count = {}
+    for c in sim.contacts():
+        count[c.link_a] = count.get(c.link_a, 0) + 1
+    assert count == {'capsule': 2, 'can': 4, 'log': 2}
+    assert sim.link_pose('capsule')[0][2] == pytest.approx(0.05, abs=1e-3)
+    assert sim.link_pose('can')[0][2] == pytest.approx(0.1, abs=1e-3)
+    assert sim.link_pose('log')[0][2] == pytest.approx(0.05, abs=1e-3)
+
+
+def test_static_geometry_and_ground_settings():
+    sim = scene({'table': {'shape': 'box', 'size': [1.0, 1.0, 0.5],
+                           'pose': {'position': [0.0, 0.0, 0.25]}},
+                 'ball': {'shape': 'sphere', 'radius': 0.1, 'mass': 1.0,
+                          'pose': {'position': [0.0, 0.0, 0.7]}}},
+                ground={'height': -1.0})
+    sim.step(1000)
+    assert sim.link_pose('ball')[0][2] == pytest.approx(0.6, abs=1e-3)
+    assert [c.link_b for c in sim.contacts()] == ['table']
+
+
+def test_scene_and_contact_errors_name_the_key():
+    with pytest.raises(ConfigError, match="scene object 'b' is a box without size"):
+        scene({'b': {'shape': 'box', 'mass': 1.0}})
+    with pytest.raises(ConfigError, match="contacts names link 'bse'.*did you mean 'base'"):
+        Simulator.from_urdf(EMPTY, {'contacts': {'bse': {'friction': 0.5}}})
+    with pytest.raises(ConfigError, match="ground.friction' must be a number >= 0"):
+        scene({}, ground={'friction': -1})
+    with pytest.raises(ConfigError, match="'base' has the name of a robot link"):
+        scene({'base': box()})
