@@ -10,7 +10,8 @@ Like robot_state_publisher, every URDF joint gives one transform, parent link ->
 One more transform anchors the robot in the world frame: world frame -> root link, static for a
 fixed base (the root link's pose, ``base_pose``), moving for a floating base (odometry-style,
 the ground-truth pose).  It is left out when the two frames have the same name (a URDF whose
-root link is ``world``, run without a frame prefix).
+root link is ``world``, run without a frame prefix).  Scene objects (config ``scene``) hang from
+the world frame too: static geometry on /tf_static, free objects on /tf.
 
 No rclpy here: transforms are plain tuples, turned into messages by ``ros_messages``.
 """
@@ -53,6 +54,16 @@ class FrameTree:
                                              xyz, tuple(matrix_to_quat(rpy_to_matrix(rpy)))))
             else:
                 self.moving.append((joint.parent, joint.child))
+        # scene objects (config ``scene``) hang from the world frame: static or moving
+        urdf_links = {link.name for link in urdf_robot.links}
+        self.scene_moving = []
+        for name, link in sim.model.links.items():
+            if name in urdf_links:
+                continue
+            if link.body >= 0:
+                self.scene_moving.append(name)
+            else:
+                self.static.append(self.world_transform(name))
         root_frame = self.frame(self.root_link)
         self.anchor_moves = sim.model.links[self.root_link].body >= 0
         self.has_anchor = root_frame != world_frame
@@ -67,14 +78,19 @@ class FrameTree:
     def links(self):
         """Every link frame id the tree holds (the world frame excluded)."""
         frames = {t.child for t in self.static} | {self.frame(c) for _, c in self.moving}
+        frames |= {self.frame(name) for name in self.scene_moving}
         frames.add(self.frame(self.root_link))
         frames.discard(self.world_frame)
         return frames
 
     def anchor(self):
         """Return the transform world frame -> root link."""
-        xyz, quat = self.sim.link_pose(self.root_link)
-        return Transform(self.world_frame, self.frame(self.root_link),
+        return self.world_transform(self.root_link)
+
+    def world_transform(self, link):
+        """Return the transform world frame -> a link or scene object at its current pose."""
+        xyz, quat = self.sim.link_pose(link)
+        return Transform(self.world_frame, self.frame(link),
                          tuple(float(v) for v in xyz), tuple(float(v) for v in quat))
 
     def anchor_offset(self):
@@ -99,6 +115,7 @@ class FrameTree:
             return poses[link]
 
         out = [self.anchor()] if self.has_anchor and self.anchor_moves else []
+        out += [self.world_transform(name) for name in self.scene_moving]
         for parent, child in self.moving:
             parent_xyz, parent_quat, parent_rot = pose(parent)
             child_xyz, child_quat, _ = pose(child)

@@ -5,6 +5,7 @@ Free bodies are scene objects from the config; the robot is an empty URDF unless
 one.  Gravity 9.81 m/s^2, dt 1 ms, the default 20 iterations.
 """
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from jointsim_ros import Simulator
 from jointsim_ros.errors import ConfigError
 
 G = 9.81
+FIXTURES = Path(__file__).resolve().parent / 'fixtures' / 'urdf'
 EMPTY = '<robot name="empty"><link name="base"/></robot>'
 
 
@@ -183,3 +185,76 @@ def test_scene_and_contact_errors_name_the_key():
         scene({}, ground={'friction': -1})
     with pytest.raises(ConfigError, match="'base' has the name of a robot link"):
         scene({'base': box()})
+
+
+def hold_pose(sim, targets, seconds, kp, kd, record=()):
+    """
+    Run a joint PD controller written here, tau = kp (q* - q) - kd qdot, for some seconds.
+
+    Returns:
+        dict link -> (positions at 0.5 s, positions at the end) of the recorded links.
+    """
+    names = sim.joint_names
+    q_star = np.array([targets.get(n, 0.0) for n in names])
+    marks = {}
+    steps = int(round(seconds / sim.dt))
+    for k in range(steps):
+        q = sim.joint_positions()
+        qd = sim.joint_velocities()
+        sim.set_joint_efforts(dict(zip(names, kp * (q_star - q) - kd * qd)))
+        sim.step(1)
+        if k + 1 == int(round(0.5 / sim.dt)):
+            marks = {link: sim.link_pose(link)[0] for link in record}
+    return {link: (marks[link], sim.link_pose(link)[0]) for link in record}
+
+
+def weight(sim):
+    """Return the weight of all the bodies, N."""
+    return sum(b.mass for b in sim.model.bodies) * G
+
+
+def place_on_ground(source, config, feet, clearance):
+    """Return a Simulator whose lowest foot frame starts ``clearance`` above z = 0."""
+    probe = Simulator.from_urdf(source, {**config, 'base_pose': {'position': [0.0, 0.0, 1.0]}})
+    low = min(probe.link_pose(f)[0][2] for f in feet)
+    start = {'position': [0.0, 0.0, 1.0 - low + clearance]}
+    return Simulator.from_urdf(source, {**config, 'base_pose': start})
+
+
+def test_published_quadruped_stands_on_its_feet_without_sliding():
+    """ANYmal C (its URDF's collision shapes: sphere feet) under a PD controller for 10 s."""
+    stand = {}
+    for leg in ('LF', 'RF', 'LH', 'RH'):
+        front = leg[1] == 'F'
+        stand[f'{leg}_HFE'] = 0.6 if front else -0.6
+        stand[f'{leg}_KFE'] = -1.2 if front else 1.2
+    feet = [f'{leg}_FOOT' for leg in ('LF', 'RF', 'LH', 'RH')]
+    # the foot frame is 0.0225 m below its sphere's centre (radius 0.03): start 1 mm above
+    sim = place_on_ground(str(FIXTURES / 'anymal_c.urdf'), {'base': 'floating',
+                                                     'initial_positions': stand},
+                          feet, clearance=0.03 - 0.0225 + 0.001)
+    moved = hold_pose(sim, stand, 10.0, kp=300.0, kd=8.0, record=feet + ['base'])
+    for foot in feet:
+        start, end = moved[foot]
+        assert np.linalg.norm((end - start)[:2]) <= 1e-3, foot
+    touching = sim.contacts()
+    assert sorted(c.link_a for c in touching) == sorted(feet)
+    assert sum(c.normal_force for c in touching) == pytest.approx(weight(sim), rel=1e-3)
+    assert moved['base'][1][2] > 0.4  # standing, not collapsed
+
+
+def test_biped_balances_in_double_support_on_four_corners_per_foot():
+    from robots import biped
+    bend = {'l_hip': -0.3, 'r_hip': -0.3, 'l_knee': 0.6, 'r_knee': 0.6, 'l_ankle': -0.3,
+            'r_ankle': -0.3}
+    feet = ['l_foot', 'r_foot']
+    sim = place_on_ground(biped(), {'base': 'floating', 'initial_positions': bend}, feet,
+                          clearance=0.04 + 0.0005)
+    moved = hold_pose(sim, bend, 5.0, kp=800.0, kd=20.0, record=feet + ['torso'])
+    for foot in feet:
+        start, end = moved[foot]
+        assert np.linalg.norm(end - start) <= 1e-3, foot
+        assert sum(1 for c in sim.contacts() if c.link_a == foot) == 4
+    _, quat = sim.link_pose('torso')
+    assert abs(quat[0]) > math.cos(0.5 * 0.05)  # upright within 0.05 rad
+    assert sum(c.normal_force for c in sim.contacts()) == pytest.approx(weight(sim), rel=1e-3)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from description_helpers import joint, link, robot
 from jointsim_ros.description import load_config, load_model, SimConfig
-from jointsim_ros.description.config import default_yaml, SCHEMA
+from jointsim_ros.description.config import default_yaml, GroundSettings, SCHEMA
 from jointsim_ros.errors import ConfigError
 from jointsim_ros.physics.settings import SolverSettings
 import pytest
@@ -64,13 +64,14 @@ def test_values_are_converted_and_kept():
         'initial_positions': {'elbow': 0.5}, 'initial_velocities': {'elbow': -1},
         'keep_fixed_joints': ['flange_joint'],
         'solver': {'iterations': 50, 'tolerance': 1e-6, 'warm_start': False},
-        'ground': {'height': 0.0}, 'drives': {'elbow': {'gear_ratio': 100}},
+        'ground': {'height': -0.5, 'friction': 0.7}, 'drives': {'elbow': {'gear_ratio': 100}},
     })
     assert config.dt == 0.002 and config.gravity == (0.0, 0.0, -1.62)
     assert config.base_pose.rpy == (0.0, 0.0, 1.5)
     assert config.initial_velocities == {'elbow': -1.0}
     assert config.solver == SolverSettings(iterations=50, tolerance=1e-6, warm_start=False)
-    assert config.ground == {'height': 0.0} and config.drives == {'elbow': {'gear_ratio': 100.0}}
+    assert config.ground == GroundSettings(height=-0.5, friction=0.7)
+    assert config.drives == {'elbow': {'gear_ratio': 100.0}}
     assert 'solver' in config.given_keys and 'contacts' not in config.given_keys
 
 
