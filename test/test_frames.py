@@ -110,3 +110,18 @@ def test_relative_quat_is_conj_parent_times_child():
         rel = relative_quat(a, b)
         assert quat_to_matrix(rel) == pytest.approx(quat_to_matrix(a).T @ quat_to_matrix(b))
         assert rel[0] >= 0.0
+
+
+def test_scene_objects_hang_from_the_world_frame():
+    source = robot('r', link('base'))
+    scene = {'crate': {'shape': 'box', 'size': [0.2, 0.2, 0.2], 'mass': 1.0,
+                       'pose': {'position': [1.0, 0.0, 0.5]}},
+             'table': {'shape': 'box', 'size': [1.0, 1.0, 0.1],
+                       'pose': {'position': [3.0, 0.0, 0.05]}}}
+    sim = Simulator.from_urdf(source, {'scene': scene})
+    tree = FrameTree(sim, parse_urdf(source).robot)
+    assert {'crate', 'table'} <= tree.links
+    assert [t.child for t in tree.static if t.child == 'table'] == ['table']
+    sim.step(300)  # the crate falls onto the ground
+    assert_tree_matches_the_simulation(sim, tree)
+    assert world_poses(tree)['crate'][0][2] == pytest.approx(0.1, abs=1e-3)
