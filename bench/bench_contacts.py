@@ -21,11 +21,10 @@ import tempfile
 import time
 from xml.etree import ElementTree
 
-import numpy as np
-
 from benchlib import (JOINTSIM_CONFIG, markdown_table, parse_args, pin_to_one_core, REPO_ROOT,
                       save_markdown, spread, verdict, write_csv)
 from jointsim_ros import Simulator
+import numpy as np
 
 TARGET_QUADRUPED_US = 200.0
 ANYMAL = REPO_ROOT / 'test' / 'fixtures' / 'urdf' / 'anymal_c.urdf'
@@ -89,7 +88,7 @@ def without_visuals(path):
 
 def time_pybullet_quadruped(steps, maximal):
     """
-    The same robot in PyBullet; return (us per stepSimulation, base height, contact points).
+    Time the same robot in PyBullet; return (us per step, base height, contact points).
 
     In maximal coordinates PyBullet exposes no joints (getNumJoints is 0), so there the robot
     stands passively on its (stiff) joints; in its Featherstone mode it runs the same PD.

@@ -389,7 +389,7 @@ class Simulator:
 
     def contacts(self, touching=True):
         """
-        The contact points of the last step.
+        Return the contact points of the last step.
 
         Args:
             touching: only points that carried force (the default); False adds the speculative

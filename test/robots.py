@@ -86,7 +86,7 @@ def collision_box(size, xyz='0 0 0'):
 
 def biped(leg=0.4, foot=(0.2, 0.1, 0.04)):
     """
-    A planar-jointed biped: torso, and per side hip, knee and ankle pitch joints and a box foot.
+    Return a biped: a torso, and per side hip, knee and ankle pitch joints and a box foot.
 
     Only the feet have collision shapes (four corners each on flat ground).  The legs sit at
     y = +-0.12 m below a 10 kg torso; joint axes are y.

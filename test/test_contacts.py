@@ -7,11 +7,10 @@ one.  Gravity 9.81 m/s^2, dt 1 ms, the default 20 iterations.
 import math
 from pathlib import Path
 
-import numpy as np
-import pytest
-
 from jointsim_ros import Simulator
 from jointsim_ros.errors import ConfigError
+import numpy as np
+import pytest
 
 G = 9.81
 FIXTURES = Path(__file__).resolve().parent / 'fixtures' / 'urdf'
@@ -222,7 +221,7 @@ def place_on_ground(source, config, feet, clearance):
 
 
 def test_published_quadruped_stands_on_its_feet_without_sliding():
-    """ANYmal C (its URDF's collision shapes: sphere feet) under a PD controller for 10 s."""
+    """Stand ANYmal C (its own collision shapes: sphere feet) under a PD controller, 10 s."""
     stand = {}
     for leg in ('LF', 'RF', 'LH', 'RH'):
         front = leg[1] == 'F'
@@ -230,9 +229,9 @@ def test_published_quadruped_stands_on_its_feet_without_sliding():
         stand[f'{leg}_KFE'] = -1.2 if front else 1.2
     feet = [f'{leg}_FOOT' for leg in ('LF', 'RF', 'LH', 'RH')]
     # the foot frame is 0.0225 m below its sphere's centre (radius 0.03): start 1 mm above
-    sim = place_on_ground(str(FIXTURES / 'anymal_c.urdf'), {'base': 'floating',
-                                                     'initial_positions': stand},
-                          feet, clearance=0.03 - 0.0225 + 0.001)
+    config = {'base': 'floating', 'initial_positions': stand}
+    sim = place_on_ground(str(FIXTURES / 'anymal_c.urdf'), config, feet,
+                          clearance=0.03 - 0.0225 + 0.001)
     moved = hold_pose(sim, stand, 10.0, kp=300.0, kd=8.0, record=feet + ['base'])
     for foot in feet:
         start, end = moved[foot]
@@ -258,3 +257,84 @@ def test_biped_balances_in_double_support_on_four_corners_per_foot():
     _, quat = sim.link_pose('torso')
     assert abs(quat[0]) > math.cos(0.5 * 0.05)  # upright within 0.05 rad
     assert sum(c.normal_force for c in sim.contacts()) == pytest.approx(weight(sim), rel=1e-3)
+
+
+def test_stack_of_boxes_stands_still():
+    objects = {f'box{k}': box(size=(0.3, 0.3, 0.2), position=(0.0, 0.0, 0.1 + 0.201 * k))
+               for k in range(4)}
+    sim = scene(objects)
+    sim.step(1000)
+    start = {name: sim.link_pose(name)[0] for name in objects}
+    sim.step(5000)
+    for k, name in enumerate(objects):
+        end = sim.link_pose(name)[0]
+        assert end[2] == pytest.approx(0.1 + 0.2 * k, abs=1e-3 * (k + 1)), name
+        assert np.linalg.norm(end - start[name]) < 1e-5, name
+    pairs = {frozenset((c.link_a, c.link_b)) for c in sim.contacts()}
+    assert pairs == {frozenset(p) for p in (('box0', 'ground'), ('box0', 'box1'),
+                                            ('box1', 'box2'), ('box2', 'box3'))}
+    assert len(sim.contacts()) == 16
+    bottom = sum(c.normal_force for c in sim.contacts() if c.link_b == 'ground')
+    assert bottom == pytest.approx(4 * G, rel=1e-3)
+
+
+def test_incline_made_of_a_static_box_holds_and_releases_a_block():
+    mu = 0.5
+    for ratio, slides in ((0.9, False), (1.1, True)):
+        theta = math.atan(ratio * mu)
+        normal = np.array([-math.sin(theta), 0.0, math.cos(theta)])
+        # the ramp's top face passes through the origin; the block sits on it
+        ramp = {'shape': 'box', 'size': [4.0, 1.0, 0.2], 'friction': mu,
+                'pose': {'position': list(-0.1 * normal), 'rpy': [0.0, -theta, 0.0]}}
+        block = {'shape': 'box', 'size': [0.2, 0.2, 0.1], 'mass': 1.0, 'friction': mu,
+                 'pose': {'position': list(0.0505 * normal), 'rpy': [0.0, -theta, 0.0]}}
+        sim = scene({'ramp': ramp, 'block': block}, ground={'enabled': False})
+        sim.step(300)
+        x0 = sim.link_pose('block')[0]
+        sim.step(500)
+        moved = np.linalg.norm(sim.link_pose('block')[0] - x0)
+        assert (moved > 0.01) == slides and (slides or moved < 1e-6), (ratio, moved)
+
+
+def write_obj_box(path, half):
+    """Write an OBJ file of a box with the given half extents (its 8 corners, 12 triangles)."""
+    corners = [(x, y, z) for x in (-half[0], half[0]) for y in (-half[1], half[1])
+               for z in (-half[2], half[2])]
+    faces = ((1, 3, 4, 2), (5, 6, 8, 7), (1, 2, 6, 5), (3, 7, 8, 4), (1, 5, 7, 3), (2, 4, 8, 6))
+    lines = [f'v {x} {y} {z}' for x, y, z in corners]
+    lines += [f'f {a} {b} {c}\nf {a} {c} {d}' for a, b, c, d in faces]
+    path.write_text('\n'.join(lines) + '\n')
+
+
+def test_mesh_link_found_through_the_ament_prefix_collides_as_its_hull(tmp_path, monkeypatch):
+    share = tmp_path / 'install' / 'share' / 'crate_pkg' / 'meshes'
+    share.mkdir(parents=True)
+    write_obj_box(share / 'crate.obj', (0.1, 0.15, 0.05))
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(tmp_path / 'install'))
+    from robots import box_inertial, link, robot
+    urdf = robot('crate', link('crate', box_inertial(2.0, (0.2, 0.3, 0.1))
+                               + '<collision><geometry><mesh filename="package://crate_pkg/'
+                               'meshes/crate.obj" scale="1 1 2"/></geometry></collision>'))
+    sim = Simulator.from_urdf(urdf, {'base': 'floating',
+                                     'base_pose': {'position': [0.0, 0.0, 0.3]}})
+    assert [s.kind for s in sim.model.shapes] == ['convex', 'plane']
+    sim.step(1500)
+    # scaled 2x along z: 0.2 m tall, so it rests with its origin 0.1 m up, on four corners
+    assert sim.link_pose('crate')[0][2] == pytest.approx(0.1, abs=1e-3)
+    assert len(sim.contacts()) == 4
+
+
+def test_missing_mesh_warns_once_and_falls_back_to_the_inertia_box(caplog):
+    from robots import box_inertial, link, robot
+    urdf = robot('crate', link('crate', box_inertial(2.0, (0.2, 0.3, 0.1))
+                               + '<collision><geometry><mesh filename="package://nowhere/'
+                               'crate.stl"/></geometry></collision>'))
+    sim = Simulator.from_urdf(urdf, {'base': 'floating',
+                                     'base_pose': {'position': [0.0, 0.0, 0.3]}})
+    messages = [m for m in sim.model.warnings if 'nowhere/crate.stl' in m]
+    assert len(messages) == 1 and 'inertia' in messages[0]
+    shape = sim.model.shapes[0]
+    assert shape.kind == 'box'
+    assert sorted(shape.size) == pytest.approx([0.05, 0.1, 0.15])
+    sim.step(1500)
+    assert sim.link_pose('crate')[0][2] == pytest.approx(0.05, abs=1e-3)

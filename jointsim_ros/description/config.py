@@ -541,7 +541,7 @@ def _scene(value, context):
             raise ConfigError(
                 f"{context.source}: scene object '{name}' is a {item['shape']} without "
                 f"{' and '.join(missing)}.  Give {', '.join(missing)} "
-                f"(see docs/contacts.md).")
+                '(see docs/contacts.md).')
         if item['shape'] == 'box' and min(item['size']) <= 0.0:
             where.child('size').fail('three positive lengths (m)', params['size'])
         out[str(name)] = item

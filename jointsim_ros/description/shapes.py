@@ -228,7 +228,7 @@ def _mesh_shape(uri, scale, description, settings, cache):
 
 
 def _inertia_box(description, link, warnings):
-    """The solid box with the link's mass and principal moments, in the link frame."""
+    """Return the solid box with the link's mass and principal moments, in the link frame."""
     robot = getattr(description, 'robot', None)
     urdf_link = getattr(robot, 'link_map', {}).get(link) if robot is not None else None
     inertial = getattr(urdf_link, 'inertial', None)

@@ -29,17 +29,19 @@ Stages of a step (``step.py`` calls them in this order):
 """
 import numpy as np
 
+from . import collide
 from .math3d import (cross, dot3, jit, mat_vec, quat_from_rotvec, quat_mul,
                      quat_normalized, quat_to_mat, read3, read4, read_mat, vadd, vscale, vsub,
                      write3, write4)
 
-#: Shape kinds (the same codes as ``collide.py``).
-SPHERE, CAPSULE, BOX, CYLINDER, CONVEX, PLANE = range(6)
+SPHERE, CAPSULE, BOX, CYLINDER, CONVEX = (collide.SPHERE, collide.CAPSULE, collide.BOX,
+                                          collide.CYLINDER, collide.CONVEX)
+PLANE = 5
 KIND_CODES = {'sphere': SPHERE, 'capsule': CAPSULE, 'box': BOX, 'cylinder': CYLINDER,
               'convex': CONVEX, 'plane': PLANE}
 #: Points one shape can make with a plane (cylinder: 4 on each rim) and with a shape.
 MAX_PLANE_POINTS = 8
-MAX_PAIR_POINTS = 4
+MAX_PAIR_POINTS = collide.MAX_PAIR_POINTS
 #: contact_param entries (ContactSettings in settings.py).
 (P_MARGIN, P_RESTITUTION_SPEED, P_SLOP, P_ERP, P_MAX_CORRECTION, P_MATCH_DISTANCE,
  P_POSITION_TOLERANCE) = range(7)
@@ -52,16 +54,9 @@ I_NORMAL, I_T1, I_T2, I_R1, I_R2, I_SPIN = range(6)
 K_SPIN, K_R1, K_R2 = 3, 4, 5
 
 
-def narrow_phase_scratch():
-    """Scratch arrays the narrow phase needs (collide.py), allocated once per engine."""
-    return np.zeros((2, 64, 3))
-
-
-@jit
-def shape_pair_points(kind_a, pos_a, rot_a, size_a, poly_a, kind_b, pos_b, rot_b, size_b, poly_b,
-                      polys, margin, out_pos, out_normal, out_depth, scratch):
-    """Stand-in for ``collide.collide_shapes`` until it lands: no shape-shape points."""
-    return 0
+def narrow_phase_scratch(max_face_vertices):
+    """Scratch arrays of the narrow phase (``collide.scratch_arrays``), allocated once."""
+    return collide.scratch_arrays(max_face_vertices)
 
 
 @jit
@@ -320,14 +315,14 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
                 d = cwork.plane_depth[i]
                 q = read3(cwork.plane_pos, i)
                 # q is on the shape; the plane's point is q + d n; the contact sits midway
-                add_contact(contacts, shapes, state.body_pos, work.rot, s, p, vadd(q, vscale(n, 0.5 * d)),
-                            n, d, count, head, chain, match)
+                add_contact(contacts, shapes, state.body_pos, work.rot, s, p,
+                            vadd(q, vscale(n, 0.5 * d)), n, d, count, head, chain, match)
                 count += 1
     # shape pairs
     for k in range(n_pairs):
         a = cwork.pairs[k, 0]
         b = cwork.pairs[k, 1]
-        m = shape_pair_points(
+        m = collide.collide_shapes(
             kind[a], read3(wpos, a), read_mat(wrot, a), read3(size, a), poly[a],
             kind[b], read3(wpos, b), read_mat(wrot, b), read3(size, b), poly[b],
             polys, margin, out_pos, out_normal, out_depth, cwork.scratch)
@@ -345,7 +340,7 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
 
 @jit
 def add_contact(contacts, shapes, body_pos, rot, sa, sb, pos, n, depth, i, head, chain, match):
-    """Store contact i (midpoint pos, normal n from B to A, depth) and match it to the last step."""
+    """Store point i (midpoint, normal n from B to A, depth); match it to the last step."""
     a = shapes.body[sa]
     b = shapes.body[sb]
     contacts.shape[i, 0] = sa

@@ -8,7 +8,8 @@ import numpy as np
 from . import contacts as ct
 from . import joints as jt
 from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, ContactWork,
-                     Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, Joints, Mimics, Polytopes, Shapes, State, Work)
+                     Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, Joints, Mimics, Polytopes,
+                     Shapes, State, Work)
 from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
 
@@ -306,7 +307,7 @@ class Engine:
                 'subtree_body': np.array(flat, dtype=np.int64)}
 
     def _build_shapes(self, model):
-        """Shapes (relative to their body's COM) and the packed polytopes of box/cylinder/convex."""
+        """Return the shapes (relative to their body COM) and the packed polytopes."""
         from ..description import convex  # polytope tables are built with numpy at load time
         shapes = model.shapes
         n = len(shapes)
@@ -354,7 +355,7 @@ class Engine:
 
     @staticmethod
     def _contact_param(collision):
-        """The contact settings as the compiled step reads them (contacts.P_*)."""
+        """Return the contact settings as the compiled step reads them (contacts.P_*)."""
         param = np.zeros(ct.N_PARAM)
         get = (lambda key, default: getattr(collision, key, default))
         param[ct.P_MARGIN] = get('margin', 0.01)
@@ -402,12 +403,18 @@ class Engine:
             box=np.zeros((n_shape, 6)), order=order,
             pairs=np.zeros((n_pairs, 2), dtype=np.int64),
             head=np.zeros(n_shape, dtype=np.int64), chain=np.zeros(n_max, dtype=np.int64),
-            out_pos=np.zeros((ct.MAX_PAIR_POINTS, 3)), out_normal=np.zeros((ct.MAX_PAIR_POINTS, 3)),
-            out_depth=np.zeros(ct.MAX_PAIR_POINTS),
-            plane_pos=np.zeros((ct.MAX_PLANE_POINTS, 3)), plane_depth=np.zeros(ct.MAX_PLANE_POINTS),
-            scratch=ct.narrow_phase_scratch(), rx=np.zeros((n_max, 2, 3, 3)),
+            out_pos=np.zeros((ct.MAX_PAIR_POINTS, 3)),
+            out_normal=np.zeros((ct.MAX_PAIR_POINTS, 3)), out_depth=np.zeros(ct.MAX_PAIR_POINTS),
+            plane_pos=np.zeros((ct.MAX_PLANE_POINTS, 3)),
+            plane_depth=np.zeros(ct.MAX_PLANE_POINTS),
+            scratch=ct.narrow_phase_scratch(self._max_face_vertices()),
+            rx=np.zeros((n_max, 2, 3, 3)),
             irx=np.zeros((n_max, 2, 3, 3)), idir=np.zeros((n_max, 2, 3, 3)),
             kinv=np.zeros((n_max, 6)), target=np.zeros(n_max), k6=np.zeros(6))
+
+    def _max_face_vertices(self):
+        starts = self.polytopes.face_vert_start
+        return int(np.diff(starts).max()) if len(starts) > 1 else 4
 
     def clear_contacts(self):
         """Forget the contact points (after the state was set by hand: nothing to warm-start)."""

@@ -1,0 +1,382 @@
+"""Mesh files for collision shapes: URI resolution, STL/OBJ/DAE vertices, inertia boxes, hulls."""
+import itertools
+import math
+import os
+import struct
+
+from jointsim_ros.description.meshes import (convex_hull, inertia_box_half_extents,
+                                             load_mesh_vertices, MeshError, resolve_mesh_uri,
+                                             simplify_hull)
+import numpy as np
+import pytest
+
+# A tetrahedron as 4 outward triangles (0, 0, 0), (1, 0, 0), (0, 2, 0), (0, 0, 3).
+TETRA = np.array([[0, 0, 0], [1, 0, 0], [0, 2, 0], [0, 0, 3]], dtype=float)
+TETRA_TRIANGLES = TETRA[[[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]]
+CUBE_CORNERS = np.array(list(itertools.product([-1.0, 1.0], repeat=3)))
+
+
+def write_binary_stl(path, triangles, header=b'binary stl'):
+    """Write (n, 3, 3) triangles as a binary STL file with the given 80-byte header start."""
+    data = header.ljust(80, b' ') + struct.pack('<I', len(triangles))
+    for triangle in triangles:
+        data += struct.pack('<12fH', 0.0, 0.0, 0.0, *np.ravel(triangle), 0)
+    path.write_bytes(data)
+    return path
+
+
+def write_ascii_stl(path, triangles):
+    """Write (n, 3, 3) triangles as an ASCII STL file."""
+    lines = ['solid part']
+    for triangle in triangles:
+        lines += ['  facet normal 0 0 0', '    outer loop']
+        lines += ['      vertex {:.6e} {:.6e} {:.6e}'.format(*v) for v in triangle]
+        lines += ['    endloop', '  endfacet']
+    path.write_text('\n'.join(lines + ['endsolid part', '']))
+    return path
+
+
+def dae(body, asset='', namespace='http://www.collada.org/2005/11/COLLADASchema'):
+    """Return a COLLADA document with the given asset and library elements."""
+    return (f'<?xml version="1.0"?>\n<COLLADA xmlns="{namespace}" version="1.4.1">\n'
+            f'<asset>{asset}</asset>\n{body}\n</COLLADA>\n')
+
+
+def dae_geometry(name, points):
+    """Return a <geometry> whose mesh has the points as its POSITION source."""
+    values = ' '.join(f'{v:g}' for v in np.ravel(points))
+    return (f'<geometry id="{name}"><mesh>'
+            f'<source id="{name}-pos"><float_array id="{name}-arr" count="{np.size(points)}">'
+            f'{values}</float_array><technique_common><accessor source="#{name}-arr" '
+            f'count="{len(points)}" stride="3"/></technique_common></source>'
+            f'<source id="{name}-normals"><float_array count="3">9 9 9</float_array></source>'
+            f'<vertices id="{name}-vtx"><input semantic="POSITION" source="#{name}-pos"/>'
+            f'</vertices><triangles count="1"><input semantic="VERTEX" source="#{name}-vtx" '
+            f'offset="0"/><p>0 1 2</p></triangles></mesh></geometry>')
+
+
+def sorted_rows(points):
+    """Return the rows of an (n, 3) array in lexicographic order."""
+    points = np.asarray(points, dtype=float)
+    return points[np.lexsort(points.T[::-1])]
+
+
+def face_plane(vertices, face):
+    """Return (outward unit normal, offset) of a counter-clockwise polygon (Newell's method)."""
+    corners = vertices[face] - vertices[face].mean(axis=0)
+    normal = np.cross(corners, np.roll(corners, -1, axis=0)).sum(axis=0)
+    normal /= np.linalg.norm(normal)
+    return normal, float(normal @ vertices[face].mean(axis=0))
+
+
+def assert_valid_hull(points, vertices, faces):
+    """Check a polygonal hull of points by brute force; return its number of edges."""
+    points = np.asarray(points, dtype=float)
+    tol = 1e-5 * np.ptp(points, axis=0).max()
+    # Every hull vertex is an input point, every vertex is used.
+    gaps = np.linalg.norm(vertices[:, None, :] - points[None, :, :], axis=2).min(axis=1)
+    assert np.all(gaps <= 1e-9 * (1.0 + np.abs(points).max()))
+    assert sorted(set(np.concatenate(faces).tolist())) == list(range(len(vertices)))
+    centroid = vertices.mean(axis=0)
+    directed = set()
+    for face in faces:
+        assert len(face) >= 3 and len(set(face.tolist())) == len(face)
+        normal, offset = face_plane(vertices, face)
+        assert np.all(np.abs(vertices[face] @ normal - offset) <= tol)   # planar
+        assert np.all(points @ normal - offset <= tol)                   # all points inside
+        assert centroid @ normal - offset < -tol                         # normal points out
+        for k in range(len(face)):
+            edge = (int(face[k]), int(face[(k + 1) % len(face)]))
+            assert edge not in directed
+            directed.add(edge)
+    assert all((b, a) in directed for a, b in directed)   # closed, consistently oriented
+    edges = len(directed) // 2
+    assert len(vertices) - edges + len(faces) == 2         # Euler
+    return edges
+
+
+# --- resolve_mesh_uri ----------------------------------------------------------------------
+
+
+def make_file(path):
+    """Create an empty file and its directories; return its path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b'')
+    return path
+
+
+def test_package_uri_through_ament_prefix_path_first(tmp_path, monkeypatch):
+    first = make_file(tmp_path / 'install_a' / 'share' / 'arm' / 'meshes' / 'link.stl')
+    make_file(tmp_path / 'src' / 'arm' / 'meshes' / 'link.stl')
+    monkeypatch.setenv('AMENT_PREFIX_PATH', os.pathsep.join(
+        [str(tmp_path / 'empty'), str(tmp_path / 'install_a')]))
+    monkeypatch.setenv('ROS_PACKAGE_PATH', str(tmp_path / 'src'))
+    assert resolve_mesh_uri('package://arm/meshes/link.stl') == first
+    assert resolve_mesh_uri('model://arm/meshes/link.stl') == first
+
+
+def test_package_uri_through_ros_package_path_entry_or_its_parent(tmp_path, monkeypatch):
+    monkeypatch.delenv('AMENT_PREFIX_PATH', raising=False)
+    nested = make_file(tmp_path / 'src' / 'arm' / 'meshes' / 'link.stl')
+    itself = make_file(tmp_path / 'other' / 'hand' / 'meshes' / 'finger.dae')
+    monkeypatch.setenv('ROS_PACKAGE_PATH', os.pathsep.join(
+        [str(tmp_path / 'src'), str(tmp_path / 'other' / 'hand')]))
+    assert resolve_mesh_uri('package://arm/meshes/link.stl') == nested
+    assert resolve_mesh_uri('package://hand/meshes/finger.dae') == itself
+    assert resolve_mesh_uri('package://hand/meshes/missing.dae') is None
+    assert resolve_mesh_uri('package://nothere/meshes/link.stl') is None
+
+
+def test_package_uri_through_search_paths_and_the_urdf_package(tmp_path, monkeypatch):
+    monkeypatch.delenv('AMENT_PREFIX_PATH', raising=False)
+    monkeypatch.delenv('ROS_PACKAGE_PATH', raising=False)
+    under_package = make_file(tmp_path / 'meshdir' / 'arm' / 'meshes' / 'a.stl')
+    directly = make_file(tmp_path / 'flat' / 'meshes' / 'b.stl')
+    search = [tmp_path / 'meshdir', str(tmp_path / 'flat')]
+    assert resolve_mesh_uri('package://arm/meshes/a.stl', search_paths=search) == under_package
+    assert resolve_mesh_uri('package://arm/meshes/b.stl', search_paths=search) == directly
+    assert resolve_mesh_uri('package://arm/meshes/a.stl') is None
+    # A URDF inside the package's own source tree finds its meshes without any set-up.
+    own = make_file(tmp_path / 'ws' / 'robot_description' / 'meshes' / 'c.obj')
+    urdf_dir = tmp_path / 'ws' / 'robot_description' / 'urdf'
+    assert resolve_mesh_uri('package://robot_description/meshes/c.obj',
+                            base_dir=urdf_dir) == own
+
+
+def test_file_absolute_and_relative_paths(tmp_path):
+    mesh = make_file(tmp_path / 'robot' / 'meshes' / 'base.obj')
+    extra = make_file(tmp_path / 'extra' / 'parts' / 'wheel.stl')
+    base_dir = tmp_path / 'robot'
+    assert resolve_mesh_uri(f'file://{mesh}') == mesh
+    assert resolve_mesh_uri(str(mesh)) == mesh
+    assert resolve_mesh_uri('meshes/base.obj', base_dir=base_dir) == base_dir / 'meshes/base.obj'
+    assert resolve_mesh_uri('parts/wheel.stl', base_dir=base_dir,
+                            search_paths=[tmp_path / 'extra']) == extra
+    assert resolve_mesh_uri('parts/wheel.stl', base_dir=base_dir) is None
+    assert resolve_mesh_uri(f'file://{tmp_path}/nothing.stl') is None
+    assert resolve_mesh_uri(str(tmp_path / 'robot' / 'meshes')) is None   # a directory
+    assert resolve_mesh_uri('') is None
+
+
+# --- load_mesh_vertices --------------------------------------------------------------------
+
+
+def test_binary_stl_vertices_are_distinct_and_scaled(tmp_path):
+    path = write_binary_stl(tmp_path / 'tetra.stl', TETRA_TRIANGLES)
+    np.testing.assert_allclose(sorted_rows(load_mesh_vertices(path)), sorted_rows(TETRA),
+                               atol=1e-7)
+    scaled = load_mesh_vertices(path, scale=(1.0, 2.0, -1.0))
+    assert scaled.dtype == np.float64 and scaled.shape == (4, 3)
+    np.testing.assert_allclose(sorted_rows(scaled), sorted_rows(TETRA * [1, 2, -1]), atol=1e-6)
+
+
+def test_binary_stl_with_a_solid_header_is_still_binary(tmp_path):
+    path = write_binary_stl(tmp_path / 'cad.STL', TETRA_TRIANGLES, header=b'solid exported')
+    np.testing.assert_allclose(sorted_rows(load_mesh_vertices(path)), sorted_rows(TETRA),
+                               atol=1e-7)
+
+
+def test_ascii_stl(tmp_path):
+    path = write_ascii_stl(tmp_path / 'tetra.stl', TETRA_TRIANGLES * 0.5)
+    np.testing.assert_allclose(sorted_rows(load_mesh_vertices(path)),
+                               sorted_rows(TETRA * 0.5), atol=1e-9)
+
+
+def test_obj_reads_v_lines_ignoring_w_colours_and_other_records(tmp_path):
+    path = tmp_path / 'part.obj'
+    path.write_text('# exported\nmtllib part.mtl\no part\n'
+                    'v 0 0 0\nv 1.5 0 0 1.0\nv 0 2 0 0.5 0.5 0.5\nv 0 0 3\nv 0 0 3\n'
+                    'vn 0 0 1\nvt 0.5 0.5\nf 1/1/1 2/1/1 3/1/1\nf 1 2 4\n')
+    np.testing.assert_allclose(sorted_rows(load_mesh_vertices(path)),
+                               sorted_rows([[0, 0, 0], [1.5, 0, 0], [0, 2, 0], [0, 0, 3]]))
+
+
+def test_dae_with_node_matrix_millimetres_and_y_up(tmp_path):
+    # p = (1, 2, 3) mm in the geometry.  The node matrix (row-major) turns 90 deg about z and
+    # moves by (10, 20, 30): R p + t = (-2, 1, 3) + (10, 20, 30) = (8, 21, 33) mm
+    # = (0.008, 0.021, 0.033) m, Y_UP -> Z_UP maps (x, y, z) to (x, -z, y): (0.008, -0.033, 0.021).
+    body = (f'<library_geometries>{dae_geometry("g", [[1, 2, 3], [0, 0, 0]])}'
+            '</library_geometries><library_visual_scenes><visual_scene id="scene">'
+            '<node id="n"><matrix>0 -1 0 10  1 0 0 20  0 0 1 30  0 0 0 1</matrix>'
+            '<instance_geometry url="#g"/></node></visual_scene></library_visual_scenes>'
+            '<scene><instance_visual_scene url="#scene"/></scene>')
+    path = tmp_path / 'part.dae'
+    path.write_text(dae(body, '<unit name="millimeter" meter="0.001"/><up_axis>Y_UP</up_axis>'))
+    np.testing.assert_allclose(sorted_rows(load_mesh_vertices(path)),
+                               sorted_rows([[0.008, -0.033, 0.021], [0.010, -0.030, 0.020]]),
+                               atol=1e-12)
+
+
+def test_dae_nested_node_transforms_and_uninstanced_geometry(tmp_path):
+    # Node 'outer' translates (1, 0, 0); its child rotates 90 deg about z, then scales by 2:
+    # (1, 0, 0) -> (2, 0, 0) -> (0, 2, 0) -> (1, 2, 0).  Geometry 'loose' is in no node and is
+    # taken as it is.  No namespace version is special (COLLADA 1.5 here).
+    body = (f'<library_geometries>{dae_geometry("part", [[1, 0, 0], [0, 0, 1]])}'
+            f'{dae_geometry("loose", [[5, 5, 5]])}</library_geometries>'
+            '<library_visual_scenes><visual_scene id="s"><node id="outer">'
+            '<translate>1 0 0</translate><node id="inner"><rotate>0 0 1 90</rotate>'
+            '<scale>2 2 2</scale><instance_geometry url="#part"/></node></node>'
+            '</visual_scene></library_visual_scenes>')
+    path = tmp_path / 'part.dae'
+    path.write_text(dae(body, '<up_axis>Z_UP</up_axis>',
+                        namespace='http://www.collada.org/2008/03/COLLADASchema'))
+    np.testing.assert_allclose(sorted_rows(load_mesh_vertices(path)),
+                               sorted_rows([[1, 2, 0], [1, 0, 2], [5, 5, 5]]), atol=1e-12)
+
+
+@pytest.mark.parametrize('name, content, words', [
+    ('part.ply', b'ply\n', ['part.ply', '.stl, .obj, .dae']),
+    ('empty.stl', b'', ['empty.stl', 'not an STL']),
+    ('cut.stl', b'x' * 80 + struct.pack('<I', 10) + b'y' * 100, ['cut.stl', 'truncated']),
+    ('none.stl', b'z' * 80 + struct.pack('<I', 0), ['none.stl', 'no vertices']),
+    ('bad.obj', b'v 1 2\n', ['bad.obj', 'line 1', 'three numbers']),
+    ('empty.obj', b'# nothing\n', ['empty.obj', 'no vertices']),
+    ('broken.dae', b'<COLLADA><asset>', ['broken.dae', 'not valid COLLADA XML']),
+    ('bad_unit.dae', dae('', '<unit meter="mm"/>').encode(), ['bad_unit.dae', "'mm'"]),
+])
+def test_unreadable_meshes_raise_one_line_errors(tmp_path, name, content, words):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(MeshError) as error:
+        load_mesh_vertices(path)
+    message = str(error.value)
+    assert '\n' not in message
+    for word in words:
+        assert word in message
+
+
+def test_missing_mesh_file_raises(tmp_path):
+    with pytest.raises(MeshError, match='cannot be read'):
+        load_mesh_vertices(tmp_path / 'gone.stl')
+    assert issubclass(MeshError, ValueError)
+
+
+# --- inertia_box_half_extents --------------------------------------------------------------
+
+
+def box_inertia(mass, half):
+    """Return the principal inertia (3,) of a solid box with the given half extents."""
+    a, b, c = half
+    return mass / 3.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+
+
+def test_inertia_box_of_a_solid_box_is_that_box():
+    half, axes = inertia_box_half_extents(3.0, np.diag(box_inertia(3.0, (0.1, 0.2, 0.3))))
+    np.testing.assert_allclose(sorted(half), [0.1, 0.2, 0.3], rtol=1e-12)
+    np.testing.assert_allclose(np.abs(axes), np.eye(3)[:, [2, 1, 0]], atol=1e-12)
+
+
+def test_inertia_box_of_a_rotated_box_has_its_axes():
+    angle = 0.7
+    rotation = np.array([[1, 0, 0], [0, math.cos(angle), -math.sin(angle)],
+                         [0, math.sin(angle), math.cos(angle)]])
+    half_true = np.array([0.05, 0.4, 0.2])
+    inertia = rotation @ np.diag(box_inertia(2.0, half_true)) @ rotation.T
+    half, axes = inertia_box_half_extents(2.0, inertia)
+    assert np.linalg.det(axes) == pytest.approx(1.0)
+    np.testing.assert_allclose(axes.T @ axes, np.eye(3), atol=1e-12)
+    for k in range(3):   # each box axis is one of the rotated axes, with that axis's extent
+        i = int(np.argmax(np.abs(rotation.T @ axes[:, k])))
+        assert abs(rotation[:, i] @ axes[:, k]) == pytest.approx(1.0)
+        assert half[k] == pytest.approx(half_true[i])
+    np.testing.assert_allclose(axes @ np.diag(box_inertia(2.0, half)) @ axes.T, inertia,
+                               atol=1e-12)
+
+
+def test_inertia_box_clamps_impossible_moments():
+    half, _ = inertia_box_half_extents(1.0, np.diag([1.0, 1.0, 5.0]))
+    # 3 / 2m (Iyy + Izz - Ixx) = 7.5, the same for y, and for z 1.5 (2 - 5) < 0 (moments
+    # come in ascending order).
+    np.testing.assert_allclose(half, [math.sqrt(7.5), math.sqrt(7.5), 1e-3])
+    with pytest.raises(MeshError, match='positive mass'):
+        inertia_box_half_extents(0.0, np.eye(3))
+
+
+# --- convex_hull / simplify_hull -----------------------------------------------------------
+
+
+def random_rotation(rng):
+    """Return a random (3, 3) rotation matrix."""
+    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
+    q = q * np.sign(np.diag(r))
+    return q if np.linalg.det(q) > 0 else -q
+
+
+@pytest.mark.parametrize('seed', range(8))
+def test_hull_of_random_clouds(seed):
+    rng = np.random.default_rng(seed)
+    points = rng.normal(size=(int(rng.integers(4, 400)), 3)) * rng.uniform(0.01, 10, 3)
+    points = points @ random_rotation(rng).T + rng.normal(size=3) * 100
+    points = np.vstack([points, points[:10]])   # duplicates
+    vertices, faces = convex_hull(points)
+    assert_valid_hull(points, vertices, faces)
+
+
+@pytest.mark.parametrize('seed', range(4))
+def test_hull_of_a_cube_with_interior_face_and_edge_points_is_the_cube(seed):
+    rng = np.random.default_rng(seed)
+    grid = np.array(list(itertools.product(np.linspace(-1, 1, 5), repeat=3)))
+    points = np.vstack([CUBE_CORNERS, rng.uniform(-1, 1, (200, 3)), grid, CUBE_CORNERS])
+    if seed:   # also rotated, scaled and far from the origin
+        points = points * 10.0 ** seed @ random_rotation(rng).T + [1e3, -2e3, 5e2]
+    vertices, faces = convex_hull(points)
+    assert len(vertices) == 8
+    assert sorted(len(face) for face in faces) == [4] * 6
+    assert assert_valid_hull(points, vertices, faces) == 12
+
+
+@pytest.mark.parametrize('sides, rings', [(3, 2), (12, 5), (40, 3)])
+def test_hull_of_a_prism_with_collinear_rings(sides, rings):
+    angles = np.linspace(0, 2 * np.pi, sides, endpoint=False)
+    ring = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    points = np.vstack([np.hstack([ring, np.full((sides, 1), z)])
+                        for z in np.linspace(-2, 2, rings)])
+    inside = np.random.default_rng(sides).uniform(-0.3, 0.3, (100, 3))   # within the inradius
+    points = np.vstack([points, inside])
+    vertices, faces = convex_hull(points)
+    assert len(vertices) == 2 * sides
+    assert sorted(len(face) for face in faces) == sorted([4] * sides + [sides, sides])
+    assert_valid_hull(points, vertices, faces)
+
+
+def test_hull_of_points_on_a_sphere_keeps_them_all():
+    rng = np.random.default_rng(7)
+    points = rng.normal(size=(600, 3))
+    points /= np.linalg.norm(points, axis=1, keepdims=True)
+    vertices, faces = convex_hull(np.vstack([points, 0.5 * points]))
+    assert len(vertices) == 600
+    # Triangles but for a few nearly cocircular quadruples merged within the tolerance.
+    assert 3 * 600 - 6 - 5 <= assert_valid_hull(points, vertices, faces) <= 3 * 600 - 6
+
+
+@pytest.mark.parametrize('points, words', [
+    (CUBE_CORNERS[:3], 'only 3 distinct points'),
+    (np.vstack([CUBE_CORNERS[:3]] * 3), 'only 3 distinct points'),
+    (np.outer(np.arange(10.0), [1, 2, 3]), 'collinear'),
+    (np.c_[np.random.default_rng(0).uniform(size=(50, 2)), np.full(50, 0.3)], 'coplanar'),
+])
+def test_hull_of_points_without_volume_raises(points, words):
+    for function in (convex_hull, simplify_hull):
+        with pytest.raises(MeshError, match=words):
+            function(points)
+
+
+def test_simplify_hull_keeps_a_small_hull_exactly():
+    points = np.vstack([CUBE_CORNERS, np.random.default_rng(1).uniform(-1, 1, (5000, 3))])
+    vertices, faces = simplify_hull(points, max_vertices=8)
+    np.testing.assert_array_equal(sorted_rows(vertices), sorted_rows(CUBE_CORNERS))
+    assert assert_valid_hull(points, vertices, faces) == 12
+
+
+@pytest.mark.parametrize('max_vertices', [4, 5, 12, 64])
+def test_simplify_hull_caps_the_vertices_with_a_spread_subset(max_vertices):
+    rng = np.random.default_rng(max_vertices)
+    points = rng.normal(size=(20000, 3))
+    points = points / np.linalg.norm(points, axis=1, keepdims=True) * [0.1, 0.5, 2.0]
+    vertices, faces = simplify_hull(points, max_vertices=max_vertices)
+    assert 4 <= len(vertices) <= max_vertices
+    assert_valid_hull(vertices, vertices, faces)
+    gaps = np.linalg.norm(vertices[:, None, :] - points[None, :, :], axis=2).min(axis=1)
+    assert np.all(gaps == 0.0)   # a subset of the input points
+    if max_vertices == 64:   # well spread: close to the ellipsoid's extent in every direction
+        np.testing.assert_allclose(np.ptp(vertices, axis=0), [0.2, 1.0, 4.0], rtol=0.05)
