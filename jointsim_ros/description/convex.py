@@ -7,24 +7,11 @@ offsets; and every edge once with its two faces (an arc of the Gauss map).  Boxe
 (prisms whose vertices lie on the rims) and convex hulls are built here at load time, and
 ``pack_polytopes`` concatenates them into the flat int64/float64 arrays numba takes.
 """
-import collections
 import dataclasses
 
 import numpy as np
 
-#: Polytopes packed flat.  Vertex and face indices stored inside a polytope's rows are local to
-#: it: add ``vert_start[p]`` (``face_start[p]``) for the global row.
-Polytopes = collections.namedtuple('Polytopes', [
-    'vert_start',       # (n_poly + 1,) int64 first vertex row of each polytope
-    'verts',            # (n_vert, 3) vertices in the shape frame, m
-    'face_start',       # (n_poly + 1,) int64 first face row of each polytope
-    'face_normal',      # (n_face, 3) unit outward normals, shape frame
-    'face_offset',      # (n_face,) n . x of the face's points, m
-    'face_vert_start',  # (n_face + 1,) int64 first entry of each face in face_verts
-    'face_verts',       # (n_face_vert,) int64 local vertex indices, counter-clockwise from outside
-    'edge_start',       # (n_poly + 1,) int64 first edge row of each polytope
-    'edges',            # (n_edge, 4) int64 local vertices v0, v1 and faces f0, f1 of each edge
-])
+from ..physics.arrays import Polytopes
 
 #: A face whose loop spans less than this area (relative to the squared polytope size) is
 #: degenerate.

@@ -8,8 +8,8 @@ import numpy as np
 from . import contacts as ct
 from . import joints as jt
 from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, ContactWork,
-                     Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, Joints, Mimics, Polytopes,
-                     Shapes, State, Work)
+                     Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, Joints, Mimics, Shapes,
+                     State, Work)
 from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
 
@@ -350,8 +350,7 @@ class Engine:
             quat=quat, size=size, poly=poly, aabb_center=center, aabb_half=half,
             material=np.array([s.material for s in shapes], dtype=float).reshape(n, 4),
             planes=np.nonzero(kinds == ct.PLANE)[0].astype(np.int64), pair_filter=pair_filter)
-        packed = convex.pack_polytopes(polys)
-        return arrays, Polytopes(*(getattr(packed, f) for f in Polytopes._fields))
+        return arrays, convex.pack_polytopes(polys)
 
     @staticmethod
     def _contact_param(collision):
