@@ -10,9 +10,11 @@ Measure what contacts cost (issue 6): a standing quadruped, and piles of loose b
    stripped) is timed in the same runs, call by call of ``stepSimulation``: in its
    maximal-coordinate mode (``useMaximalCoordinates=True``, which exposes no joints, so the
    robot stands passively) and in its default Featherstone mode under the same PD.
-2. N loose 0.2 m boxes (N = 25, 50, 100, 200) dropped in a loose 3-D grid onto the ground and
-   timed after 1.5 s, while they rest in contact with the ground and each other: us per step
-   (``step(100)`` blocks) and contact points; the growth with N is the slope of a line fit.
+2. N loose 0.2 m boxes (N = 25, 50, 100, 200) in stacks of two on a grid (each upper box
+   turned against the lower one), timed after 1.5 s while they rest on the ground and on each
+   other: us per step (``step(100)`` blocks), contact points and solver iterations (the stacks
+   keep all 20 iterations busy at the 1e-9 N s tolerance); the growth with N is the slope of
+   a line fit and the per-box cost.
 
 Run: .venv/bin/python bench/bench_contacts.py [--runs 7] [--steps 2000] [--quick]
 """
@@ -172,15 +174,16 @@ def quadruped_table(runs, steps):
 
 
 def box_pile(n):
-    """Return n free 0.2 m boxes in a loose grid, 0.3 m apart, the lowest layer at 0.15 m."""
-    side = int(np.ceil(np.sqrt(min(n, 100))))
+    """Return n free 0.2 m boxes in stacks of two on a grid 0.3 m apart, turned a little."""
+    columns = (n + 1) // 2
+    side = int(np.ceil(np.sqrt(columns)))
     objects = {}
     for k in range(n):
-        layer, cell = divmod(k, side * side)
-        i, j = divmod(cell, side)
+        column, level = divmod(k, 2)
+        i, j = divmod(column, side)
         objects[f'box{k}'] = {
             'shape': 'box', 'size': [0.2, 0.2, 0.2], 'mass': 1.0,
-            'pose': {'position': [0.3 * i, 0.3 * j, 0.15 + 0.25 * layer],
+            'pose': {'position': [0.3 * i, 0.3 * j, 0.101 + 0.201 * level],
                      'rpy': [0.0, 0.0, 0.1 * k]}}
     return Simulator.from_urdf('<robot name="empty"><link name="base"/></robot>',
                                {**JOINTSIM_CONFIG, 'scene': objects})

@@ -338,3 +338,11 @@ def test_missing_mesh_warns_once_and_falls_back_to_the_inertia_box(caplog):
     assert sorted(shape.size) == pytest.approx([0.05, 0.1, 0.15])
     sim.step(1500)
     assert sim.link_pose('crate')[0][2] == pytest.approx(0.05, abs=1e-3)
+
+
+def test_a_bolted_arm_with_nothing_to_touch_carries_no_shapes():
+    arm = str(Path(__file__).resolve().parents[1] / 'urdf' / 'jointsim_arm.urdf.xacro')
+    assert Simulator.from_urdf(arm).model.shapes == ()
+    touching = Simulator.from_urdf(arm, {'ground': {'enabled': True, 'height': 0.2}})
+    assert {s.kind for s in touching.model.shapes} >= {'plane'}
+    assert len(touching.model.shapes) > 1

@@ -112,6 +112,9 @@ def add_shapes(model, description, config):
     enabled = ground.enabled
     if enabled == 'auto':
         enabled = model.floating_base or bool(objects)
+    if not (enabled or config.scene or settings.self_collision
+            or settings.self_collision_pairs):
+        shapes = []  # nothing for the links to touch: no contact work in the step at all
     if enabled:
         shapes.append(ShapeModel(
             name='ground', body=-1, kind='plane', size=(0.0, 0.0, 0.0),
