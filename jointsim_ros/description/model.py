@@ -224,7 +224,8 @@ class RobotModel:
         drives: tuple of DriveModel, in joint order (URDF order of the driven joints).
         shapes: tuple of ShapeModel: the robot's collision shapes, the ground and the scene.
         objects: tuple of SceneObject, the free bodies of the scene (bodies after the robot's).
-        collision_filter: frozenset of (body, body) index pairs that never collide (i < j).
+        collision_filter: frozenset of link-name pairs (frozensets) whose shapes never collide;
+            shapes on one body never collide either.
     """
 
     name: str

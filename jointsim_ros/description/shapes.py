@@ -122,7 +122,7 @@ def add_shapes(model, description, config):
             material=tuple(getattr(ground, k) for k in MATERIAL)))
     result = dataclasses.replace(
         model, bodies=tuple(bodies), links=links, shapes=tuple(shapes), objects=tuple(objects),
-        collision_filter=_filter(model, config),
+        collision_filter=_filter(description, config, shapes, model.links),
         warnings=tuple(model.warnings) + tuple(warnings))
     for message in warnings:
         LOGGER.warning(message)
@@ -149,24 +149,19 @@ def _check_links(config, model):
                               'one of its URDF links.')
 
 
-def _filter(model, config):
-    """Body pairs (i < j) that never collide."""
+def _filter(description, config, shapes, robot_links):
+    """Link pairs (frozensets of two names) whose shapes never collide."""
     settings = config.collision
-    n = sum(1 for b in model.bodies)
-
-    def body(link):
-        return model.links[link].body
-
+    links = sorted({s.name for s in shapes if s.name in robot_links})
     never = set()
     if not settings.self_collision:
-        never = {(i, j) for i in range(n) for j in range(i + 1, n)}
-        for a, b in settings.self_collision_pairs:
-            never.discard(tuple(sorted((body(a), body(b)))))
-    for j in model.joints:
-        never.add(tuple(sorted((j.parent_body, j.child_body))))
-    for a, b in settings.disabled_pairs:
-        never.add(tuple(sorted((body(a), body(b)))))
-    return frozenset(p for p in never if p[0] >= 0 and p[0] != p[1])
+        never = {frozenset((a, b)) for i, a in enumerate(links) for b in links[i + 1:]}
+        never -= {frozenset(p) for p in settings.self_collision_pairs}
+    robot = getattr(description, 'robot', None)
+    for joint in getattr(robot, 'joints', None) or ():
+        never.add(frozenset((joint.parent, joint.child)))  # adjacent links, merged ones too
+    never |= {frozenset(p) for p in settings.disabled_pairs}
+    return frozenset(p for p in never if len(p) == 2)
 
 
 def _link_shape(geometry, link, description, settings, cache, warnings):

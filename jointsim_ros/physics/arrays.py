@@ -163,7 +163,8 @@ Shapes = namedtuple('Shapes', [
     'aabb_half',    # (n_shape, 3) half extents of that box, m
     'material',     # (n_shape, 4) friction 1, restitution 1, rolling m, spinning m
     'planes',       # (n_plane,) int64 shape indices of the planes
-    'pair_filter',  # (n_body, n_body) bool: the body pair never collides
+    'link',         # (n_shape,) int64 index of the shape's link (or object) for the filter
+    'pair_filter',  # (n_link, n_link) bool: shapes of the two links never collide
 ])
 
 #: Convex polytopes (boxes, cylinder prisms, mesh hulls) packed flat; built by

@@ -5,7 +5,7 @@ Stages of a step (``step.py`` calls them in this order):
 1. ``update_shapes``: world pose and bounding box of every shape from its body's pose.
 2. ``find_pairs``: sweep and prune along x over the boxes (insertion sort of the last step's
    order, so nearly linear in the number of shapes when the scene changes slowly), then y and z
-   overlap and the body-pair filter (adjacent links, self-collision settings).
+   overlap and the link-pair filter (adjacent links, self-collision settings).
 3. ``find_contacts``: points of each pair (``collide.py`` for shape pairs, the plane functions
    here for the ground and other planes), each with normal n (from shape B towards shape A),
    depth (> 0 overlapping, < 0 a gap within the margin) and the surface points on both bodies.
@@ -17,8 +17,10 @@ Stages of a step (``step.py`` calls them in this order):
    or [0, d] and [0, -d] (angular rows), and their effective masses k = J M^-1 J^T.
 5. ``solve_contacts`` (each sweep): spinning, rolling and tangent rows, then the normal row:
    - normal, accumulated impulse >= 0; target v_n+ >= -gap / dt for a gap (speculative: it may
-     close, never cross), >= 0 when touching, >= -e v_n when it approaches faster than the
-     restitution threshold and reaches the surface within the step (e the material's);
+     close, never cross), >= 0 when touching, >= -e v_0 when it approaches faster than the
+     restitution threshold and reaches the surface within the step (e the material's, v_0 the
+     approach speed at the start of the step, before this step's forces: an elastic bounce
+     then keeps the energy symplectic Euler conserves);
    - tangents, impulse (l1, l2) scaled back onto the disc |l| <= mu l_n (a cone, not a box);
    - rolling, angular rows about t1 and t2, |l| <= mu_r l_n (mu_r in m: torque per force);
    - spinning, angular row about n, |l| <= mu_s l_n (mu_s in m).
@@ -123,14 +125,14 @@ def mat_mul(a, b):
 
 
 @jit
-def find_pairs(order, box, shape_body, pair_filter, pairs):
+def find_pairs(order, box, shape_body, shape_link, pair_filter, pairs):
     """
     Sweep and prune: candidate shape pairs whose boxes overlap; returns their number.
 
     ``order`` holds the non-plane shapes sorted by the low x of their box in the last step and
     is re-sorted by insertion (O(n) when little moved).  A pair is kept when the boxes overlap
-    in y and z too, the shapes are on different bodies, not both static, and the body pair is
-    not filtered.  Returns -1 when ``pairs`` is too small (the caller grows it).
+    in y and z too, the shapes are on different bodies, not both static, and their link pair
+    is not filtered.  Returns -1 when ``pairs`` is too small (the caller grows it).
     """
     n = order.shape[0]
     for i in range(1, n):
@@ -157,7 +159,7 @@ def find_pairs(order, box, shape_body, pair_filter, pairs):
             if (box[b, 1] > box[a, 4] or box[a, 1] > box[b, 4]
                     or box[b, 2] > box[a, 5] or box[a, 2] > box[b, 5]):
                 continue
-            if ba >= 0 and bb >= 0 and pair_filter[ba, bb]:
+            if pair_filter[shape_link[a], shape_link[b]]:
                 continue
             if count >= capacity:
                 return -1
@@ -262,7 +264,8 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
     update_shapes(shape_body, shapes.pos, shapes.quat, shapes.aabb_center, shapes.aabb_half,
                   kind, state.body_pos, work.rot, work.vel, dt, margin, wpos, wrot, cwork.box)
     overflow = 0
-    n_pairs = find_pairs(cwork.order, cwork.box, shape_body, shapes.pair_filter, cwork.pairs)
+    n_pairs = find_pairs(cwork.order, cwork.box, shape_body, shapes.link, shapes.pair_filter,
+                         cwork.pairs)
     if n_pairs < 0:
         overflow = 1
         n_pairs = cwork.pairs.shape[0]
@@ -470,8 +473,29 @@ def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
             target = depth / dt  # a gap: it may close within the step, not more
         e = contacts.material[i, M_RESTITUTION]
         if e > 0.0 and vn < -threshold and vn * dt < depth:
-            target = max(target, -e * vn)
+            # bounce on the approach speed at the start of the step (Box2D v3): with e = 1 the
+            # quantity symplectic Euler conserves in free flight, v^2 / 2 + g x - g dt v / 2,
+            # is then the same after the bounce as before, so the apex heights repeat; the
+            # speed after this step's forces, -e v, would gain g |v| dt per bounce
+            v0 = start_velocity(state, inv_inertia, contacts.body[i, 0], contacts.body[i, 1],
+                                n, cwork.rx[i, 0, 0], cwork.rx[i, 1, 0])
+            target = max(target, -e * v0)
         cwork.target[i] = target
+
+
+@jit
+def start_velocity(state, inv_inertia, a, b, d, rxa, rxb):
+    """Relative velocity along d at the start of the step (before forces), from the state."""
+    v = 0.0
+    for side in range(2):
+        body = a if side == 0 else b
+        if body < 0:
+            continue
+        rx = rxa if side == 0 else rxb
+        w = mat_vec(read_mat(inv_inertia, body), read3(state.body_ang_mom, body))
+        part = dot3(d, read3(state.body_lin_vel, body)) + dot3(rx, w)
+        v += part if side == 0 else -part
+    return v
 
 
 @jit

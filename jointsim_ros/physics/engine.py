@@ -340,16 +340,20 @@ class Engine:
                 half[i] = (r, r, h + r)
             if s.kind in ('box', 'cylinder', 'convex'):
                 poly[i] = len(polys) - 1
-        n_body = len(model.bodies)
-        pair_filter = np.zeros((n_body, n_body), dtype=np.bool_)
-        for a, b in model.collision_filter:
-            pair_filter[a, b] = pair_filter[b, a] = True
+        names = {name: i for i, name in enumerate(dict.fromkeys(s.name for s in shapes))}
+        pair_filter = np.zeros((len(names), len(names)), dtype=np.bool_)
+        for pair in model.collision_filter:
+            a, b = (names.get(name, -1) for name in pair)
+            if a >= 0 and b >= 0:
+                pair_filter[a, b] = pair_filter[b, a] = True
         kinds = np.array([ct.KIND_CODES[s.kind] for s in shapes], dtype=np.int64)
         arrays = Shapes(
             body=np.array([s.body for s in shapes], dtype=np.int64), kind=kinds, pos=pos,
             quat=quat, size=size, poly=poly, aabb_center=center, aabb_half=half,
             material=np.array([s.material for s in shapes], dtype=float).reshape(n, 4),
-            planes=np.nonzero(kinds == ct.PLANE)[0].astype(np.int64), pair_filter=pair_filter)
+            planes=np.nonzero(kinds == ct.PLANE)[0].astype(np.int64),
+            link=np.array([names[s.name] for s in shapes], dtype=np.int64),
+            pair_filter=pair_filter)
         return arrays, convex.pack_polytopes(polys)
 
     @staticmethod
