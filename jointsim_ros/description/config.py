@@ -381,21 +381,32 @@ LIMIT_KEYS = (
 )
 
 
+def _named_sections(table, what):
+    """Return a converter for a mapping name -> mapping of ``table``'s keys (``joints``...)."""
+    keys = ', '.join(k.name for k in table)
+
+    def convert(value, context):
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            context.fail(f'a mapping {what} name -> {{{keys}}}', value)
+        out = {}
+        for name, params in value.items():
+            where = context.child(name)
+            if not isinstance(params, dict):
+                where.fail('a mapping with keys ' + keys, params)
+            out[str(name)] = _convert_table(table, params, where)
+        return out
+    return convert
+
+
 def _joint_sections(value, context):
     """Validate ``joints``: joint name -> mapping of JOINT_KEYS."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        context.fail('a mapping joint name -> {friction, static_friction, damping, '
-                     'restitution}', value)
-    out = {}
-    for joint, params in value.items():
-        where = context.child(joint)
-        if not isinstance(params, dict):
-            where.fail('a mapping with keys ' + ', '.join(k.name for k in JOINT_KEYS), params)
-        out[str(joint)] = _convert_table(JOINT_KEYS, params, where)
-        if out[str(joint)].get('restitution', 0.0) > 1.0:
-            where.child('restitution').fail('a number in [0, 1]', params['restitution'])
+    out = _named_sections(JOINT_KEYS, 'joint')(value, context)
+    for joint, params in out.items():
+        if params.get('restitution', 0.0) > 1.0:
+            context.child(joint).child('restitution').fail('a number in [0, 1]',
+                                                           params['restitution'])
     return out
 
 
@@ -483,22 +494,6 @@ COLLISION_KEYS = (
           for k in MATERIAL_KEYS)
 
 
-def _link_materials(value, context):
-    """Validate ``contacts``: link name -> mapping of MATERIAL_KEYS."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        context.fail('a mapping link name -> {friction, restitution, rolling_friction, '
-                     'spinning_friction}', value)
-    out = {}
-    for link, params in value.items():
-        where = context.child(link)
-        if not isinstance(params, dict):
-            where.fail('a mapping with keys ' + ', '.join(k.name for k in MATERIAL_KEYS), params)
-        out[str(link)] = _convert_table(MATERIAL_KEYS, params, where)
-    return out
-
-
 SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh')
 SCENE_KEYS = (
     Key('shape', _choice(*SCENE_SHAPES), ' | '.join(SCENE_SHAPES), 'shape of the object'),
@@ -575,7 +570,7 @@ SCHEMA = (
     Key('limits', _limits, 'section', 'how position, velocity and effort limits act'),
     Key('ground', _section(GROUND_KEYS, GroundSettings), 'section',
         'the ground plane and its material'),
-    Key('contacts', _link_materials, 'section',
+    Key('contacts', _named_sections(MATERIAL_KEYS, 'link'), 'section',
         'link -> friction, restitution, rolling_friction, spinning_friction overrides'),
     Key('collision', _section(COLLISION_KEYS, CollisionSettings), 'section',
         'which shapes collide; contact margins and position correction'),

@@ -32,9 +32,9 @@ Stages of a step (``step.py`` calls them in this order):
 import numpy as np
 
 from . import collide
-from .math3d import (cross, dot3, jit, mat_vec, quat_from_rotvec, quat_mul,
-                     quat_normalized, quat_to_mat, read3, read4, read_mat, vadd, vscale, vsub,
-                     write3, write4)
+from .math3d import (cross, dot3, jit, mat_mul, mat_t_vec, mat_vec, quat_from_rotvec,
+                     quat_mul, quat_normalized, quat_to_mat, read3, read4, read_mat, vadd,
+                     vscale, vsub, write3, write4)
 
 SPHERE, CAPSULE, BOX, CYLINDER, CONVEX = (collide.SPHERE, collide.CAPSULE, collide.BOX,
                                           collide.CYLINDER, collide.CONVEX)
@@ -108,20 +108,6 @@ def update_shapes(shape_body, shape_pos, shape_quat, aabb_center, aabb_half, kin
                  + abs(r[i][2]) * aabb_half[s, 2]) + grow
             box[s, i] = center[i] - h
             box[s, 3 + i] = center[i] + h
-
-
-@jit
-def mat_mul(a, b):
-    """Return the product of two 3x3 tuple matrices."""
-    return ((a[0][0] * b[0][0] + a[0][1] * b[1][0] + a[0][2] * b[2][0],
-             a[0][0] * b[0][1] + a[0][1] * b[1][1] + a[0][2] * b[2][1],
-             a[0][0] * b[0][2] + a[0][1] * b[1][2] + a[0][2] * b[2][2]),
-            (a[1][0] * b[0][0] + a[1][1] * b[1][0] + a[1][2] * b[2][0],
-             a[1][0] * b[0][1] + a[1][1] * b[1][1] + a[1][2] * b[2][1],
-             a[1][0] * b[0][2] + a[1][1] * b[1][2] + a[1][2] * b[2][2]),
-            (a[2][0] * b[0][0] + a[2][1] * b[1][0] + a[2][2] * b[2][0],
-             a[2][0] * b[0][1] + a[2][1] * b[1][1] + a[2][2] * b[2][1],
-             a[2][0] * b[0][2] + a[2][1] * b[1][2] + a[2][2] * b[2][2]))
 
 
 @jit
@@ -365,7 +351,7 @@ def add_contact(contacts, shapes, body_pos, rot, sa, sb, pos, n, depth, i, head,
         body = a if side == 0 else b
         p = pa if side == 0 else pb
         if body >= 0:
-            local = mat_t_vec3(read_mat(rot, body), vsub(p, read3(body_pos, body)))
+            local = mat_t_vec(read_mat(rot, body), vsub(p, read3(body_pos, body)))
         else:
             local = p
         for c in range(3):
@@ -419,14 +405,6 @@ def add_contact(contacts, shapes, body_pos, rot, sa, sb, pos, n, depth, i, head,
                 chain[k] = chain[best]
                 break
             k = chain[k]
-
-
-@jit
-def mat_t_vec3(m, v):
-    """Return m^T v."""
-    return (m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2],
-            m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2],
-            m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2])
 
 
 @jit
