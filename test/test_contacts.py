@@ -422,3 +422,28 @@ def test_elastic_ball_never_gains_energy_and_sliding_friction_opposes_motion():
     block.step(20)
     friction = sum(c.friction_force for c in block.contacts())
     assert friction == pytest.approx([-0.5 * G, 0.0, 0.0], abs=1e-6)
+
+
+@pytest.mark.parametrize('pairs,blocked', [([], False), ([['arm', 'door']], True)])
+def test_articulated_object_in_the_urdf_is_pushed_when_its_pair_collides(pairs, blocked):
+    """A door on its own hinge under the URDF's world link, swept by a one-link arm."""
+    from robots import box_inertial, collision_box, joint, link, robot
+    lim = '<limit lower="-3" upper="3" effort="100" velocity="100"/>'
+    urdf = robot(
+        'arm_and_door', link('world'),
+        link('arm', box_inertial(1.0, (0.6, 0.1, 0.1), xyz='0.3 0 0')
+             + collision_box((0.6, 0.1, 0.1), xyz='0.3 0 0')),
+        link('door', box_inertial(5.0, (0.05, 0.8, 1.0), xyz='0 0.4 0')
+             + collision_box((0.05, 0.8, 1.0), xyz='0 0.4 0')),
+        joint('shoulder', 'revolute', 'world', 'arm', xyz='0 0 0.5', axis='0 0 1', extra=lim),
+        joint('hinge', 'revolute', 'world', 'door', xyz='0.5 -0.2 0.5', axis='0 0 1',
+              extra=lim))
+    sim = Simulator.from_urdf(urdf, {'gravity': [0, 0, 0],
+                                     'collision': {'self_collision_pairs': pairs}})
+    sim.set_joint_state({'shoulder': -0.8}, {'shoulder': 2.0})
+    sim.step(1000)
+    shoulder, hinge = sim.joint_positions()
+    if blocked:
+        assert shoulder < -0.3 and abs(hinge) > 1e-3
+    else:
+        assert shoulder == pytest.approx(1.2, abs=1e-6) and hinge == 0.0
