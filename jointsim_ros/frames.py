@@ -64,6 +64,13 @@ class FrameTree:
                 self.scene_moving.append(name)
             else:
                 self.static.append(self.world_transform(name))
+        # force-torque sensors with a frame of their own: child link -> sensor, static
+        for sensor in sim.model.sensors:
+            if sensor.frame == 'sensor':
+                child = next(j.child_link for j in sim.model.joints if j.name == sensor.joint)
+                self.static.append(Transform(self.frame(child), self.frame(sensor.name),
+                                             tuple(float(v) for v in sensor.pos),
+                                             tuple(float(v) for v in sensor.quat)))
         root_frame = self.frame(self.root_link)
         self.anchor_moves = sim.model.links[self.root_link].body >= 0
         self.has_anchor = root_frame != world_frame

@@ -18,6 +18,7 @@ import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 ParameterType)
 import rclpy
@@ -221,6 +222,10 @@ class JointsimNode(Node):
         self._pub_diagnostics = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
         self._pub_description = self.create_publisher(String, 'robot_description', LATCHED)
         self._pub_command_order = self.create_publisher(String, 'joint_command_order', LATCHED)
+        # one WrenchStamped topic per force-torque sensor, at the sensor's rate
+        self._pub_wrench = {name: self.create_publisher(WrenchStamped, f'{name}/wrench', 10)
+                            for name in self.sim.sensor_names}
+        self._wrench_count = dict.fromkeys(self.sim.sensor_names, 0)
 
         # subscriptions: two forms per command kind
         for kind, (array_topic, named_topic) in COMMAND_TOPICS.items():
@@ -297,6 +302,12 @@ class JointsimNode(Node):
         self.runner.tick()
         if self.runner.state_version != self._published_version:
             self._publish_state()
+        for name, publisher in self._pub_wrench.items():
+            frame = self.frames.frame(self.sim.sensor_frame(name))
+            # every sample since the last tick (after a reset, the new ones)
+            for when, values, count in self.sim.sensor_history(name, self._wrench_count[name]):
+                publisher.publish(ros_messages.wrench_stamped(values, frame, when))
+                self._wrench_count[name] = count
 
     def _publish_state(self):
         sim = self.sim

@@ -7,7 +7,7 @@ and values).  Units are SI; ROS quaternions are (x, y, z, w), the simulator's (w
 """
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import TransformStamped
+from geometry_msgs.msg import TransformStamped, WrenchStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -55,6 +55,25 @@ def tf_message(transforms, seconds):
     """Return one tf2_msgs/TFMessage holding every transform, all stamped at ``seconds``."""
     time_stamp = stamp(seconds)
     return TFMessage(transforms=[transform_stamped(t, time_stamp) for t in transforms])
+
+
+def wrench_stamped(values, frame_id, seconds):
+    """
+    Return a geometry_msgs/WrenchStamped of a force-torque sample.
+
+    Args:
+        values: (6,) force xyz (N) and torque xyz (N m), as ``Simulator.wrench`` gives them.
+        frame_id: the frame they are expressed in.
+        seconds: simulated time of the sample.
+    """
+    msg = WrenchStamped()
+    msg.header.stamp = stamp(seconds)
+    msg.header.frame_id = frame_id
+    f = msg.wrench.force
+    f.x, f.y, f.z = (float(v) for v in values[:3])
+    t = msg.wrench.torque
+    t.x, t.y, t.z = (float(v) for v in values[3:6])
+    return msg
 
 
 def clock(seconds):

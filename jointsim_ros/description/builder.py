@@ -15,12 +15,12 @@ import math
 
 import numpy as np
 
-from .config import load_config
+from .config import config_sensors, load_config
 from .drives import build_drive
 from .geometry import (combine_inertias, inertia_matrix, inertia_problems, principal_moments,
                        repair_inertia, rotate_inertia, Transform)
 from .model import (BodyModel, JOINT_TYPES, JointModel, LinkFrame, Mimic, RobotModel,
-                    SCALAR_JOINT_TYPES)
+                    SCALAR_JOINT_TYPES, SensorModel)
 from .shapes import add_shapes
 from .urdf import close_matches, name_list, UrdfDescription
 from ..errors import ConfigError, DescriptionError
@@ -87,6 +87,7 @@ class _ModelBuilder:
         """Run the stages and assemble the RobotModel."""
         self.check_tree()
         self.decide_base()
+        self.sensor_specs = self.sensor_settings()
         self.check_kept_fixed_joints()
         self.group_links()
         bodies = self.make_bodies()
@@ -111,6 +112,7 @@ class _ModelBuilder:
             base_pos=base.pos,
             base_quat=base.quat,
             drives=drives,
+            sensors=self.make_sensors(),
         )
         return add_shapes(model, self.description, self.config)
 
@@ -228,6 +230,40 @@ class _ModelBuilder:
                     'or set base: fixed.')
             self.floating = False
 
+    def sensor_settings(self):
+        """Force-torque sensors of the URDF's <gazebo> tags and the config (config wins)."""
+        from_urdf = getattr(self.description, 'sensors', {}) or {}
+        specs = {}
+        if from_urdf:
+            specs.update(config_sensors(from_urdf, f'{self.description.source} <gazebo> tags'))
+        specs.update(self.config.force_torque_sensors)
+        joints = [j.name for j in self.robot.joints]
+        for name, spec in specs.items():
+            if spec['joint'] not in joints:
+                hint = close_matches(spec['joint'], joints)
+                raise ConfigError(
+                    f"force-torque sensor '{name}' sits on joint '{spec['joint']}', which "
+                    f"{self.description.source} does not define{'; ' + hint if hint else '.'}  "
+                    'Name one of its joints.')
+        return specs
+
+    def make_sensors(self):
+        """Return the SensorModel of every force-torque sensor."""
+        sensors = []
+        for name, spec in self.sensor_specs.items():
+            pose = spec.get('pose')
+            transform = Transform.from_xyz_rpy(pose.position if pose else (0.0, 0.0, 0.0),
+                                               pose.rpy if pose else (0.0, 0.0, 0.0))
+            noise = spec.get('noise', {})
+            sensors.append(SensorModel(
+                name=name, joint=spec['joint'], frame=spec.get('frame', 'child'),
+                measure_direction=spec.get('measure_direction', 'child_to_parent'),
+                pos=transform.pos, quat=transform.quat, rate=spec.get('rate', 100.0),
+                noise_force=noise.get('force', 0.0), noise_torque=noise.get('torque', 0.0),
+                seed=noise.get('seed', sum(ord(c) for c in name)),
+                cutoff=spec.get('filter', {}).get('cutoff', 0.0)))
+        return tuple(sensors)
+
     def check_kept_fixed_joints(self):
         """Config keep_fixed_joints must name fixed joints of the URDF."""
         joints = {j.name: j for j in self.robot.joints}
@@ -246,7 +282,9 @@ class _ModelBuilder:
 
     def group_links(self):
         """Stage 3: merge links joined by fixed joints; pose of every link in its body frame."""
+        # a fixed joint that carries a sensor is kept as a weld: merging would lose its wrench
         kept = set(self.config.keep_fixed_joints)
+        kept |= {spec['joint'] for spec in self.sensor_specs.values()}
         self.merged = set()
         self.group = {}       # link -> root link of its body
         self.in_group = {}    # link -> Transform of the link frame in its body frame

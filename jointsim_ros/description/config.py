@@ -158,7 +158,9 @@ class SimConfig:
         collision: CollisionSettings.
         scene: object name -> checked scene object (static geometry or a free body), see
             ``SCENE_KEYS``.
-        force_torque_sensors: force-torque sensors, plain data (mapping).
+        force_torque_sensors: sensor name -> checked sensor settings (``SENSOR_KEYS``,
+            docs/sensors.md); sensors declared in the URDF's ``<gazebo>`` tags are added when
+            the model is built.
         source: where the configuration came from, for messages ('defaults', 'config dict',
             "config file 'path.yaml'").
         given_keys: top-level keys the source set explicitly (to tell a choice from a default).
@@ -494,6 +496,72 @@ COLLISION_KEYS = (
           for k in MATERIAL_KEYS)
 
 
+SENSOR_FRAMES = ('child', 'parent', 'sensor')
+SENSOR_DIRECTIONS = ('child_to_parent', 'parent_to_child')
+NOISE_KEYS = (
+    Key('force', _number(0.0, unit='N'), 'N', 'standard deviation of the force noise'),
+    Key('torque', _number(0.0, unit='N m'), 'N m', 'standard deviation of the torque noise'),
+    Key('seed', _integer(0), 'count', 'seed of the noise generator (default: from the name)'),
+)
+FILTER_KEYS = (
+    Key('cutoff', _number(0.0, unit='Hz'), 'Hz',
+        'cut-off of a first-order low-pass on the samples; 0 = no filter'),
+)
+
+
+def _plain_section(table):
+    """Return a converter for a sub-mapping of ``table``'s keys, as a dict."""
+    def convert(value, context):
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            context.fail('a mapping with keys ' + ', '.join(k.name for k in table), value)
+        return _convert_table(table, value, context)
+    return convert
+
+
+SENSOR_KEYS = (
+    Key('joint', lambda v, c: v if isinstance(v, str) and v else c.fail('a joint name', v),
+        'joint name', 'the joint whose transmitted wrench the sensor measures'),
+    Key('frame', _choice(*SENSOR_FRAMES), ' | '.join(SENSOR_FRAMES),
+        'frame the wrench is expressed in (default child)'),
+    Key('measure_direction', _choice(*SENSOR_DIRECTIONS), ' | '.join(SENSOR_DIRECTIONS),
+        'child_to_parent: the wrench of the child on the parent (default); parent_to_child'),
+    Key('pose', lambda v, c: _section(BASE_POSE_KEYS, BasePose)(v, c), 'section',
+        'sensor frame in the child link frame (position m, rpy rad), for frame: sensor'),
+    Key('rate', _number(0.0, unit='Hz'), 'Hz',
+        'samples per second of simulated time; 0 = after every step call (default 100)'),
+    Key('noise', _plain_section(NOISE_KEYS), 'section',
+        'Gaussian noise: force (N) and torque (N m) standard deviations, seed'),
+    Key('filter', _plain_section(FILTER_KEYS), 'section',
+        'first-order low-pass: cutoff (Hz), 0 = none'),
+)
+
+
+def _sensors(value, context):
+    """Validate ``force_torque_sensors``: sensor name -> mapping of SENSOR_KEYS (joint needed)."""
+    out = _named_sections(SENSOR_KEYS, 'sensor')(value, context)
+    for name, item in out.items():
+        if 'joint' not in item:
+            context.child(name).fail('a mapping with a joint (the joint the sensor sits on)',
+                                     value[name])
+    return out
+
+
+def config_sensors(data, source):
+    """
+    Validate force-torque sensor settings from another source (the URDF's <gazebo> tags).
+
+    Args:
+        data: sensor name -> mapping of SENSOR_KEYS.
+        source: where they come from, for messages.
+
+    Returns:
+        sensor name -> converted settings.
+    """
+    return _sensors(data, _Context(source, 'force_torque_sensors'))
+
+
 SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh')
 SCENE_KEYS = (
     Key('shape', _choice(*SCENE_SHAPES), ' | '.join(SCENE_SHAPES), 'shape of the object'),
@@ -576,8 +644,8 @@ SCHEMA = (
         'which shapes collide; contact margins and position correction'),
     Key('scene', _scene, 'section',
         'object -> static geometry or free body (docs/contacts.md lists the keys)'),
-    Key('force_torque_sensors', _plain_mapping, 'section',
-        'force-torque sensors (schema to come)'),
+    Key('force_torque_sensors', _sensors, 'section',
+        'sensor -> joint, frame, measure_direction, pose, rate, noise, filter (docs/sensors.md)'),
 )
 
 

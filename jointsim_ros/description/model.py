@@ -180,6 +180,37 @@ class ShapeModel:
 
 
 @dataclass(frozen=True)
+class SensorModel:
+    """
+    A six-axis force-torque sensor on a joint (docs/sensors.md).
+
+    Attributes:
+        name: sensor name.
+        joint: the joint whose transmitted wrench it measures (kept, never merged).
+        frame: 'child', 'parent' or 'sensor': the frame the wrench is expressed in.
+        measure_direction: 'child_to_parent' (the wrench the child exerts on the parent) or
+            'parent_to_child'.
+        pos, quat: (3,), (4,) sensor frame in the child link frame, m and wxyz (frame 'sensor').
+        rate: samples per simulated second, Hz; 0 = one after every step call.
+        noise_force, noise_torque: Gaussian noise standard deviations, N and N m.
+        seed: noise generator seed.
+        cutoff: first-order low-pass cut-off, Hz; 0 = none.
+    """
+
+    name: str
+    joint: str
+    frame: str = 'child'
+    measure_direction: str = 'child_to_parent'
+    pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    rate: float = 100.0
+    noise_force: float = 0.0
+    noise_torque: float = 0.0
+    seed: int = 0
+    cutoff: float = 0.0
+
+
+@dataclass(frozen=True)
 class SceneObject:
     """
     A free body of the scene (config ``scene`` with a mass): its body and initial state.
@@ -224,6 +255,7 @@ class RobotModel:
         drives: tuple of DriveModel, in joint order (URDF order of the driven joints).
         shapes: tuple of ShapeModel: the robot's collision shapes, the ground and the scene.
         objects: tuple of SceneObject, the free bodies of the scene (bodies after the robot's).
+        sensors: tuple of SensorModel.
         collision_filter: frozenset of link-name pairs (frozensets) whose shapes never collide;
             shapes on one body never collide either.
     """
@@ -243,3 +275,4 @@ class RobotModel:
     shapes: tuple = ()
     objects: tuple = ()
     collision_filter: frozenset = frozenset()
+    sensors: tuple = ()

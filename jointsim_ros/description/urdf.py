@@ -98,6 +98,9 @@ class UrdfDescription:
         transmissions: joint name -> mechanical reduction of single-joint transmissions.
         collisions: link name -> tuple of CollisionGeometry, in document order.
         base_dir: directory of the source file ('' for a string), for relative mesh paths.
+        sensors: force-torque sensors of ``<gazebo reference="JOINT"><sensor
+            type="force_torque">`` tags: name -> {joint, rate, frame, measure_direction, pose}
+            in the config's ``force_torque_sensors`` form (docs/sensors.md).
     """
 
     robot: object
@@ -107,6 +110,7 @@ class UrdfDescription:
     transmissions: dict = field(default_factory=dict)
     collisions: dict = field(default_factory=dict)
     base_dir: str = ''
+    sensors: dict = field(default_factory=dict)
 
     def where(self, kind, name):
         """
@@ -171,12 +175,14 @@ def parse_urdf(source, xacro_args=None):
         transmissions = _transmission_ratios(root)
         collisions, collision_warnings = _collisions(root, name)
         warnings += collision_warnings
+        sensors, sensor_warnings = _gazebo_sensors(root, name)
+        warnings += sensor_warnings
         warnings += _prune(root, name)
         robot, parser_warnings = _reflect(root, name, lines if not from_xacro else {})
     return UrdfDescription(robot=robot, source=name, lines={} if from_xacro else lines,
                            warnings=tuple(warnings + parser_warnings),
                            transmissions=transmissions, collisions=collisions,
-                           base_dir=_base_dir(source))
+                           base_dir=_base_dir(source), sensors=sensors)
 
 
 def _base_dir(source):
@@ -236,6 +242,37 @@ def _collisions(root, name):
                         'Fix their attributes (box size="x y z", sphere radius, cylinder and '
                         'capsule radius and length, mesh filename).')
     return out, warnings
+
+
+def _gazebo_sensors(root, name):
+    """Read Gazebo force-torque sensor tags; return (sensor name -> settings, warnings)."""
+    sensors = {}
+    warnings = []
+    for gazebo in root.iterfind('gazebo'):
+        joint = gazebo.get('reference')
+        for sensor in gazebo.iterfind('sensor'):
+            if sensor.get('type') not in ('force_torque', 'force-torque'):
+                continue
+            label = sensor.get('name') or f'{joint}_ft'
+            item = {'joint': joint}
+            rate = _numbers(sensor.findtext('update_rate'))
+            if rate is not None and len(rate) == 1 and rate[0] >= 0:
+                item['rate'] = rate[0]
+            settings = sensor.find('force_torque')
+            for key in ('frame', 'measure_direction'):
+                text = (settings.findtext(key) if settings is not None else None) or ''
+                if text.strip():
+                    item[key] = text.strip()
+            pose = _numbers(sensor.findtext('pose'))
+            if pose is not None and len(pose) == 6:
+                item['pose'] = {'position': list(pose[:3]), 'rpy': list(pose[3:])}
+            if not joint:
+                warnings.append(f"{name}: force-torque sensor '{label}' (line "
+                                f'{sensor.sourceline}) is in a <gazebo> tag without '
+                                'reference="JOINT"; ignored.  Name the joint it sits on.')
+                continue
+            sensors[label] = item
+    return sensors, warnings
 
 
 def _subject(name):

@@ -10,6 +10,7 @@ from . import joints as jt
 from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, ContactWork,
                      Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, Joints, Mimics, Shapes,
                      State, Work)
+from .sensors import joint_impulse_on_child
 from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
 
@@ -444,6 +445,25 @@ class Engine:
                                     keep=(self.contacts, self.cwork))
             self._step_fn = None
         return taken
+
+    def joint_wrench(self, j):
+        """
+        Mean wrench joint j's parent applied to its child over the last step (world frame).
+
+        Returns:
+            (force (3,) N, torque (3,) N m about the child's COM, the child's COM (3,) m and
+            orientation (4,) at the start of that step, the poses the rows were built at).
+        """
+        if not hasattr(self, '_joint_axis'):
+            self._joint_axis = {int(j): x for x, j in enumerate(self.axes.joint)}
+            self._joint_free = {int(j): f for f, j in enumerate(self.free.joint)}
+        out = np.zeros(6)
+        joint_impulse_on_child(j, self._joint_axis.get(j, -1), self._joint_free.get(j, -1),
+                               self.joints, self.blocks, self.mimics, self.axes, self.drives,
+                               self.state, self.work, self.dt, out)
+        child = int(self.joints.body[j, 1])
+        start = self.work.backup[child]
+        return out[:3] / self.dt, out[3:] / self.dt, start[0:3].copy(), start[3:7].copy()
 
     def joint_rates(self):
         """Scalar joint velocities (rad/s or m/s; 0 for other joint types), per joint index."""

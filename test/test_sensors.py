@@ -1,0 +1,259 @@
+"""
+Force-torque sensors against statics, a Newton-Euler computation from the motion, and DDS.
+
+The wrench a sensor reads is the one its joint transmitted in the last step, from the joint's
+accumulated impulses (docs/sensors.md).
+"""
+import math
+
+from geometry_msgs.msg import WrenchStamped
+from jointsim_ros import Simulator
+from jointsim_ros.description.geometry import quat_to_matrix, rpy_to_matrix
+from jointsim_ros.errors import CommandError, ConfigError
+from node_harness import domain, RosClient, running_node, stamp_seconds
+import numpy as np
+import pytest
+from robots import box_inertial, joint, link, robot
+
+G = 9.81
+LIM = '<limit lower="-3" upper="3" effort="1000" velocity="100"/>'
+GAZEBO_SENSOR = ('<gazebo reference="wrist"><sensor name="wrist_ft" type="force_torque">'
+                 '<update_rate>250</update_rate><force_torque><frame>parent</frame>'
+                 '<measure_direction>parent_to_child</measure_direction></force_torque>'
+                 '</sensor></gazebo>')
+
+
+def arm(extra=''):
+    """Shoulder and elbow about y, a 3 kg hand welded on at the wrist (a fixed joint)."""
+    return robot(
+        'ft_arm', link('base'),
+        link('upper', box_inertial(2.0, (0.5, 0.05, 0.05), xyz='0.25 0 0')),
+        link('fore', box_inertial(1.0, (0.4, 0.05, 0.05), xyz='0.2 0 0')),
+        link('hand', box_inertial(3.0, (0.1, 0.1, 0.1), xyz='0.05 0 0.02')),
+        joint('shoulder', 'revolute', 'base', 'upper', axis='0 1 0', extra=LIM),
+        joint('elbow', 'revolute', 'upper', 'fore', xyz='0.5 0 0', axis='0 1 0', extra=LIM),
+        joint('wrist', 'fixed', 'fore', 'hand', xyz='0.4 0 0'), extra)
+
+
+def held_arm(sensors, pose=None):
+    """Return the arm held still by dry friction at a bent pose, sensors sampled every step."""
+    pose = pose or {'shoulder': -0.3, 'elbow': 0.6}
+    sim = Simulator.from_urdf(arm(), {
+        'force_torque_sensors': sensors, 'initial_positions': pose,
+        'joints': {'shoulder': {'friction': 1000.0}, 'elbow': {'friction': 1000.0}}})
+    sim.step(100)
+    return sim
+
+
+def com_world(sim, link_name):
+    """Return the world centre of mass of a (root) link's body."""
+    body = sim.model.links[link_name].body
+    xyz, quat = sim.link_pose(sim.model.bodies[body].name)
+    return xyz + quat_to_matrix(quat) @ sim.model.bodies[body].com
+
+
+def weight_wrench(sim, links, point, frame_quat):
+    """Return the weight of some links and its moment about a point, in a frame: (F, tau)."""
+    force = np.zeros(3)
+    torque = np.zeros(3)
+    for name in links:
+        body = sim.model.links[name].body
+        weight = np.array([0.0, 0.0, -G * sim.model.bodies[body].mass])
+        force += weight
+        torque += np.cross(com_world(sim, name) - point, weight)
+    rot = quat_to_matrix(frame_quat)
+    return rot.T @ force, rot.T @ torque
+
+
+def test_held_arm_sensors_read_the_distal_weight_and_its_moment():
+    sim = held_arm({'wrist_ft': {'joint': 'wrist', 'rate': 0},
+                    'elbow_ft': {'joint': 'elbow', 'rate': 0}})
+    # the wrist is kept as a weld, not merged, because it carries a sensor
+    assert 'wrist' in [j.name for j in sim.model.joints]
+    assert np.linalg.norm(sim.link_twist('hand')[0]) < 1e-9  # at rest
+    for sensor, point_link, distal in (('wrist_ft', 'hand', ['hand']),
+                                       ('elbow_ft', 'fore', ['fore', 'hand'])):
+        point, quat = sim.link_pose(point_link)  # the joint origin, child link frame
+        force, torque = weight_wrench(sim, distal, point, quat)
+        reading = sim.wrench(sensor)  # child_to_parent: the distal part presses on the parent
+        assert reading[:3] == pytest.approx(force, abs=1e-3 * np.linalg.norm(force)), sensor
+        assert reading[3:] == pytest.approx(torque, abs=1e-3 * np.linalg.norm(torque)), sensor
+
+
+def test_frames_and_directions_read_the_same_load():
+    pose = {'position': [0.03, -0.02, 0.05], 'rpy': [0.3, -0.2, 1.0]}
+    sensors = {'child': {'joint': 'elbow', 'rate': 0},
+               'parent': {'joint': 'elbow', 'rate': 0, 'frame': 'parent'},
+               'sensor': {'joint': 'elbow', 'rate': 0, 'frame': 'sensor', 'pose': pose},
+               'reverse': {'joint': 'elbow', 'rate': 0,
+                           'measure_direction': 'parent_to_child'}}
+    sim = held_arm(sensors)
+    child = sim.wrench('child')
+    assert sim.wrench('reverse') == pytest.approx(-child, abs=1e-12)
+    # parent frame: the child frame turned by the elbow angle about y
+    elbow = sim.joint_positions()[sim.joint_names.index('elbow')]
+    turn = rpy_to_matrix((0.0, elbow, 0.0))
+    parent = sim.wrench('parent')
+    assert parent[:3] == pytest.approx(turn @ child[:3], abs=1e-9)
+    assert parent[3:] == pytest.approx(turn @ child[3:], abs=1e-9)
+    # sensor frame: its own axes, torque about its own origin
+    rot = rpy_to_matrix(pose['rpy'])
+    offset = np.array(pose['position'])
+    reading = sim.wrench('sensor')
+    assert reading[:3] == pytest.approx(rot.T @ child[:3], abs=1e-9)
+    assert reading[3:] == pytest.approx(rot.T @ (child[3:] - np.cross(offset, child[:3])),
+                                        abs=1e-9)
+    assert sim.sensor_frame('parent') == 'upper' and sim.sensor_frame('sensor') == 'sensor'
+
+
+def two_link_arm():
+    """Two uniform bars on revolute joints about y (the second one carries the sensor)."""
+    return robot(
+        'swing', link('base'),
+        link('upper', box_inertial(2.0, (0.5, 0.06, 0.04), xyz='0.25 0 0')),
+        link('fore', box_inertial(1.5, (0.4, 0.05, 0.08), xyz='0.2 0.01 0')),
+        joint('shoulder', 'continuous', 'base', 'upper', axis='0 1 0'),
+        joint('elbow', 'continuous', 'upper', 'fore', xyz='0.5 0 0', axis='0 1 0'))
+
+
+def test_swinging_arm_sensor_matches_newton_euler_of_the_motion():
+    """
+    Newton-Euler on the forearm from its simulated motion, step by step.
+
+    Over step k the elbow gave the forearm F = m (v_k+1 - v_k) / dt - m g and, about its
+    COM, (L_k+1 - L_k) / dt with L = R I R^T w; about the elbow, tau = tau_com + (c - p) x F
+    at the poses step k started from.
+    """
+    sim = Simulator.from_urdf(two_link_arm(), {
+        'force_torque_sensors': {'elbow_ft': {'joint': 'elbow', 'rate': 0,
+                                              'measure_direction': 'parent_to_child'}},
+        'initial_positions': {'shoulder': 0.3, 'elbow': -0.8}})
+    body = sim.model.links['fore'].body
+    mass = sim.model.bodies[body].mass
+    inertia = sim.model.bodies[body].inertia
+    gravity = np.array([0.0, 0.0, -G])
+
+    def motion():
+        xyz, quat = sim.link_pose('fore')
+        rot = quat_to_matrix(quat)
+        com = xyz + rot @ sim.model.bodies[body].com
+        v, w = sim.link_twist('fore')
+        v_com = v + np.cross(w, com - xyz)
+        return xyz, rot, com, v_com, rot @ inertia @ rot.T @ w
+
+    errors, magnitudes = [], []
+    before = motion()
+    while sim.time < 2.0:
+        sim.step(1)
+        after = motion()
+        point, rot, com = before[0], before[1], before[2]
+        force = mass * (after[3] - before[3]) / sim.dt - mass * gravity
+        torque = (after[4] - before[4]) / sim.dt + np.cross(com - point, force)
+        expected = np.concatenate((rot.T @ force, rot.T @ torque))
+        if sim.time > 0.1:
+            errors.append(sim.wrench('elbow_ft') - expected)
+            magnitudes.append(expected)
+        before = after
+    rms_error = np.sqrt(np.mean(np.square(errors), axis=0))
+    rms = np.sqrt(np.mean(np.square(magnitudes), axis=0))
+    scale = np.array([np.linalg.norm(rms[:3])] * 3 + [np.linalg.norm(rms[3:])] * 3)
+    assert np.all(rms_error <= 0.01 * scale), (rms_error, rms)
+
+
+def test_gazebo_sensor_tag_declares_a_sensor_at_its_rate():
+    sim = Simulator.from_urdf(arm(GAZEBO_SENSOR), {
+        'initial_positions': {'shoulder': -0.3, 'elbow': 0.6},
+        'joints': {'shoulder': {'friction': 1000.0}, 'elbow': {'friction': 1000.0}}})
+    assert sim.sensor_names == ('wrist_ft',)
+    spec = sim.model.sensors[0]
+    assert (spec.joint, spec.rate, spec.frame, spec.measure_direction) == (
+        'wrist', 250.0, 'parent', 'parent_to_child')
+    sim.step(400)
+    when, reading, count = sim.sensor_sample('wrist_ft')
+    assert count == 100 and when == pytest.approx(0.4)  # 250 Hz of simulated time
+    point, _ = sim.link_pose('hand')
+    _, fore = sim.link_pose('fore')
+    force, torque = weight_wrench(sim, ['hand'], point, fore)
+    assert reading[:3] == pytest.approx(-force, abs=1e-3 * np.linalg.norm(force))
+    assert reading[3:] == pytest.approx(-torque, abs=1e-3 * np.linalg.norm(torque))
+
+
+def test_noise_and_low_pass_filter():
+    noisy = {'joint': 'wrist', 'rate': 0, 'noise': {'force': 0.5, 'torque': 0.05}}
+    filtered = dict(noisy, filter={'cutoff': 5.0})
+    clean = {'joint': 'wrist', 'rate': 0}
+    sim = held_arm({'noisy': noisy, 'filtered': filtered, 'clean': clean})
+    samples = {name: [] for name in ('noisy', 'filtered', 'clean')}
+    for _ in range(3000):
+        sim.step(1)
+        for name in samples:
+            samples[name].append(sim.wrench(name))
+    noise = np.array(samples['noisy'][500:]) - np.array(samples['clean'][500:])
+    assert np.std(noise[:, :3]) == pytest.approx(0.5, rel=0.1)
+    assert np.std(noise[:, 3:]) == pytest.approx(0.05, rel=0.1)
+    smooth = np.array(samples['filtered'][500:]) - np.array(samples['clean'][500:])
+    # a first-order low-pass at fc over samples dt apart passes sqrt(a / (2 - a)) of white
+    # noise, a = 1 - exp(-2 pi fc dt)
+    a = 1.0 - math.exp(-2.0 * math.pi * 5.0 * sim.dt)
+    assert np.std(smooth[:, :3]) == pytest.approx(0.5 * math.sqrt(a / (2.0 - a)), rel=0.2)
+    assert np.mean(smooth[:, 2]) == pytest.approx(0.0, abs=0.05)
+
+
+def test_foot_sensor_reads_its_share_of_the_weight():
+    from robots import biped
+    bend = {'l_hip': -0.3, 'r_hip': -0.3, 'l_knee': 0.6, 'r_knee': 0.6, 'l_ankle': -0.3,
+            'r_ankle': -0.3}
+    config = {'base': 'floating', 'initial_positions': bend, 'force_torque_sensors': {
+        f'{side}_ankle_ft': {'joint': f'{side}_ankle', 'rate': 0} for side in 'lr'}}
+    probe = Simulator.from_urdf(biped(), {**config, 'base_pose': {'position': [0, 0, 1.0]}})
+    low = min(probe.link_pose(f'{side}_foot')[0][2] for side in 'lr')
+    sim = Simulator.from_urdf(biped(), {**config, 'base_pose': {
+        'position': [0.0, 0.0, 1.0 - low + 0.0405]}})
+    names = sim.joint_names
+    target = np.array([bend[n] for n in names])
+    for _ in range(3000):
+        q, qd = sim.joint_positions(), sim.joint_velocities()
+        sim.set_joint_efforts(dict(zip(names, 800.0 * (target - q) - 20.0 * qd)))
+        sim.step(1)
+    for side in 'lr':
+        foot = f'{side}_foot'
+        pressed = sum(c.normal_force for c in sim.contacts() if c.link_a == foot)
+        foot_mass = sim.model.bodies[sim.model.links[foot].body].mass
+        _, quat = sim.link_pose(foot)
+        force = quat_to_matrix(quat) @ sim.wrench(f'{side}_ankle_ft')[:3]  # to the world
+        # the foot presses on the shin with the ground's push less its own weight
+        assert force[2] == pytest.approx(pressed - foot_mass * G, rel=2e-3)
+        assert pressed == pytest.approx(0.5 * 18.0 * G, rel=0.05)
+
+
+def test_unknown_sensor_or_joint_is_a_clear_error():
+    sim = held_arm({'wrist_ft': {'joint': 'wrist'}})
+    with pytest.raises(CommandError, match="unknown force-torque sensor 'wrist'.*wrist_ft"):
+        sim.wrench('wrist')
+    with pytest.raises(ConfigError, match="sits on joint 'wirst'.*did you mean 'wrist'"):
+        Simulator.from_urdf(arm(), {'force_torque_sensors': {'s': {'joint': 'wirst'}}})
+
+
+def test_node_publishes_wrench_stamped_at_the_sensor_rate(tmp_path):
+    urdf = tmp_path / 'arm.urdf'
+    urdf.write_text(arm())
+    config = tmp_path / 'sim.yaml'
+    config.write_text('force_torque_sensors:\n  wrist_ft: {joint: wrist, rate: 50, '
+                      'frame: sensor, pose: {position: [0, 0, 0.1]}}\n'
+                      'joints: {shoulder: {friction: 1000}, elbow: {friction: 1000}}\n')
+    with domain() as domain_id:
+        with running_node(domain_id, tmp_path / 'node.log',
+                          parameters={'robot_description_file': str(urdf),
+                                      'config_file': str(config)}):
+            client = RosClient(domain_id)
+            try:
+                received = client.subscribe(WrenchStamped, 'wrist_ft/wrench')
+                assert client.wait_for(lambda: len(received) >= 10)
+                last = received[-1]
+                assert last.header.frame_id == 'wrist_ft'
+                stamps = [stamp_seconds(m.header.stamp) for m in received[-5:]]
+                assert np.diff(stamps) == pytest.approx([0.02] * 4, abs=1e-6)
+                # the hand's weight, 3 kg, pressing down on the forearm
+                assert last.wrench.force.z == pytest.approx(-3.0 * G, rel=1e-3)
+            finally:
+                client.close()
