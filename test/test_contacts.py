@@ -447,3 +447,16 @@ def test_articulated_object_in_the_urdf_is_pushed_when_its_pair_collides(pairs, 
         assert shoulder < -0.3 and abs(hinge) > 1e-3
     else:
         assert shoulder == pytest.approx(1.2, abs=1e-6) and hinge == 0.0
+
+
+def test_contact_arrays_grow_when_a_step_finds_more_than_they_hold():
+    objects = {f'box{k}': box(position=(0.25 * (k % 3), 0.25 * (k // 3), 0.1)) for k in range(9)}
+    reference = scene(objects)
+    sim = scene(objects)
+    sim._engine._allocate_contacts(4, 2)  # far too small: 36 points, 12 touching pairs
+    reference.step(300)
+    sim.step(300)
+    assert len(sim._engine.contacts.id) >= 36
+    assert len(sim.contacts()) == len(reference.contacts()) == 36
+    for name in objects:
+        assert sim.link_pose(name)[0] == pytest.approx(reference.link_pose(name)[0], abs=1e-6)

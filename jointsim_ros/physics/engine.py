@@ -8,8 +8,8 @@ import numpy as np
 from . import contacts as ct
 from . import joints as jt
 from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, ContactWork,
-                     Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, Joints, Mimics, Shapes,
-                     State, Work)
+                     Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, INFO_STATUS, Joints,
+                     Mimics, Shapes, State, STATUS_CONTACT_OVERFLOW, Work)
 from .sensors import joint_impulse_on_child
 from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
@@ -428,23 +428,25 @@ class Engine:
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
         s = self.solver
-        args = (self.bodies, self.joints, self.mimics, self.blocks, self.axes, self.drives,
-                self.free, self.state, self.work, self.shapes, self.polytopes, self.contacts,
-                self.cwork, self.contact_param, self.dt, self.gravity, int(s.iterations),
-                float(s.tolerance), float(s.time_budget), int(s.position_iterations),
-                float(s.position_tolerance), bool(s.warm_start), self.info, int(n))
-        self.info[INFO_OVERFLOW] = 0.0
-        if self._step_fn is None:
-            taken = compiled_step(*args)
-            self._step_fn = _compiled_entry_point(compiled_step, args)
-        else:
-            taken = self._step_fn(*args)
-        if self.info[INFO_OVERFLOW]:
-            # more pairs or points than the arrays hold: grow them for the next steps
+        taken = 0
+        while True:
+            args = (self.bodies, self.joints, self.mimics, self.blocks, self.axes, self.drives,
+                    self.free, self.state, self.work, self.shapes, self.polytopes,
+                    self.contacts, self.cwork, self.contact_param, self.dt, self.gravity,
+                    int(s.iterations), float(s.tolerance), float(s.time_budget),
+                    int(s.position_iterations), float(s.position_tolerance),
+                    bool(s.warm_start), self.info, int(n) - taken)
+            self.info[INFO_OVERFLOW] = 0.0
+            if self._step_fn is None:
+                taken += compiled_step(*args)
+                self._step_fn = _compiled_entry_point(compiled_step, args)
+            else:
+                taken += self._step_fn(*args)
+            if self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
+                return taken
+            # more pairs or points than the arrays hold: the step was undone; grow and retake
             self._allocate_contacts(2 * len(self.contacts.id), 2 * len(self.cwork.pairs),
                                     keep=(self.contacts, self.cwork))
-            self._step_fn = None
-        return taken
 
     def joint_wrench(self, j):
         """

@@ -16,7 +16,8 @@ import numpy as np
 from . import joints as jt
 from .arrays import (INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW,
                      INFO_PENETRATION, INFO_POS_ERROR, INFO_RESIDUAL, INFO_STATUS, INFO_STOP,
-                     STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS, STOP_TIME_BUDGET, STOP_TOLERANCE)
+                     STATUS_CONTACT_OVERFLOW, STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS,
+                     STOP_TIME_BUDGET, STOP_TOLERANCE)
 from .axes import prepare_axes, project_limits, solve_axes, warm_start_axes
 from .clock import monotonic
 from .contacts import (find_contacts, P_POSITION_TOLERANCE, prepare_contacts, project_contacts,
@@ -371,7 +372,12 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         if shapes.body.shape[0] > 0:
             if find_contacts(shapes, polys, contacts, cwork, state, work, contact_param,
                              dt) < 0:
+                # more pairs or points than the arrays hold: undo this step and return, the
+                # engine grows the arrays and takes it again
+                restore_backup(state, work)
                 info[INFO_OVERFLOW] = 1.0
+                info[INFO_STATUS] = STATUS_CONTACT_OVERFLOW
+                return n
             info[INFO_CONTACTS] = contacts.count[0]
         # 3. constraint rows at x, with the curvature bias from the predicted poses
         prepare_blocks(blocks, bodies, joints, mimics, state, work, dt)
