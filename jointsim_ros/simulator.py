@@ -16,7 +16,9 @@ from .description.model import SCALAR_JOINT_TYPES
 from .description.urdf import close_matches
 from .errors import CommandError, DivergenceError
 from .physics import arrays
+from .physics.axes import PRESCRIBED
 from .physics.engine import Engine, quat_multiply, quat_to_matrix
+from .trajectory import CubicSpline
 
 #: What one call of :meth:`Simulator.step` reports.
 StepReport = namedtuple('StepReport', [
@@ -38,6 +40,8 @@ Contact = namedtuple('Contact', [
     'friction_force',  # (3,) N, tangential force of B on A
 ])
 LOGGER = logging.getLogger('jointsim_ros')
+#: A prescribed motion must start this close to the joint's position, rad or m.
+PRESCRIBED_START_TOLERANCE = 1e-3
 #: Samples of each force-torque sensor kept for readers that poll (the node), count.
 HISTORY = 1000
 #: Joint speeds are compared with the URDF velocity limits at most this often, simulated s.
@@ -77,6 +81,7 @@ class Simulator:
         self.last_step = StepReport(0, 0, 0.0, 'tolerance', 0.0)
         #: Force-torque sensors (config ``force_torque_sensors`` and URDF <gazebo> tags).
         self.sensor_names = tuple(s.name for s in model.sensors)
+        self._prescribed = {}  # joint name -> (axis, (spline, column, start time))
         self._sensors = {s.name: _SensorState(s, index[s.joint]) for s in model.sensors}
         self.reset()
 
@@ -127,7 +132,8 @@ class Simulator:
         """
         if self._diverged:
             raise DivergenceError(self._diverged)
-        taken = self._step_with_samples(int(n))
+        taken = self._step_prescribed(int(n)) if self._prescribed else \
+            self._step_with_samples(int(n))
         info = self._engine.info
         self.last_step = StepReport(
             steps=taken, iterations=int(info[arrays.INFO_ITERATIONS]),
@@ -168,11 +174,88 @@ class Simulator:
         Return the actuator efforts on the joints in :attr:`joint_names` order, N m or N.
 
         A driven joint reports its drive's output effort; other joints their commanded effort.
+        A joint on a prescribed motion adds the effort the motion needed in the last step.
         """
         efforts = self._engine.state.joint_effort[self._scalar].copy()
         for name, d in self._drive_index.items():
             efforts[self._joint_position[name]] = self._output_effort(d)
+        for name, (axis, _) in self._prescribed.items():
+            impulse = self._engine.state.axis_impulse[axis, PRESCRIBED]
+            efforts[self._joint_position[name]] += impulse / self.dt
         return efforts
+
+    # -- prescribed motion ----------------------------------------------------------------------
+    def prescribe_joints(self, times, positions, joints=None, start_time=None):
+        """
+        Drive joints along a motion: samples interpolated by a clamped cubic spline.
+
+        Each joint follows its curve exactly (an unbounded row lands it on q*(t + dt) every
+        step); the effort the motion needs is read from that row's impulse and reported by
+        :meth:`joint_efforts` and :meth:`prescribed_efforts` (docs/prescribed.md).  Outside the
+        samples a joint holds the end position at rest.
+
+        Args:
+            times: (n,) sample times, s, strictly increasing, relative to ``start_time``.
+            positions: (n, m) joint positions, rad or m, one column per joint.
+            joints: m joint names (default all of :attr:`joint_names`).
+            start_time: simulated time of times = 0, s (default: now).
+
+        Raises:
+            CommandError: unknown joints, a shape mismatch, bad times or values.
+        """
+        names = list(self.joint_names if joints is None else joints)
+        idx = self._joint_indices(names, 'prescribe_joints')
+        values = np.asarray(positions, dtype=float)
+        values = values.reshape(len(values), -1) if values.ndim else values
+        if values.ndim != 2 or values.shape[1] != len(names):
+            raise CommandError(f'prescribe_joints: positions must have one column per joint '
+                               f'({len(names)}), got shape {np.shape(positions)}.')
+        spline = CubicSpline(times, values)
+        offset = self.time if start_time is None else float(start_time)
+        now = np.atleast_1d(spline.evaluate(self.time - offset))
+        gap = np.abs(now - self._engine.state.joint_q[idx])
+        if np.any(gap > PRESCRIBED_START_TOLERANCE):
+            worst = int(np.argmax(gap))
+            raise CommandError(
+                f'prescribe_joints: joint {names[worst]!r} is at '
+                f'{self._engine.state.joint_q[idx[worst]]:.6g} but its motion starts at '
+                f'{now[worst]:.6g} (rad or m); a prescribed motion must start where the joint '
+                'is.  Call set_joint_state with the first sample first.  Nothing was changed.')
+        axis_of = {int(j): x for x, j in enumerate(self._engine.axes.joint)}
+        for column, (name, j) in enumerate(zip(names, idx)):
+            axis = axis_of[int(j)]
+            self._prescribed[name] = (axis, (spline, column, offset))
+            self._engine.state.axis_prescribed[axis] = 1.0
+
+    def release_joints(self, joints=None):
+        """End the prescribed motion of some joints (default all); they move freely again."""
+        for name in list(self._prescribed if joints is None else joints):
+            entry = self._prescribed.pop(name, None)
+            if entry is not None:
+                self._engine.state.axis_prescribed[entry[0]] = 0.0
+                self._engine.state.axis_impulse[entry[0], PRESCRIBED] = 0.0
+
+    def prescribed_efforts(self):
+        """Return joint name -> the effort its prescribed motion needed in the last step."""
+        impulses = self._engine.state.axis_impulse
+        return {name: float(impulses[axis, PRESCRIBED]) / self.dt
+                for name, (axis, _) in self._prescribed.items()}
+
+    def _step_prescribed(self, n):
+        """Step one at a time, aiming each prescribed joint at its curve at the step's end."""
+        state = self._engine.state
+        taken = 0
+        for _ in range(n):
+            after = self.time + self.dt
+            for axis, (spline, column, offset) in self._prescribed.values():
+                state.axis_target_q[axis] = np.atleast_1d(spline.evaluate(after - offset))[column]
+                state.axis_target_rate[axis] = np.atleast_1d(
+                    spline.evaluate(after - offset, 1))[column]
+            done = self._step_with_samples(1)
+            taken += done
+            if done < 1:
+                break
+        return taken
 
     def _output_effort(self, d):
         impulse = self._engine.state.drive_impulse[d]
@@ -644,6 +727,7 @@ class Simulator:
                                   np.zeros(3), np.zeros(3))
         for state in self._sensors.values():
             state.clear()
+        self.release_joints()
         for item in self.model.objects:
             engine.set_body_state(item.body, item.pos, item.quat, item.linear_velocity,
                                   item.angular_velocity)

@@ -102,10 +102,13 @@ State = namedtuple('State', [
     'drive_current',  # (n_drive,) armature current, A
     'rotor_speed',    # (n_drive,) rotor speed relative to the stator, rad/s
     'drive_impulse',  # (n_drive, 3) accumulated gear, motor and gear-friction impulses
-    'axis_impulse',   # (n_axis, 6) friction, damping, lower, upper, speed rows' impulses
+    'axis_impulse',   # (n_axis, 7) friction, damping, lower, upper, speed, prescribed rows
     'axis_rate',      # (n_axis,) joint speed at the end of the last sweep, rad/s or m/s
     'body_wrench',    # (n_body, 6) external force (N, through the COM) and torque (N m), world
     'free_impulse',   # (n_free, 3) accumulated friction impulses of multi-DOF joints
+    'axis_prescribed',   # (n_axis,) 1.0 where the joint follows a prescribed motion
+    'axis_target_rate',  # (n_axis,) its velocity target this step, rad/s or m/s
+    'axis_target_q',     # (n_axis,) its position at the end of this step, rad or m
 ])
 
 #: Scratch arrays reused every step (no allocation in the loop).

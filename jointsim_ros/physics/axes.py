@@ -23,7 +23,12 @@ Rows, each updated as in sequential impulses (accumulated impulse, clamped):
   qdot+ >= -e qdot instead (a bounce with coefficient e).  The upper limit mirrors it.  A
   leftover overlap is removed by turning the joint's subtree rigidly (``project_limits``),
   never by velocity, so no energy is added;
-- velocity limits (optional): one-sided rows qdot+ <= v_max and qdot+ >= -v_max.
+- velocity limits (optional): one-sided rows qdot+ <= v_max and qdot+ >= -v_max;
+- prescribed motion (``Simulator.prescribe_joints``): a velocity row with an unbounded impulse
+  asking qdot+ = qdot*(t + dt), the curve's rate at the end of the step, and a position row in
+  ``project_limits`` that turns the joint's subtree rigidly onto q*(t + dt) (positions only, as
+  for limits); the velocity row's impulse over dt is the effort the motion needs on top of the
+  other rows.
 """
 import numpy as np
 
@@ -32,7 +37,7 @@ from .math3d import (cross, jit_inline, mat_vec, quat_from_rotvec, quat_mul, qua
                      quat_to_mat, vadd, vscale, vsub)
 from .solver import frames_of_joint
 
-FRICTION, DAMPING, LOWER, UPPER, SPEED_UP, SPEED_DOWN = range(6)
+FRICTION, DAMPING, LOWER, UPPER, SPEED_UP, SPEED_DOWN, PRESCRIBED = range(7)
 #: Joint speed below which a joint counts as at rest for static friction, rad/s or m/s.
 REST_SPEED = 1e-6
 #: Approach speed above which a limit bounces with its restitution, rad/s or m/s.
@@ -114,8 +119,8 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
         q = state.joint_q[j]
         reach = 2.0 * dt * abs(state.axis_rate[x])
         near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
-        if not (axes.always_live[x] or near):
-            for r in range(6):
+        if not (axes.always_live[x] or near or state.axis_prescribed[x] > 0.0):
+            for r in range(impulses.shape[1]):
                 impulses[x, r] = 0.0
             continue
         live[n_live] = x
@@ -215,7 +220,7 @@ def warm_start_axes(axes, bodies, joints, state, work, enabled):
     body = joints.body
     for x in range(axes.joint.shape[0]):
         P = 0.0
-        for r in range(6):
+        for r in range(impulses.shape[1]):
             if not enabled:
                 impulses[x, r] = 0.0
             P += impulses[x, r]
@@ -225,7 +230,8 @@ def warm_start_axes(axes, bodies, joints, state, work, enabled):
 @jit_inline
 def solve_axes(vel, coord_J, response, inv_k, geared, reaction, setup, active, impulses,
                row_impulse, soft, ainv, drive_impulse, rotor, body, joint_block, row0, dim,
-               live, n_live, axis_joint, axis_drive, velocity_limit, gear, inv_rotor, axis_rate):
+               live, n_live, axis_joint, axis_drive, velocity_limit, gear, inv_rotor, axis_rate,
+               prescribed, prescribed_rate):
     """
     One Gauss-Seidel pass over the live axes; returns the largest impulse change.
 
@@ -330,6 +336,13 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, setup, active, i
             rows += new2 - old2
             qdot += kg * (new2 - old2)
             largest = max(largest, abs(new - old), abs(new2 - old2))
+        # prescribed motion: qdot+ = target, unbounded
+        if prescribed[x] > 0.0:
+            delta = (prescribed_rate[x] - qdot) / kg
+            impulses[x, PRESCRIBED] += delta
+            rows += delta
+            qdot += kg * delta
+            largest = max(largest, abs(delta))
         P = gear_part + rows
         if d >= 0 and rows != 0.0:
             # the rows moved link and rotor together: the gear brings the rotor along
@@ -366,11 +379,14 @@ def project_limits(axes, joints, state, work, tolerance):
         j = axes.joint[x]
         q = state.joint_q[j]  # updated after this step's positions (step stage 9)
         shift = 0.0
-        if q < axes.lower[x] - tolerance:
+        if state.axis_prescribed[x] > 0.0:
+            shift = state.axis_target_q[x] - q  # a prescribed joint lands on its curve
+        elif q < axes.lower[x] - tolerance:
             shift = axes.lower[x] - q
         elif q > axes.upper[x] + tolerance:
             shift = axes.upper[x] - q
-        largest = max(largest, abs(shift))
+        if state.axis_prescribed[x] == 0.0:
+            largest = max(largest, abs(shift))
         if shift != 0.0:
             f = frames_of_joint(j, joints, state.body_pos, state.body_quat)
             prismatic = joints.type[j] == PRISMATIC

@@ -102,9 +102,10 @@ class Engine:
             joint_q=np.zeros(n_joint), joint_effort=np.zeros(n_joint),
             row_impulse=np.zeros(n_row), time=np.zeros(1), drive_voltage=np.zeros(n_drive),
             drive_current=np.zeros(n_drive), rotor_speed=np.zeros(n_drive),
-            drive_impulse=np.zeros((n_drive, 3)), axis_impulse=np.zeros((n_axis, 6)),
+            drive_impulse=np.zeros((n_drive, 3)), axis_impulse=np.zeros((n_axis, 7)),
             axis_rate=np.zeros(n_axis), body_wrench=np.zeros((n_body, 6)),
-            free_impulse=np.zeros((n_free, 3)))
+            free_impulse=np.zeros((n_free, 3)), axis_prescribed=np.zeros(n_axis),
+            axis_target_rate=np.zeros(n_axis), axis_target_q=np.zeros(n_axis))
         n_block = len(self.blocks.dim)
         self.work = Work(
             rot=np.zeros((n_body, 3, 3)), inertia_w=np.zeros((n_body, 3, 3)),
@@ -223,9 +224,9 @@ class Engine:
             upper = j.upper if j.type != 'continuous' else np.inf
             static = j.static_friction if j.static_friction is not None else j.friction
             speed = j.velocity_limit if enforce_velocity else np.inf
-            if (j.name in drive_of or j.friction > 0 or static > 0 or j.damping > 0
-                    or np.isfinite(lower) or np.isfinite(upper) or np.isfinite(speed)):
-                rows.append((i, j, lower, upper, static, speed))
+            # every scalar joint is an axis (a motion may be prescribed on any); one without
+            # rows is skipped each step (prepare_axes) until it has some
+            rows.append((i, j, lower, upper, static, speed))
         axis_of = {j.name: x for x, (_, j, *_) in enumerate(rows)}
         drives = [drive_of[j.name] for _, j, *_ in rows if j.name in drive_of]
         drive_index = {d.joint: n for n, d in enumerate(drives)}

@@ -57,7 +57,7 @@ def joint_impulse_on_child(j, x, f, joints, blocks, mimics, axes, drives, state,
                     out[c] += work.row_J[r, slot, c] * state.row_impulse[r]
     coordinate = state.joint_effort[j] * dt
     if x >= 0:
-        for row in range(6):
+        for row in range(state.axis_impulse.shape[1]):
             coordinate += state.axis_impulse[x, row]
         d = axes.drive[x]
         if d >= 0:

@@ -167,6 +167,8 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
     gear = drives.gear
     inv_rotor = drives.inv_rotor_inertia
     n_live = work.axis_live_n[0]
+    prescribed = state.axis_prescribed
+    prescribed_rate = state.axis_target_rate
     n_contact = contacts.count[0]
     inv_mass = bodies.inv_mass
     c_body = contacts.body
@@ -186,7 +188,7 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
                 vel, coord_J, response, inv_k, geared, reaction, setup, active, axis_impulse,
                 row_impulse, soft, ainv, drive_impulse, rotor, joint_body, joint_block, row0,
                 dim, live, n_live, axis_joint, axis_drive, velocity_limit, gear, inv_rotor,
-                axis_rate))
+                axis_rate, prescribed, prescribed_rate))
         if free.joint.shape[0] > 0:
             largest = max(largest, solve_free_friction(free, blocks, joints, state, work))
         if n_contact > 0:
