@@ -33,6 +33,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
+from trajectory_msgs.msg import JointTrajectory
 import yaml
 
 from . import ros_messages
@@ -235,6 +236,10 @@ class JointsimNode(Node):
                                      self._array_callback(kind), 10)
             self.create_subscription(JointState, named_topic, self._named_callback(kind), 10)
 
+        # prescribed motion (docs/prescribed.md): the joints follow the trajectory exactly and
+        # joint_states reports the efforts it needs
+        self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory, 10)
+
         # services
         self.create_service(Trigger, 'pause', self._on_pause)
         self.create_service(Trigger, 'resume', self._on_resume)
@@ -396,6 +401,23 @@ class JointsimNode(Node):
             self._warn_throttled(
                 f'{kind} command clipped to the supply: '
                 + ', '.join(f'{name} -> {value:g}' for name, value in clipped.items()))
+
+    def _on_trajectory(self, msg):
+        """Prescribe the motion of a JointTrajectory (no points: release those joints)."""
+        sim = self.sim
+        try:
+            names, times, positions, start = ros_messages.trajectory_samples(msg, sim.time)
+            if times is None:
+                sim.release_joints(names or None)
+                return
+            if times[0] > 0.0:
+                # a ROS trajectory starts from where the joints are
+                current = dict(zip(sim.joint_names, sim.joint_positions()))
+                times = [0.0] + times
+                positions = [[current.get(n, 0.0) for n in names]] + positions
+            sim.prescribe_joints(times, positions, joints=names, start_time=start)
+        except CommandError as error:
+            self._refused('trajectory', error)
 
     def _refused(self, kind, error):
         self._warn_throttled(f'refused {kind} command: {error}')

@@ -57,6 +57,37 @@ def tf_message(transforms, seconds):
     return TFMessage(transforms=[transform_stamped(t, time_stamp) for t in transforms])
 
 
+def trajectory_samples(msg, now):
+    """
+    Turn a trajectory_msgs/JointTrajectory into prescribed-motion samples.
+
+    Args:
+        msg: the message; ``header.stamp`` zero means "start now".
+        now: simulated time, s.
+
+    Returns:
+        (joint names, times (n,) s from the start, positions (n, m), start time s); an empty
+        ``points`` gives times and positions None (release the joints).
+
+    Raises:
+        CommandError: a point whose positions do not match joint_names.
+    """
+    names = list(msg.joint_names)
+    stamp_seconds = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    start = max(stamp_seconds, now) if stamp_seconds > 0.0 else now
+    if not msg.points:
+        return names, None, None, start
+    times, positions = [], []
+    for k, point in enumerate(msg.points):
+        if len(point.positions) != len(names):
+            raise CommandError(
+                f'trajectory point {k} has {len(point.positions)} positions for '
+                f'{len(names)} joint_names; give one position per joint.')
+        times.append(point.time_from_start.sec + point.time_from_start.nanosec * 1e-9)
+        positions.append(list(point.positions))
+    return names, times, positions, start
+
+
 def wrench_stamped(values, frame_id, seconds):
     """
     Return a geometry_msgs/WrenchStamped of a force-torque sample.

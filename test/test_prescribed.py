@@ -4,12 +4,16 @@ Prescribed motion (issue 8, first part): joints driven along a spline, efforts r
 The efforts the simulator reads from its prescribed rows are checked against a recursive
 Newton-Euler computation written here, on a spatial three-joint arm.
 """
+from builtin_interfaces.msg import Duration
 from jointsim_ros import Simulator
 from jointsim_ros.errors import CommandError
 from jointsim_ros.trajectory import CubicSpline
+from node_harness import domain, RosClient, running_node
 import numpy as np
 import pytest
 from robots import box_inertial, joint, link, robot
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 G = 9.81
 LIM = '<limit lower="-6" upper="6" effort="1000" velocity="100"/>'
@@ -149,3 +153,37 @@ def test_cubic_spline_is_clamped_and_twice_differentiable():
         assert spline.evaluate(t - h, 2) == pytest.approx(spline.evaluate(t + h, 2), abs=1e-3)
         slope = (spline.evaluate(t + h) - spline.evaluate(t - h)) / (2 * h)
         assert slope == pytest.approx(spline.evaluate(t, 1), abs=1e-6)
+
+
+def test_node_follows_a_joint_trajectory_and_reports_the_efforts(tmp_path):
+    urdf = tmp_path / 'arm.urdf'
+    urdf.write_text(spatial_arm())
+    with domain() as domain_id:
+        with running_node(domain_id, tmp_path / 'node.log',
+                          parameters={'robot_description_file': str(urdf)}):
+            client = RosClient(domain_id)
+            try:
+                states = client.subscribe(JointState, 'joint_states')
+                trajectory = client.publisher(JointTrajectory, 'joint_trajectory')
+                assert client.wait_for(lambda: states)
+                msg = JointTrajectory(joint_names=['shoulder', 'elbow'])
+                msg.points = [JointTrajectoryPoint(positions=[-0.5, 0.8],
+                                                   time_from_start=Duration(sec=0,
+                                                                            nanosec=500000000))]
+
+                assert client.wait_for(lambda: trajectory.get_subscription_count() > 0)
+                trajectory.publish(msg)
+
+                def arrived():
+                    return states and abs(states[-1].position[1] + 0.5) < 1e-9 \
+                        and abs(states[-1].position[2] - 0.8) < 1e-9
+
+                assert client.wait_for(arrived, timeout=20.0)
+                client.spin_for(0.5)  # past the end of the motion: holding still
+                last = states[-1]
+                held = newton_euler(np.array(last.position), np.array(last.velocity),
+                                    np.zeros(3))
+                # the two joints hold still at the end: their efforts carry the arm
+                assert list(last.effort[1:]) == pytest.approx(held[1:], rel=1e-3)
+            finally:
+                client.close()
