@@ -312,14 +312,6 @@ def _joint_names(value, context):
     return tuple(dict.fromkeys(value))
 
 
-def _plain_mapping(value, context):
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        context.fail('a mapping (key: value pairs)', value)
-    return dict(value)
-
-
 def _section(table, build):
     """Return a converter checking a mapping against a sub-table, giving ``build(**values)``."""
     def convert(value, context):

@@ -56,11 +56,6 @@ I_NORMAL, I_T1, I_T2, I_R1, I_R2, I_SPIN = range(6)
 K_SPIN, K_R1, K_R2 = 3, 4, 5
 
 
-def narrow_phase_scratch(max_face_vertices):
-    """Scratch arrays of the narrow phase (``collide.scratch_arrays``), allocated once."""
-    return collide.scratch_arrays(max_face_vertices)
-
-
 @jit
 def perpendicular(n):
     """Two unit vectors completing the unit normal n to a right-handed triad."""

@@ -5,6 +5,7 @@ Nothing here knows about ROS; the Simulator facade is the only intended caller.
 """
 import numpy as np
 
+from . import collide
 from . import contacts as ct
 from . import joints as jt
 from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, ContactWork,
@@ -412,7 +413,7 @@ class Engine:
             out_normal=np.zeros((ct.MAX_PAIR_POINTS, 3)), out_depth=np.zeros(ct.MAX_PAIR_POINTS),
             plane_pos=np.zeros((ct.MAX_PLANE_POINTS, 3)),
             plane_depth=np.zeros(ct.MAX_PLANE_POINTS),
-            scratch=ct.narrow_phase_scratch(self._max_face_vertices()),
+            scratch=collide.scratch_arrays(self._max_face_vertices()),
             rx=np.zeros((n_max, 2, 3, 3)),
             irx=np.zeros((n_max, 2, 3, 3)), idir=np.zeros((n_max, 2, 3, 3)),
             kinv=np.zeros((n_max, 6)), target=np.zeros(n_max), k6=np.zeros(6))
