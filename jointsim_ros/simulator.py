@@ -739,6 +739,7 @@ class Simulator:
         for name, value in self.config.initial_velocities.items():
             qd[index[name]] = value
         self._place(q, qd, keep_free_joints=False)
+        engine.close_loops()
 
 
 class _SensorState:

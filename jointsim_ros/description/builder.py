@@ -433,6 +433,48 @@ class _ModelBuilder:
                 damping=damping, friction=friction, mimic=mimic,
                 parent_link=joint.parent, child_link=joint.child,
                 static_friction=static, restitution=restitution))
+        return joints + self.loop_joints()
+
+    def loop_joints(self):
+        """Joints of config ``loop_joints``: between two links, closing kinematic loops."""
+        joints = []
+        taken = {j.name for j in self.robot.joints}
+        for name, item in self.config.loop_joints.items():
+            if name in taken:
+                raise ConfigError(f"{self.config.source}: loop joint '{name}' has the name of a "
+                                  'URDF joint.  Give it another name.')
+            for key in ('parent', 'child'):
+                if item[key] not in self.links:
+                    hint = close_matches(item[key], self.links)
+                    raise ConfigError(
+                        f"{self.config.source}: loop joint '{name}' names {key} link "
+                        f"'{item[key]}', which the robot does not have"
+                        f"{'; ' + hint if hint else '.'}  Use one of its links.")
+            parent_body = self.body_index[self.group[item['parent']]]
+            child_body = self.body_index[self.group[item['child']]]
+            if child_body < 0 or parent_body == child_body:
+                why = 'are one body' if parent_body == child_body else 'is fixed to the world'
+                raise ConfigError(
+                    f"{self.config.source}: loop joint '{name}' joins '{item['parent']}' and "
+                    f"'{item['child']}', which {why}.  Its child must be a moving link of "
+                    'another body.')
+            origin = item.get('origin')
+            pose = self.link_pose(item['parent']) @ Transform.from_xyz_rpy(
+                origin.position if origin else (0.0, 0.0, 0.0),
+                origin.rpy if origin else (0.0, 0.0, 0.0))
+            given = item.get('child_origin')
+            child = self.link_pose(item['child']) @ Transform.from_xyz_rpy(
+                given.position if given else (0.0, 0.0, 0.0),
+                given.rpy if given else (0.0, 0.0, 0.0))
+            axis = np.asarray(item.get('axis', (1.0, 0.0, 0.0)), dtype=float)
+            if np.linalg.norm(axis) < 1e-9:
+                raise ConfigError(f"{self.config.source}: loop joint '{name}' has a zero axis.")
+            joints.append(JointModel(
+                name=name, type=item['type'], parent_body=parent_body, child_body=child_body,
+                parent_pos=pose.pos, parent_quat=pose.quat, child_pos=child.pos,
+                child_quat=child.quat, axis=axis / np.linalg.norm(axis),
+                parent_link=item['parent'], child_link=item['child'], loop=True,
+                close_at_start=given is None))
         return joints
 
     def axis(self, joint):

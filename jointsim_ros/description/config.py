@@ -158,6 +158,7 @@ class SimConfig:
         collision: CollisionSettings.
         scene: object name -> checked scene object (static geometry or a free body), see
             ``SCENE_KEYS``.
+        loop_joints: joint name -> loop-closing joint (``LOOP_KEYS``), outside the URDF tree.
         force_torque_sensors: sensor name -> checked sensor settings (``SENSOR_KEYS``,
             docs/sensors.md); sensors declared in the URDF's ``<gazebo>`` tags are added when
             the model is built.
@@ -181,6 +182,7 @@ class SimConfig:
     contacts: dict = field(default_factory=dict)
     collision: CollisionSettings = CollisionSettings()
     scene: dict = field(default_factory=dict)
+    loop_joints: dict = field(default_factory=dict)
     force_torque_sensors: dict = field(default_factory=dict)
     source: str = 'defaults'
     given_keys: frozenset = frozenset()
@@ -554,6 +556,31 @@ def config_sensors(data, source):
     return _sensors(data, _Context(source, 'force_torque_sensors'))
 
 
+LOOP_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'spherical')
+LOOP_KEYS = (
+    Key('type', _choice(*LOOP_TYPES), ' | '.join(LOOP_TYPES), 'joint type'),
+    Key('parent', lambda v, c: v if isinstance(v, str) and v else c.fail('a link name', v),
+        'link', 'parent link'),
+    Key('child', lambda v, c: v if isinstance(v, str) and v else c.fail('a link name', v),
+        'link', 'child link'),
+    Key('origin', lambda v, c: _section(BASE_POSE_KEYS, BasePose)(v, c), 'section',
+        'joint frame in the parent link frame (position m, rpy rad)'),
+    Key('child_origin', lambda v, c: _section(BASE_POSE_KEYS, BasePose)(v, c), 'section',
+        'joint frame in the child link frame (default: where it is at the initial state)'),
+    Key('axis', _vector3('1'), '1', 'joint axis in the joint frame (default 1 0 0, as URDF)'),
+)
+
+
+def _loop_joints(value, context):
+    """Validate ``loop_joints``: name -> mapping of LOOP_KEYS with type, parent and child."""
+    out = _named_sections(LOOP_KEYS, 'loop joint')(value, context)
+    for name, item in out.items():
+        missing = [k for k in ('type', 'parent', 'child') if k not in item]
+        if missing:
+            context.child(name).fail('a mapping with ' + ', '.join(missing), value[name])
+    return out
+
+
 SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh')
 SCENE_KEYS = (
     Key('shape', _choice(*SCENE_SHAPES), ' | '.join(SCENE_SHAPES), 'shape of the object'),
@@ -636,6 +663,8 @@ SCHEMA = (
         'which shapes collide; contact margins and position correction'),
     Key('scene', _scene, 'section',
         'object -> static geometry or free body (docs/contacts.md lists the keys)'),
+    Key('loop_joints', _loop_joints, 'section',
+        'joints that close kinematic loops: type, parent, child, origin, axis (docs/model.md)'),
     Key('force_torque_sensors', _sensors, 'section',
         'sensor -> joint, frame, measure_direction, pose, rate, noise, filter (docs/sensors.md)'),
 )

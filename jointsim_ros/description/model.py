@@ -94,6 +94,9 @@ class JointModel:
         static_friction: breakaway Coulomb friction, N m or N (None: equal to ``friction``).
         restitution: coefficient of restitution at the position limits, in [0, 1].
         parent_link, child_link: URDF link names.
+        loop: a loop-closing joint from the config (``loop_joints``), outside the tree.
+        close_at_start: its child frame is where the joint sits in the child at the initial
+            configuration (set by the engine at reset), not given.
     """
 
     name: str
@@ -116,6 +119,8 @@ class JointModel:
     child_link: str = ''
     static_friction: Optional[float] = None
     restitution: float = 0.0
+    loop: bool = False
+    close_at_start: bool = False
 
 
 @dataclass(frozen=True)

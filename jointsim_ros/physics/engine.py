@@ -292,6 +292,8 @@ class Engine:
         """Bodies beyond each joint (its child and everything it carries), packed flat."""
         children = {}
         for i in range(len(self.joints.type)):
+            if self.model.joints[i].loop:
+                continue  # a loop-closing joint carries nothing of the tree
             children.setdefault(int(self.joints.body[i, 0]), []).append(
                 int(self.joints.body[i, 1]))
         start, flat = [0], []
@@ -421,6 +423,22 @@ class Engine:
     def _max_face_vertices(self):
         starts = self.polytopes.face_vert_start
         return int(np.diff(starts).max()) if len(starts) > 1 else 4
+
+    def close_loops(self):
+        """
+        Give each loop-closing joint without a child frame the one it has in this pose.
+
+        Called at the configured initial state (``Simulator.reset``), where the loop is taken
+        to be closed: the joint frame fixed in the parent is found in the child body.
+        """
+        for j, joint in enumerate(self.model.joints):
+            if not joint.close_at_start:
+                continue
+            anchor, frame = self.joint_frame_world(j, 0)
+            x, q = self.body_pose(int(self.joints.body[j, 1]))
+            self.joints.cquat[j] = quat_multiply(quat_conjugate(q), frame)
+            self.joints.cpos[j] = quat_to_matrix(q).T @ (anchor - x)
+        self.state.row_impulse[:] = 0.0
 
     def clear_contacts(self):
         """Forget the contact points (after the state was set by hand: nothing to warm-start)."""
