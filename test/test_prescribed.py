@@ -254,3 +254,45 @@ def test_loop_joint_errors_name_the_link():
     with pytest.raises(ConfigError, match="loop_joints.pin' must be a mapping with child"):
         Simulator.from_urdf(parallelogram(), {'loop_joints': {'pin': {'type': 'revolute',
                                                                       'parent': 'coupler'}}})
+
+
+def propped_bar():
+    """Return a 1 m, 2 kg bar on a hinge about y at the origin, lying along x."""
+    return robot('propped', link('ground'),
+                 link('bar', box_inertial(2.0, (1.0, 0.04, 0.04), xyz='0.5 0 0')),
+                 joint('hinge', 'continuous', 'ground', 'bar', axis='0 1 0'))
+
+
+PROP = {'linear_actuators': {'prop': {'link_a': 'ground', 'point_a': [0.5, 0.0, -0.5],
+                                      'link_b': 'bar', 'point_b': [0.5, 0.0, 0.0]}},
+        'distance_sensors': {'reach': {'link_a': 'ground', 'point_a': [1.0, 0.0, 0.0],
+                                       'link_b': 'bar', 'point_b': [1.0, 0.0, 0.0]}}}
+
+
+def test_linear_actuator_holds_a_bar_with_the_static_force_and_lifts_it_with_more():
+    """
+    A prop 0.5 m under the bar's middle: m g (0.5 / 0.5) = 19.62 N holds it level.
+
+    10 % more lifts it with theta'' = 0.1 m g 0.5 / I (I = m L^2 / 3 about the hinge).
+    """
+    sim = Simulator.from_urdf(propped_bar(), PROP)
+    assert sim.actuator_lengths()['prop'] == pytest.approx((0.5, 0.0))
+    sim.set_actuator_forces({'prop': 2.0 * G})
+    sim.step(1000)
+    assert abs(sim.joint_positions()[0]) < 1e-9
+    assert sim.distances()['reach'][0] == pytest.approx(0.0, abs=1e-9)
+    sim.set_actuator_forces({'prop': 1.1 * 2.0 * G})
+    sim.step(100)
+    accel = 0.1 * 2.0 * G * 0.5 / (2.0 * 1.0 / 3.0)
+    # about y, lifting the bar's tip (+z) is a negative angle
+    assert sim.joint_positions()[0] == pytest.approx(-0.5 * accel * 0.1 ** 2, rel=0.02)
+    length, rate = sim.actuator_lengths()['prop']
+    assert rate == pytest.approx(accel * 0.1 * 0.5, rel=0.02) and length > 0.5
+    distance, _ = sim.distances()['reach']
+    # the tip rose by about theta: the sensor's two points, at the tip and its rest place
+    assert distance == pytest.approx(accel * 0.1 ** 2 / 2, rel=0.03)
+    with pytest.raises(CommandError, match="unknown linear actuator 'prp'.*'prop'"):
+        sim.set_actuator_forces({'prp': 1.0})
+    with pytest.raises(ConfigError, match="linear_actuators 'prop' names link_b 'baar'"):
+        Simulator.from_urdf(propped_bar(), {'linear_actuators': {'prop': {
+            'link_a': 'ground', 'link_b': 'baar'}}})

@@ -159,6 +159,8 @@ class SimConfig:
         scene: object name -> checked scene object (static geometry or a free body), see
             ``SCENE_KEYS``.
         loop_joints: joint name -> loop-closing joint (``LOOP_KEYS``), outside the URDF tree.
+        linear_actuators: name -> point-to-point force element (``ELEMENT_KEYS``).
+        distance_sensors: name -> pair of points whose distance is reported (``ELEMENT_KEYS``).
         force_torque_sensors: sensor name -> checked sensor settings (``SENSOR_KEYS``,
             docs/sensors.md); sensors declared in the URDF's ``<gazebo>`` tags are added when
             the model is built.
@@ -183,6 +185,8 @@ class SimConfig:
     collision: CollisionSettings = CollisionSettings()
     scene: dict = field(default_factory=dict)
     loop_joints: dict = field(default_factory=dict)
+    linear_actuators: dict = field(default_factory=dict)
+    distance_sensors: dict = field(default_factory=dict)
     force_torque_sensors: dict = field(default_factory=dict)
     source: str = 'defaults'
     given_keys: frozenset = frozenset()
@@ -581,6 +585,26 @@ def _loop_joints(value, context):
     return out
 
 
+ELEMENT_KEYS = (
+    Key('link_a', lambda v, c: v if isinstance(v, str) and v else c.fail('a link name', v),
+        'link', 'link of the first end'),
+    Key('point_a', _vector3('m'), 'm', 'first end in the frame of link_a (default its origin)'),
+    Key('link_b', lambda v, c: v if isinstance(v, str) and v else c.fail('a link name', v),
+        'link', 'link of the second end'),
+    Key('point_b', _vector3('m'), 'm', 'second end in the frame of link_b (default its origin)'),
+)
+
+
+def _elements(value, context):
+    """Validate point-to-point elements: name -> mapping of ELEMENT_KEYS with both links."""
+    out = _named_sections(ELEMENT_KEYS, 'element')(value, context)
+    for name, item in out.items():
+        missing = [k for k in ('link_a', 'link_b') if k not in item]
+        if missing:
+            context.child(name).fail('a mapping with ' + ', '.join(missing), value[name])
+    return out
+
+
 SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh')
 SCENE_KEYS = (
     Key('shape', _choice(*SCENE_SHAPES), ' | '.join(SCENE_SHAPES), 'shape of the object'),
@@ -665,6 +689,10 @@ SCHEMA = (
         'object -> static geometry or free body (docs/contacts.md lists the keys)'),
     Key('loop_joints', _loop_joints, 'section',
         'joints that close kinematic loops: type, parent, child, origin, axis (docs/model.md)'),
+    Key('linear_actuators', _elements, 'section',
+        'point-to-point force elements with ball ends: link_a, point_a, link_b, point_b'),
+    Key('distance_sensors', _elements, 'section',
+        'distances between two points: link_a, point_a, link_b, point_b'),
     Key('force_torque_sensors', _sensors, 'section',
         'sensor -> joint, frame, measure_direction, pose, rate, noise, filter (docs/sensors.md)'),
 )
