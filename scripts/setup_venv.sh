@@ -105,7 +105,7 @@ run_pip install --quiet --no-deps --no-build-isolation -e "$repo_root"
 
 # Import everything once from outside the repo, so a broken install fails here and not in a test.
 (cd / && "$venv/bin/python" -c '
-import numba, numpy, transforms3d, urdf_parser_py.urdf, xacro, yaml
+import numba, numpy, transforms3d, urdf_parser_py.urdf, xacro, yaml, matplotlib
 import rclpy, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, std_srvs.srv
 import rosgraph_msgs.msg, builtin_interfaces.msg, trajectory_msgs.msg, diagnostic_msgs.msg
 import tf2_msgs.msg
