@@ -14,6 +14,7 @@ import numpy as np
 from .description import load_model
 from .description.model import SCALAR_JOINT_TYPES
 from .description.urdf import close_matches
+from .elements import ElementsMixin
 from .errors import CommandError, ConfigError, DivergenceError
 from .physics import arrays
 from .physics.axes import PRESCRIBED
@@ -50,7 +51,7 @@ _STOP_NAMES = {arrays.STOP_TOLERANCE: 'tolerance', arrays.STOP_ITERATIONS: 'iter
                arrays.STOP_TIME_BUDGET: 'time_budget'}
 
 
-class Simulator:
+class Simulator(ElementsMixin):
     """
     One robot, simulated in maximal coordinates with sequential impulses.
 
@@ -91,9 +92,8 @@ class Simulator:
                         raise ConfigError(f"{config.source}: {key} '{name}' names link_{side} "
                                           f"'{link}', which the robot does not have"
                                           + (f'; {hint}' if hint else '.'))
-        self._actuator_index = {name: k for k, name in enumerate(config.linear_actuators)}
-        self._actuator_force = np.zeros(len(self._actuator_index))
         self._sensors = {s.name: _SensorState(s, index[s.joint]) for s in model.sensors}
+        self._init_elements()
         self.reset()
 
     @classmethod
@@ -143,7 +143,7 @@ class Simulator:
         """
         if self._diverged:
             raise DivergenceError(self._diverged)
-        per_step = self._prescribed or np.any(self._actuator_force)
+        per_step = self._prescribed or self._elements_move
         taken = self._step_one_by_one(int(n)) if per_step else self._step_with_samples(int(n))
         info = self._engine.info
         self.last_step = StepReport(
@@ -256,8 +256,8 @@ class Simulator:
         """
         Step one at a time, for what changes every step.
 
-        Prescribed joints aim at their curve at the step's end, and the linear actuators'
-        forces follow the line between their ends.
+        Prescribed joints, lengths and paths aim at their curves at the step's end, and the
+        linear actuators' forces follow the line between their ends.
         """
         state = self._engine.state
         taken = 0
@@ -267,6 +267,7 @@ class Simulator:
                 state.axis_target_q[axis] = np.atleast_1d(spline.evaluate(after - offset))[column]
                 state.axis_target_rate[axis] = np.atleast_1d(
                     spline.evaluate(after - offset, 1))[column]
+            self._aim_elements(after)
             held = state.body_wrench.copy()
             state.body_wrench[:] += self._actuator_wrenches()
             try:
@@ -277,82 +278,6 @@ class Simulator:
             if done < 1:
                 break
         return taken
-
-    # -- point-to-point elements ----------------------------------------------------------------
-    def _element_ends(self, name, table):
-        """Return the world positions (m) of an element's two ends."""
-        item = table[name]
-        ends = []
-        for side in ('a', 'b'):
-            xyz, quat = self.link_pose(item[f'link_{side}'])
-            ends.append(xyz + quat_to_matrix(quat) @ np.asarray(item.get(f'point_{side}',
-                                                                         (0.0, 0.0, 0.0))))
-        return ends
-
-    def _element_rate(self, name, table):
-        """Return the rate of change of an element's length, m/s."""
-        item = table[name]
-        pa, pb = self._element_ends(name, table)
-        axis = (pb - pa) / max(np.linalg.norm(pb - pa), 1e-12)
-        velocity = []
-        for side, point in (('a', pa), ('b', pb)):
-            origin, _ = self.link_pose(item[f'link_{side}'])
-            linear, angular = self.link_twist(item[f'link_{side}'])
-            velocity.append(linear + np.cross(angular, point - origin))
-        return float(axis @ (velocity[1] - velocity[0]))
-
-    def distances(self):
-        """Return distance sensor name -> (distance m, its rate m/s) between the two points."""
-        table = self.config.distance_sensors
-        return {name: (float(np.linalg.norm(np.subtract(*self._element_ends(name, table)[::-1]))),
-                       self._element_rate(name, table)) for name in table}
-
-    def actuator_lengths(self):
-        """Return linear actuator name -> (length m, rate m/s) between its ball ends."""
-        table = self.config.linear_actuators
-        return {name: (float(np.linalg.norm(np.subtract(*self._element_ends(name, table)[::-1]))),
-                       self._element_rate(name, table)) for name in table}
-
-    def set_actuator_forces(self, forces):
-        """
-        Hold forces in linear actuators until changed (positive pushes the ends apart), N.
-
-        The force acts along the line between the ends (ball ends: no moment), on each end's
-        body at that end, re-aimed every step.
-
-        Raises:
-            CommandError: an unknown actuator or a non-finite force; nothing is changed.
-        """
-        values = dict(forces)
-        for name, value in values.items():
-            if name not in self._actuator_index:
-                hint = close_matches(name, self._actuator_index)
-                raise CommandError(f'set_actuator_forces: unknown linear actuator {name!r}'
-                                   + (f' ({hint})' if hint else '') + '.  Nothing was changed.')
-            if not math.isfinite(float(value)):
-                raise CommandError(f'set_actuator_forces: force of {name!r} is {value!r}; give '
-                                   'a finite number of N.  Nothing was changed.')
-        for name, value in values.items():
-            self._actuator_force[self._actuator_index[name]] = float(value)
-
-    def _actuator_wrenches(self):
-        """Return the (n_body, 6) world wrenches of the actuators' forces this step."""
-        wrench = np.zeros_like(self._engine.state.body_wrench)
-        table = self.config.linear_actuators
-        for name, k in self._actuator_index.items():
-            force = self._actuator_force[k]
-            if force == 0.0:
-                continue
-            pa, pb = self._element_ends(name, table)
-            axis = (pb - pa) / max(np.linalg.norm(pb - pa), 1e-12)
-            for side, point, sign in (('a', pa, -1.0), ('b', pb, 1.0)):
-                body = self.model.links[table[name][f'link_{side}']].body
-                if body < 0:
-                    continue
-                push = sign * force * axis
-                wrench[body, :3] += push
-                wrench[body, 3:] += np.cross(point - self._engine.state.body_pos[body], push)
-        return wrench
 
     def _output_effort(self, d):
         impulse = self._engine.state.drive_impulse[d]
@@ -747,8 +672,8 @@ class Simulator:
         engine = self._engine
         errors = {}
         for i, j in enumerate(self.model.joints):
-            if j.type == 'floating':
-                continue
+            if j.type == 'floating' or j.element:
+                continue  # no anchor, or an element (docs/prescribed.md)
             pa, qa = engine.joint_frame_world(i, 0)
             gap = engine.joint_frame_world(i, 1)[0] - pa
             axis = quat_to_matrix(qa) @ engine.joints.axis[i]
@@ -825,7 +750,7 @@ class Simulator:
         for state in self._sensors.values():
             state.clear()
         self.release_joints()
-        self._actuator_force[:] = 0.0
+        self._reset_elements()
         for item in self.model.objects:
             engine.set_body_state(item.body, item.pos, item.quat, item.linear_velocity,
                                   item.angular_velocity)

@@ -40,21 +40,31 @@ class CubicSpline:
         m = y.shape[1]
         v0 = np.broadcast_to(np.asarray(start_velocity, dtype=float), (m,))
         v1 = np.broadcast_to(np.asarray(end_velocity, dtype=float), (m,))
-        # second derivatives M_i from the clamped spline's tridiagonal system
-        a = np.zeros((n, n))
+        # second derivatives M_i from the clamped spline's tridiagonal system, solved in O(n)
+        # (Thomas algorithm: the system is diagonally dominant, no pivoting needed)
+        lower = np.zeros(n)
+        diag = np.zeros(n)
+        upper = np.zeros(n)
         rhs = np.zeros((n, m))
         slope = np.diff(y, axis=0) / h[:, None]
-        a[0, 0], a[0, 1] = 2.0 * h[0], h[0]
+        diag[0], upper[0] = 2.0 * h[0], h[0]
         rhs[0] = 6.0 * (slope[0] - v0)
-        a[-1, -2], a[-1, -1] = h[-1], 2.0 * h[-1]
+        lower[-1], diag[-1] = h[-1], 2.0 * h[-1]
         rhs[-1] = 6.0 * (v1 - slope[-1])
-        for i in range(1, n - 1):
-            a[i, i - 1], a[i, i], a[i, i + 1] = h[i - 1], 2.0 * (h[i - 1] + h[i]), h[i]
-            rhs[i] = 6.0 * (slope[i] - slope[i - 1])
+        lower[1:-1], diag[1:-1], upper[1:-1] = h[:-1], 2.0 * (h[:-1] + h[1:]), h[1:]
+        rhs[1:-1] = 6.0 * (slope[1:] - slope[:-1])
+        for i in range(1, n):
+            factor = lower[i] / diag[i - 1]
+            diag[i] -= factor * upper[i - 1]
+            rhs[i] -= factor * rhs[i - 1]
+        curvature = np.zeros((n, m))
+        curvature[-1] = rhs[-1] / diag[-1]
+        for i in range(n - 2, -1, -1):
+            curvature[i] = (rhs[i] - upper[i] * curvature[i + 1]) / diag[i]
         self.t = t
         self.y = y
         self.h = h
-        self.curvature = np.linalg.solve(a, rhs)
+        self.curvature = curvature
 
     @property
     def start(self):

@@ -293,6 +293,6 @@ def test_linear_actuator_holds_a_bar_with_the_static_force_and_lifts_it_with_mor
     assert distance == pytest.approx(accel * 0.1 ** 2 / 2, rel=0.03)
     with pytest.raises(CommandError, match="unknown linear actuator 'prp'.*'prop'"):
         sim.set_actuator_forces({'prp': 1.0})
-    with pytest.raises(ConfigError, match="linear_actuators 'prop' names link_b 'baar'"):
+    with pytest.raises(ConfigError, match="linear actuator 'prop' names link_b 'baar'.*'bar'"):
         Simulator.from_urdf(propped_bar(), {'linear_actuators': {'prop': {
             'link_a': 'ground', 'link_b': 'baar'}}})

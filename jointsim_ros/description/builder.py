@@ -433,7 +433,58 @@ class _ModelBuilder:
                 damping=damping, friction=friction, mimic=mimic,
                 parent_link=joint.parent, child_link=joint.child,
                 static_friction=static, restitution=restitution))
-        return joints + self.loop_joints()
+        return joints + self.loop_joints() + self.element_joints()
+
+    def element_link(self, what, name, key, link):
+        """Return the body index of an element end's link, or fail naming it."""
+        if link not in self.links:
+            hint = close_matches(link, self.links)
+            raise ConfigError(f"{self.config.source}: {what} '{name}' names {key} '{link}', "
+                              f"which the robot does not have{'; ' + hint if hint else '.'}  "
+                              'Use one of its links.')
+        return self.body_index[self.group[link]]
+
+    def element_joints(self):
+        """
+        Joints of the elements (docs/prescribed.md), switched off until used.
+
+        A linear actuator gets a one-row distance joint between its ends (acting while its
+        length is prescribed); a path point gets a ball joint to the world whose anchor the
+        facade moves along the path (acting while a path is prescribed).
+        """
+        joints = []
+        identity = np.array([1.0, 0.0, 0.0, 0.0])
+        for name, item in self.config.linear_actuators.items():
+            ends = []
+            for side in ('a', 'b'):
+                link = item[f'link_{side}']
+                body = self.element_link('linear actuator', name, f'link_{side}', link)
+                point = item.get(f'point_{side}', (0.0, 0.0, 0.0))
+                ends.append((body, self.link_pose(link).apply(np.asarray(point, dtype=float))))
+            if ends[0][0] == ends[1][0]:
+                raise ConfigError(f"{self.config.source}: linear actuator '{name}' has both ends "
+                                  'on one rigid body, where it can do nothing.  Put link_a and '
+                                  'link_b on bodies that move relative to each other.')
+            joints.append(JointModel(
+                name=f'actuator:{name}', type='distance', parent_body=ends[0][0],
+                child_body=ends[1][0], parent_pos=ends[0][1], parent_quat=identity,
+                child_pos=ends[1][1], child_quat=identity, axis=np.array([1.0, 0.0, 0.0]),
+                parent_link=item['link_a'], child_link=item['link_b'], loop=True,
+                element='actuator'))
+        for name, item in self.config.path_points.items():
+            body = self.element_link('path point', name, 'link', item['link'])
+            if body < 0:
+                raise ConfigError(f"{self.config.source}: path point '{name}' is on link "
+                                  f"'{item['link']}', which is fixed to the world and cannot "
+                                  'follow a path.  Choose a moving link.')
+            point = self.link_pose(item['link']).apply(
+                np.asarray(item.get('point', (0.0, 0.0, 0.0)), dtype=float))
+            joints.append(JointModel(
+                name=f'path:{name}', type='spherical', parent_body=-1, child_body=body,
+                parent_pos=np.zeros(3), parent_quat=identity, child_pos=point,
+                child_quat=identity, axis=np.array([1.0, 0.0, 0.0]), parent_link='world',
+                child_link=item['link'], loop=True, element='path'))
+        return joints
 
     def loop_joints(self):
         """Joints of config ``loop_joints``: between two links, closing kinematic loops."""

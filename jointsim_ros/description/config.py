@@ -161,6 +161,8 @@ class SimConfig:
         loop_joints: joint name -> loop-closing joint (``LOOP_KEYS``), outside the URDF tree.
         linear_actuators: name -> point-to-point force element (``ELEMENT_KEYS``).
         distance_sensors: name -> pair of points whose distance is reported (``ELEMENT_KEYS``).
+        path_points: name -> point of a link that can follow a prescribed 3D path
+            (``PATH_POINT_KEYS``).
         force_torque_sensors: sensor name -> checked sensor settings (``SENSOR_KEYS``,
             docs/sensors.md); sensors declared in the URDF's ``<gazebo>`` tags are added when
             the model is built.
@@ -187,6 +189,7 @@ class SimConfig:
     loop_joints: dict = field(default_factory=dict)
     linear_actuators: dict = field(default_factory=dict)
     distance_sensors: dict = field(default_factory=dict)
+    path_points: dict = field(default_factory=dict)
     force_torque_sensors: dict = field(default_factory=dict)
     source: str = 'defaults'
     given_keys: frozenset = frozenset()
@@ -595,6 +598,22 @@ ELEMENT_KEYS = (
 )
 
 
+PATH_POINT_KEYS = (
+    Key('link', lambda v, c: v if isinstance(v, str) and v else c.fail('a link name', v),
+        'link', 'link that carries the point'),
+    Key('point', _vector3('m'), 'm', 'the point in the frame of the link (default its origin)'),
+)
+
+
+def _path_points(value, context):
+    """Validate ``path_points``: name -> mapping of PATH_POINT_KEYS with a link."""
+    out = _named_sections(PATH_POINT_KEYS, 'path point')(value, context)
+    for name, item in out.items():
+        if 'link' not in item:
+            context.child(name).fail('a mapping with link', value[name])
+    return out
+
+
 def _elements(value, context):
     """Validate point-to-point elements: name -> mapping of ELEMENT_KEYS with both links."""
     out = _named_sections(ELEMENT_KEYS, 'element')(value, context)
@@ -693,6 +712,8 @@ SCHEMA = (
         'point-to-point force elements with ball ends: link_a, point_a, link_b, point_b'),
     Key('distance_sensors', _elements, 'section',
         'distances between two points: link_a, point_a, link_b, point_b'),
+    Key('path_points', _path_points, 'section',
+        'points of links that prescribe_path can drive along a 3D path: link, point'),
     Key('force_torque_sensors', _sensors, 'section',
         'sensor -> joint, frame, measure_direction, pose, rate, noise, filter (docs/sensors.md)'),
 )

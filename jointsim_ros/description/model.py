@@ -97,6 +97,9 @@ class JointModel:
         loop: a loop-closing joint from the config (``loop_joints``), outside the tree.
         close_at_start: its child frame is where the joint sits in the child at the initial
             configuration (set by the engine at reset), not given.
+        element: '' for a joint; 'actuator' for the distance row of a linear actuator (acts
+            while a length is prescribed), 'path' for the ball joint between the world and a
+            path point (acts while a path is prescribed); both are also ``loop``.
     """
 
     name: str
@@ -121,6 +124,7 @@ class JointModel:
     restitution: float = 0.0
     loop: bool = False
     close_at_start: bool = False
+    element: str = ''
 
 
 @dataclass(frozen=True)

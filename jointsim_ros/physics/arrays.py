@@ -26,6 +26,9 @@ Joints = namedtuple('Joints', [
     'perp2',       # (n_joint, 3) axis x perp1
     'axis_body',   # (n_joint, 3) the axis in the parent body frame (pquat applied)
     'block',       # (n_joint,) int64 index of the joint's bilateral block, -1 if none
+    # Set by the facade between steps (elements of docs/prescribed.md):
+    'length',      # (n_joint,) target length of a distance element, m (0 for other types)
+    'active',      # (n_joint,) 1.0 while the joint's rows act; 0.0 for a switched-off element
 ])
 
 #: Mimic couplings q_follower = multiplier * q_leader + offset (joint indices).
@@ -109,6 +112,8 @@ State = namedtuple('State', [
     'axis_prescribed',   # (n_axis,) 1.0 where the joint follows a prescribed motion
     'axis_target_rate',  # (n_axis,) its velocity target this step, rad/s or m/s
     'axis_target_q',     # (n_axis,) its position at the end of this step, rad or m
+    'joint_row_rate',    # (n_joint, 6) rate at which each joint row's reference moves, dC*/dt:
+                         # a moving path anchor (m/s) or a changing element length (m/s)
 ])
 
 #: Scratch arrays reused every step (no allocation in the loop).

@@ -106,7 +106,8 @@ class Engine:
             drive_impulse=np.zeros((n_drive, 3)), axis_impulse=np.zeros((n_axis, 7)),
             axis_rate=np.zeros(n_axis), body_wrench=np.zeros((n_body, 6)),
             free_impulse=np.zeros((n_free, 3)), axis_prescribed=np.zeros(n_axis),
-            axis_target_rate=np.zeros(n_axis), axis_target_q=np.zeros(n_axis))
+            axis_target_rate=np.zeros(n_axis), axis_target_q=np.zeros(n_axis),
+            joint_row_rate=np.zeros((n_joint, 6)))
         n_block = len(self.blocks.dim)
         self.work = Work(
             rot=np.zeros((n_body, 3, 3)), inertia_w=np.zeros((n_body, 3, 3)),
@@ -163,7 +164,10 @@ class Engine:
             arrays['axis'][i] = axis
             arrays['perp1'][i], arrays['perp2'][i] = perpendicular_pair(axis)
             arrays['axis_body'][i] = quat_to_matrix(pquat[i]) @ axis
-        return Joints(type=types, body=body, pquat=pquat, cquat=cquat, block=block, **arrays)
+        # elements start switched off; a distance element's length is set at reset
+        active = np.array([0.0 if j.element else 1.0 for j in model.joints], dtype=float)
+        return Joints(type=types, body=body, pquat=pquat, cquat=cquat, block=block,
+                      length=np.zeros(n), active=active, **arrays)
 
     def _build_mimics(self, model):
         rows = [(self.joint_index[j.name], self.joint_index[j.mimic.leader], j.mimic.multiplier,
@@ -432,6 +436,8 @@ class Engine:
         to be closed: the joint frame fixed in the parent is found in the child body.
         """
         for j, joint in enumerate(self.model.joints):
+            if joint.element:
+                self.reset_element(j)
             if not joint.close_at_start:
                 continue
             anchor, frame = self.joint_frame_world(j, 0)
@@ -439,6 +445,35 @@ class Engine:
             self.joints.cquat[j] = quat_multiply(quat_conjugate(q), frame)
             self.joints.cpos[j] = quat_to_matrix(q).T @ (anchor - x)
         self.state.row_impulse[:] = 0.0
+
+    def element_ends(self, j):
+        """Return the world positions (m) of element joint j's two ends."""
+        return self.joint_frame_world(j, 0)[0], self.joint_frame_world(j, 1)[0]
+
+    def reset_element(self, j):
+        """
+        Switch element joint j off, at rest where it is.
+
+        A distance element takes the length between its ends, a path joint's world anchor
+        moves onto its point; either acts again once the facade switches it on.
+        """
+        self.joints.active[j] = 0.0
+        self.state.joint_row_rate[j] = 0.0
+        block = self.joints.block[j]
+        if block >= 0:
+            r0 = self.blocks.row0[block]
+            self.state.row_impulse[r0:r0 + self.blocks.dim[block]] = 0.0
+        pa, pb = self.element_ends(j)
+        if self.joints.type[j] == jt.DISTANCE:
+            self.joints.length[j] = np.linalg.norm(pb - pa)
+        else:
+            self.joints.ppos[j] = pb
+
+    def element_impulse(self, j):
+        """Return the accumulated impulses of element joint j's rows (N s)."""
+        block = self.joints.block[j]
+        r0 = self.blocks.row0[block]
+        return self.state.row_impulse[r0:r0 + self.blocks.dim[block]].copy()
 
     def clear_contacts(self):
         """Forget the contact points (after the state was set by hand: nothing to warm-start)."""

@@ -60,7 +60,10 @@ def block_constraint(k, blocks, joints, mimics, pos, quat, q_prev, C, J, r0):
     if blocks.kind[k] == BLOCK_JOINT:
         j = blocks.source[k]
         f = frames_of_joint(j, joints, pos, quat)
-        rows = jt.constraint(joints.type[j], f, C[r0:], J[r0:])
+        rows = jt.constraint(joints.type[j], f, C[r0:], J[r0:], joints.length[j])
+        if joints.active[j] == 0.0:
+            for i in range(rows):
+                C[r0 + i] = 0.0  # a switched-off element: no error to correct
     else:
         m = blocks.source[k]
         qf = joint_coordinate(mimics.follower[m], joints, pos, quat, q_prev, J, r0)
@@ -75,7 +78,7 @@ def block_constraint(k, blocks, joints, mimics, pos, quat, q_prev, C, J, r0):
 
 
 @jit_inline
-def block_mass_terms(k, blocks, bodies, work):
+def block_mass_terms(k, blocks, bodies, work, joints_active):
     """Fill M^-1 J^T of block k's rows and its inverse effective mass K^-1."""
     r0 = blocks.row0[k]
     d = blocks.dim[k]
@@ -111,6 +114,8 @@ def block_mass_terms(k, blocks, bodies, work):
             K[i, j] = acc
             K[j, i] = acc
     invert_spd(K, d, work.block_kinv[k], work.gj)
+    if blocks.kind[k] == BLOCK_JOINT and joints_active[blocks.source[k]] == 0.0:
+        work.block_kinv[k, :d, :d] = 0.0  # a switched-off element applies no impulse
 
 
 @jit_inline

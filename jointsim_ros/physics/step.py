@@ -14,7 +14,7 @@ Drift left over is removed by a nonlinear Gauss-Seidel projection of the positio
 import numpy as np
 
 from . import joints as jt
-from .arrays import (INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW,
+from .arrays import (BLOCK_JOINT, INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW,
                      INFO_PENETRATION, INFO_POS_ERROR, INFO_RESIDUAL, INFO_STATUS, INFO_STOP,
                      STATUS_CONTACT_OVERFLOW, STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS,
                      STOP_TIME_BUDGET, STOP_TOLERANCE)
@@ -95,7 +95,7 @@ def prepare_blocks(blocks, bodies, joints, mimics, state, work, dt):
         r0 = blocks.row0[k]
         block_constraint(k, blocks, joints, mimics, state.body_pos, state.body_quat,
                          state.joint_q, work.row_C, work.row_J, r0)
-        block_mass_terms(k, blocks, bodies, work)
+        block_mass_terms(k, blocks, bodies, work, joints.active)
     curvature_bias(blocks, joints, mimics, state, work, dt)
 
 
@@ -118,6 +118,11 @@ def curvature_bias(blocks, joints, mimics, state, work, dt):
         block_velocity(k, blocks, work, jv)
         for i in range(d):
             work.row_bias[r0 + i] = (work.C_pred[i] - work.row_C[r0 + i]) / dt - jv[i]
+        if blocks.kind[k] == BLOCK_JOINT:
+            # a moving reference (path anchor, element length): aim at dC/dt = dC*/dt
+            j = blocks.source[k]
+            for i in range(d):
+                work.row_bias[r0 + i] -= state.joint_row_rate[j, i]
 
 
 @jit_inline

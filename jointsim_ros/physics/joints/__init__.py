@@ -8,22 +8,24 @@ efforts, mimic rows and, later, friction, limits and drives act along.
 """
 from collections import namedtuple
 
-from . import fixed, planar, prismatic, revolute, spherical
+from . import distance, fixed, planar, prismatic, revolute, spherical
 from .rows import set_row
 from ..math3d import (cross, dot3, jit, mat_vec, quat_conj, quat_mul, quat_to_mat,
                       quat_twist_angle, vadd, vneg, vsub)
 
-REVOLUTE, CONTINUOUS, PRISMATIC, FIXED, FLOATING, PLANAR, SPHERICAL = range(7)
-#: URDF type name -> engine type code.
+REVOLUTE, CONTINUOUS, PRISMATIC, FIXED, FLOATING, PLANAR, SPHERICAL, DISTANCE = range(8)
+#: URDF type name (and 'distance', a length-controlled linear actuator) -> engine type code.
 TYPE_CODES = {'revolute': REVOLUTE, 'continuous': CONTINUOUS, 'prismatic': PRISMATIC,
-              'fixed': FIXED, 'floating': FLOATING, 'planar': PLANAR, 'spherical': SPHERICAL}
+              'fixed': FIXED, 'floating': FLOATING, 'planar': PLANAR, 'spherical': SPHERICAL,
+              'distance': DISTANCE}
 #: Type codes with one scalar coordinate.
 SCALAR_CODES = (REVOLUTE, CONTINUOUS, PRISMATIC)
 #: Type codes with several free coordinates (no scalar position).
 FREE_CODES = (FLOATING, PLANAR, SPHERICAL)
 #: Engine type code -> number of bilateral constraint rows (the dispatch table's sizes).
 N_ROWS = {REVOLUTE: revolute.N_ROWS, CONTINUOUS: revolute.N_ROWS, PRISMATIC: prismatic.N_ROWS,
-          FIXED: fixed.N_ROWS, FLOATING: 0, PLANAR: planar.N_ROWS, SPHERICAL: spherical.N_ROWS}
+          FIXED: fixed.N_ROWS, FLOATING: 0, PLANAR: planar.N_ROWS, SPHERICAL: spherical.N_ROWS,
+          DISTANCE: distance.N_ROWS}
 
 #: World-frame quantities of one joint at one configuration of its two bodies (value tuples).
 JointFrames = namedtuple('JointFrames', [
@@ -64,8 +66,12 @@ def joint_frames(xa, qa, xb, qb, ppos, pquat, cpos, cquat, axis, perp1, perp2):
 
 
 @jit
-def constraint(jtype, f, C, J):
-    """Dispatch to the joint type's ``constraint``; returns the number of rows filled."""
+def constraint(jtype, f, C, J, length):
+    """
+    Dispatch to the joint type's ``constraint``; returns the number of rows filled.
+
+    ``length`` (m) is the target length of a distance element, unused by the other types.
+    """
     if jtype == REVOLUTE or jtype == CONTINUOUS:
         return revolute.constraint(f, C, J)
     if jtype == PRISMATIC:
@@ -76,6 +82,8 @@ def constraint(jtype, f, C, J):
         return spherical.constraint(f, C, J)
     if jtype == PLANAR:
         return planar.constraint(f, C, J)
+    if jtype == DISTANCE:
+        return distance.constraint(f, C, J, length)
     return 0
 
 

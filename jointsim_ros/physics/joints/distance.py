@@ -1,0 +1,27 @@
+"""
+Distance elements: a length-controlled linear actuator between two ball ends (one row).
+
+Position constraint: C = |p_b - p_a| - L, with L the element's length (``Joints.length``, set by
+the facade while a length is prescribed).  With n = (p_b - p_a) / |p_b - p_a| and r the end
+relative to its body's COM, dC/dt = n.(v_b + w_b x r_b - v_a - w_a x r_a), so
+lin_a = -n, ang_a = -(r_a x n), lin_b = n, ang_b = r_b x n.  A positive row impulse pushes the
+ends apart.  Ball ends carry no moment, so the row only acts along the line.
+"""
+import math
+
+from .rows import set_row
+from ..math3d import cross, dot3, jit, vneg, vscale, vsub
+
+N_ROWS = 1
+
+
+@jit
+def constraint(f, C, J, length):
+    """Fill C[0], J[0] from the element's world frames ``f`` and its length L (m)."""
+    d = vsub(f.anchor_b, f.anchor_a)
+    norm = math.sqrt(dot3(d, d))
+    n = vscale(d, 1.0 / norm) if norm > 1e-12 else (1.0, 0.0, 0.0)
+    C[0] = norm - length
+    set_row(J, 0, vneg(n), vneg(cross(vsub(f.anchor_a, f.xa), n)), n,
+            cross(vsub(f.anchor_b, f.xb), n))
+    return 1
