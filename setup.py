@@ -44,6 +44,7 @@ setup(
             'jointsim_headless = jointsim_ros.tools.headless:main',
             'jointsim_node = jointsim_ros.node:main',
             'jointsim_example_controller = jointsim_ros.tools.example_controller:main',
+            'jointsim_inverse_dynamics = jointsim_ros.tools.inverse_dynamics:main',
         ],
     },
 )

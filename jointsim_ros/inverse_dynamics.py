@@ -18,6 +18,8 @@ import numpy as np
 from .errors import CommandError
 from .trajectory import CubicSpline
 
+#: Steps stage 1 records beyond the stages' duration (see :func:`run_three_stages`).
+RUN_ON = 10
 #: What :func:`run_three_stages` returns; arrays have one row per recorded instant.
 ThreeStageResult = namedtuple('ThreeStageResult', [
     'time',          # (n + 1,) s, 0 = the initial state
@@ -80,23 +82,28 @@ def run_three_stages(make_simulator, point, times, path, duration, actuators=(),
     stamps = np.arange(n + 1) * dt
     target = np.array([curve.evaluate(t) for t in stamps])
 
-    # stage 1: the tool on its path, the actuators' coordinates recorded
+    # stage 1: the tool on its path, the actuators' coordinates recorded; RUN_ON steps more
+    # than the stages take, so that the clamped end of the splines through them (at rest)
+    # lies beyond the last step driven (its influence shrinks ~3.7 times per sample)
     sim.prescribe_path(point, times, path)
     tool1 = [_tool_position(sim, point)]
     coords = [_coordinates(sim, actuators, joints)]
-    for k in range(1, n + 1):
+    for k in range(1, n + RUN_ON + 1):
         sim.step(1)
         tool1.append(_tool_position(sim, point))
         coords.append(_coordinates(sim, actuators, joints))
-        _report(progress, 1, k, n, dt)
+        if k <= n:
+            _report(progress, 1, k, n, dt)
     coords = np.array(coords)
+    tool1 = tool1[:n + 1]
+    recorded = np.arange(n + RUN_ON + 1) * dt
 
     # stage 2: the actuators along the recorded coordinates, the tool free
     sim = make_simulator()
     if actuators:
-        sim.prescribe_actuator_lengths(stamps, coords[:, :len(actuators)], actuators)
+        sim.prescribe_actuator_lengths(recorded, coords[:, :len(actuators)], actuators)
     if joints:
-        sim.prescribe_joints(stamps, coords[:, len(actuators):], joints)
+        sim.prescribe_joints(recorded, coords[:, len(actuators):], joints)
     joint_position = [sim.joint_names.index(j) for j in joints]
     tool2 = [_tool_position(sim, point)]
     forces = []
@@ -122,7 +129,7 @@ def run_three_stages(make_simulator, point, times, path, duration, actuators=(),
         _report(progress, 3, k + 1, n, dt)
     tool3 = np.array(tool3)
     return ThreeStageResult(
-        time=stamps, path=target, tool_stage1=np.array(tool1), coordinates=coords,
+        time=stamps, path=target, tool_stage1=np.array(tool1), coordinates=coords[:n + 1],
         tool_stage2=np.array(tool2), forces=forces, tool_stage3=tool3,
         deviation=np.linalg.norm(tool3 - target, axis=1), names=tuple(actuators + joints),
         amplitude=float(np.max(np.ptp(np.asarray(path, dtype=float), axis=0))))
