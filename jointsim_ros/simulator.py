@@ -83,6 +83,7 @@ class Simulator(ElementsMixin):
         #: Force-torque sensors (config ``force_torque_sensors`` and URDF <gazebo> tags).
         self.sensor_names = tuple(s.name for s in model.sensors)
         self._prescribed = {}  # joint name -> (axis, (spline, column, start time))
+        self._drive_needs = {}  # driven prescribed joint -> what its drive needed last step
         for key in ('linear_actuators', 'distance_sensors'):
             for name, item in getattr(config, key).items():
                 for side in ('a', 'b'):
@@ -241,6 +242,7 @@ class Simulator(ElementsMixin):
     def release_joints(self, joints=None):
         """End the prescribed motion of some joints (default all); they move freely again."""
         for name in list(self._prescribed if joints is None else joints):
+            self._drive_needs.pop(name, None)
             entry = self._prescribed.pop(name, None)
             if entry is not None:
                 self._engine.state.axis_prescribed[entry[0]] = 0.0
@@ -251,6 +253,52 @@ class Simulator(ElementsMixin):
         impulses = self._engine.state.axis_impulse
         return {name: float(impulses[axis, PRESCRIBED]) / self.dt
                 for name, (axis, _) in self._prescribed.items()}
+
+    def prescribed_drive_needs(self):
+        """
+        Return what the drive of each driven prescribed joint needed over the last step.
+
+        The motion's effort at the joint (:meth:`joint_efforts`, the drive's output plus the
+        prescribed row) is taken back through the drive model of docs/drives.md: the gear's
+        Coulomb losses ((1 - eta) of the transmitted torque, against the motion), the rotor
+        (J_m N qdd + b_m N qd), the motor (i = tau_m / Kt) and the armature with the engine's
+        backward Euler step (u = R i + L (i - i_prev) / dt + Ke N qd).
+
+        Returns:
+            dict joint -> {'current' A, 'voltage' V, 'motor_torque' N m,
+            'beyond_supply' bool (|u| above the supply voltage),
+            'beyond_current_limit' bool (|i| above the current limit)}.
+        """
+        return {name: dict(needs) for name, needs in self._drive_needs.items()}
+
+    def _update_drive_needs(self, rates_before, currents_before):
+        """Take each driven prescribed joint's effort of the last step back to volts."""
+        drives = self._engine.drives
+        efforts = self.joint_efforts()
+        rates = self.joint_velocities()
+        for name in self._prescribed:
+            d = self._drive_index.get(name)
+            if d is None:
+                continue
+            k = self._joint_position[name]
+            n, eta, rate = drives.gear[d], drives.efficiency[d], rates[k]
+            effort = efforts[k]
+            # the gear transmits n tau_g; its Coulomb loss (1 - eta) |n tau_g| opposes motion
+            transmitted = effort / eta if effort * rate >= 0.0 else effort / (2.0 - eta)
+            accel = (rate - rates_before[k]) / self.dt
+            motor_torque = (transmitted / n + n * accel / drives.inv_rotor_inertia[d]
+                            + drives.viscous[d] * n * rate)
+            current = motor_torque / drives.kt[d]
+            # the first step starts from the drive's actual current
+            before = self._drive_needs.get(name, {}).get('current', currents_before[d])
+            voltage = (drives.resistance[d] * current
+                       + drives.inductance[d] * (current - before) / self.dt
+                       + drives.ke[d] * n * rate)
+            self._drive_needs[name] = {
+                'current': float(current), 'voltage': float(voltage),
+                'motor_torque': float(motor_torque),
+                'beyond_supply': bool(abs(voltage) > self._supply[d]),
+                'beyond_current_limit': bool(abs(current) > drives.current_limit[d])}
 
     def _step_one_by_one(self, n):
         """
@@ -270,10 +318,14 @@ class Simulator(ElementsMixin):
             self._aim_elements(after)
             held = state.body_wrench.copy()
             state.body_wrench[:] += self._actuator_wrenches()
+            rates_before = self.joint_velocities() if self._prescribed else None
+            currents_before = state.drive_current.copy()
             try:
                 done = self._step_with_samples(1)
             finally:
                 state.body_wrench[:] = held
+            if done and self._prescribed and self._drive_index:
+                self._update_drive_needs(rates_before, currents_before)
             taken += done
             if done < 1:
                 break
