@@ -47,6 +47,13 @@ def _bar(name, mass, length, inertia):
             f'izz="{inertia[2]:g}" ixy="0" ixz="0" iyz="0"/></inertial></link>\n')
 
 
+def _hinge(name, parent, child, x, pitch):
+    """Return a revolute joint about y at x along the parent bar, its child pitched (rad)."""
+    return (f'<joint name="{name}" type="revolute"><parent link="{parent}"/>'
+            f'<child link="{child}"/><origin xyz="{x:.12g} 0 0" rpy="0 {pitch:.12g} 0"/>'
+            f'<axis xyz="0 1 0"/>{_LIMIT}</joint>\n')
+
+
 def _pitch(direction):
     """Rotation about y (rad) that turns +x into the x-z direction (cos, 0, -sin)."""
     return float(np.arctan2(-direction[2], direction[0]))
@@ -80,12 +87,8 @@ def three_bar(dt=0.001, iterations=300):
             + _bar('bar_c', MASS_BC, LENGTH_BC, INERTIA_BC)
             + f'<joint name="base" type="spherical"><parent link="world"/><child link="bar_a"/>'
             f'<origin xyz="0 0 0" rpy="0 {pitch_a:.12g} 0"/></joint>\n'
-            f'<joint name="hinge_b" type="revolute"><parent link="bar_a"/><child link="bar_b"/>'
-            f'<origin xyz="{LENGTH_A:.12g} 0 0" rpy="0 {pitch_b - pitch_a:.12g} 0"/>'
-            f'<axis xyz="0 1 0"/>{_LIMIT}</joint>\n'
-            f'<joint name="hinge_c" type="revolute"><parent link="bar_b"/><child link="bar_c"/>'
-            f'<origin xyz="{LENGTH_BC:.12g} 0 0" rpy="0 {pitch_c - pitch_b:.12g} 0"/>'
-            f'<axis xyz="0 1 0"/>{_LIMIT}</joint>\n</robot>\n')
+            + _hinge('hinge_b', 'bar_a', 'bar_b', LENGTH_A, pitch_b - pitch_a)
+            + _hinge('hinge_c', 'bar_b', 'bar_c', LENGTH_BC, pitch_c - pitch_b) + '</robot>\n')
     config = {
         'dt': dt, 'solver': {'iterations': iterations, 'tolerance': 1e-8},
         'linear_actuators': {
@@ -123,12 +126,9 @@ def slewing_crane(dt=0.001, iterations=300):
             + _bar('bar_c', MASS_BC, LENGTH_BC, INERTIA_BC)
             + '<joint name="slew" type="continuous"><parent link="world"/><child link="turret"/>'
             '<axis xyz="0 0 1"/></joint>\n'
-            f'<joint name="luff" type="revolute"><parent link="turret"/><child link="bar_a"/>'
-            f'<origin xyz="0 0 0" rpy="0 {pitch_a:.12g} 0"/><axis xyz="0 1 0"/>{_LIMIT}</joint>\n'
-            f'<joint name="jib" type="revolute"><parent link="bar_a"/><child link="bar_b"/>'
-            f'<origin xyz="{LENGTH_A:.12g} 0 0" rpy="0 {pitch_b - pitch_a:.12g} 0"/>'
-            f'<axis xyz="0 1 0"/>{_LIMIT}</joint>\n'
-            f'<joint name="jib_extension" type="fixed"><parent link="bar_b"/>'
+            + _hinge('luff', 'turret', 'bar_a', 0.0, pitch_a)
+            + _hinge('jib', 'bar_a', 'bar_b', LENGTH_A, pitch_b - pitch_a)
+            + f'<joint name="jib_extension" type="fixed"><parent link="bar_b"/>'
             f'<child link="bar_c"/><origin xyz="{LENGTH_BC:.12g} 0 0"/></joint>\n</robot>\n')
     config = {
         'dt': dt, 'solver': {'iterations': iterations, 'tolerance': 1e-8},
