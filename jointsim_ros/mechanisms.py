@@ -25,6 +25,8 @@ MASS_BC, INERTIA_BC = 17.0, (0.005, 23.0, 23.0)
 LENGTH_A = float(np.sqrt(12.0 * INERTIA_A[1] / MASS_A))
 LENGTH_BC = float(np.sqrt(12.0 * INERTIA_BC[1] / MASS_BC))
 POINT_D = (0.0, 0.0, 3.0)
+#: Viscous damping of the slewing crane's joints, N m s/rad.
+CRANE_DAMPING = 1000.0
 TOOL_START = np.array([8.0, 0.0, 0.0])
 _LIMIT = '<limit lower="-3.1" upper="3.1" effort="1e7" velocity="100"/>'
 
@@ -107,10 +109,13 @@ def slewing_crane(dt=0.001, iterations=300):
     Return (URDF text, config dict) of the well-posed variant: three elements, three DOF.
 
     A 50 kg turret (a 1 m disc-like box) turns about z at the origin; bar A is hinged to it at
-    the origin about y and luffed by d-a from d = (0, 0, 3) m to A's middle; the jib, bar B
-    with bar C fixed in line (8.06 m, 34 kg), is hinged to A's tip about y and raised by a-b.
-    The slewing element pushes the turret's rim (1 m out along x) from (0, -2, 0).  A stands
-    at 70 degrees so that the jib's tip starts at (8, 0, 0) m.
+    the origin about y and luffed by d-a from d = (0, 0, 3) m to a 1 m bracket at A's tip; the
+    jib, bar B with bar C fixed in line (8.06 m, 34 kg), is hinged to A's tip about y and
+    raised by a-b.  The slewing element pushes the turret's rim (1 m out along x) from
+    (0, -2, 0).  A stands at 70 degrees so that the jib's tip starts at (8, 0, 0) m.  The three
+    joints have CRANE_DAMPING of viscous damping (a slewing ring, pins with hydraulics): at
+    rest the slewing element carries no load and the slew has no stiffness, so without damping
+    an open-loop stage 3 lets any speed left at the end of the loop drift on.
     """
     jib = 2.0 * LENGTH_BC
     # |tool - a| = jib with a = L_A (cos e, 0, sin e): the elevation e of bar A
@@ -136,8 +141,9 @@ def slewing_crane(dt=0.001, iterations=300):
             'slewing': {'link_a': 'world', 'point_a': [0.0, -2.0, 0.0], 'link_b': 'turret',
                         'point_b': [1.0, 0.0, 0.0]},
             'd_a': {'link_a': 'world', 'point_a': list(POINT_D), 'link_b': 'bar_a',
-                    'point_b': [0.5 * LENGTH_A, 0.0, -1.0]},
+                    'point_b': [LENGTH_A, 0.0, -1.0]},
             'a_b': {'link_a': 'bar_a', 'point_a': [0.7 * LENGTH_A, 0.0, 0.5],
                     'link_b': 'bar_b', 'point_b': [0.3 * LENGTH_BC, 0.0, 0.5]}},
+        'joints': {name: {'damping': CRANE_DAMPING} for name in ('slew', 'luff', 'jib')},
         'path_points': {'tool': {'link': 'bar_c', 'point': [LENGTH_BC, 0.0, 0.0]}}}
     return urdf, config

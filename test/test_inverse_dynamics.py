@@ -23,22 +23,21 @@ def test_bar_lengths_follow_the_inertias():
 
 
 def test_crane_reproduces_the_tool_path_from_the_forces_of_its_recorded_lengths():
+    """The whole 10 s of the issue's path at dt = 1 ms: stage 3 within 0.1 % (4 mm)."""
     urdf, config = slewing_crane()
     times = np.arange(0.0, 10.0 + 1e-9, 0.01)
     calls = []
     result = run_three_stages(lambda: Simulator.from_urdf(urdf, config), 'tool', times,
-                              tool_path(times), 3.0, actuators=['slewing', 'd_a', 'a_b'],
+                              tool_path(times), 10.0, actuators=['slewing', 'd_a', 'a_b'],
                               progress=lambda *args: calls.append(args))
     assert np.max(np.linalg.norm(result.tool_stage1 - result.path, axis=1)) < 1e-9
     assert result.amplitude == pytest.approx(4.0, rel=1e-3)  # z spans 0..4 m over the loop
-    moved = np.linalg.norm(result.path[-1] - result.path[0])
-    assert moved > 0.5  # the first 3 s cover a good part of the loop
-    # stages 2 and 3 within the issue's 0.1 % of the amplitude (4 mm)
+    # stages 2 and 3 within the issue's 0.1 % of the amplitude (4 mm; 1.6 and 3.6 mm seen)
     assert np.max(np.linalg.norm(result.tool_stage2 - result.path, axis=1)) < 4e-3
     assert result.deviation.max() < 4e-3
     # before the path starts (t < 1 s) the crane is at rest: the forces are its statics
     assert result.forces[900] == pytest.approx(result.forces[200], abs=1.0)  # N, of kN
-    assert calls[-1][:3] == (3, 3000, 3000) and len({c[0] for c in calls}) == 3
+    assert calls[-1][:3] == (3, 10000, 10000) and len({c[0] for c in calls}) == 3
 
 
 def test_three_bar_element_lengths_do_not_see_a_turn_about_the_o_d_line():
