@@ -358,6 +358,10 @@ SOLVER_KEYS = (
         'stop projecting when every joint position error is below this'),
     Key('warm_start', _boolean, 'true/false',
         "start each solve from the previous step's impulses"),
+    Key('formulation', _choice('maximal', 'tree'), 'maximal | tree',
+        'maximal coordinates (any robot) or exact tree joints in generalized coordinates'),
+    Key('integrator', _choice('symplectic_euler', 'rk4'), 'symplectic_euler | rk4',
+        'time integrator; rk4 only with formulation tree (docs/tree.md)'),
 )
 
 JOINT_KEYS = (
