@@ -847,9 +847,9 @@ def _make_engine(model, config):
     solver = config.solver
     if solver.formulation != 'tree':
         if solver.integrator != 'symplectic_euler':
-            raise ConfigError(f"{config.source}: solver.integrator {solver.integrator} needs "
-                              "solver.formulation: tree; set solver.integrator: "
-                              "symplectic_euler or solver.formulation: tree.")
+            raise ConfigError(f'{config.source}: solver.integrator {solver.integrator} needs '
+                              'solver.formulation: tree; set solver.integrator: '
+                              'symplectic_euler or solver.formulation: tree.')
         return Engine(model, config.dt, config.gravity, solver, config.limits, config.collision)
     from .physics.tree_engine import check_tree_config, TreeEngine
     check_tree_config(model, config)

@@ -87,6 +87,7 @@ TreeState = namedtuple('TreeState', [
     'node_q',         # (n_node,) unwrapped scalar coordinate, rad or m (0 for others)
     'node_rel',       # (n_node, 7) child joint frame in the parent joint frame: r m, Q wxyz
     'qd',             # (n_v,) generalized velocities, rad/s, m/s (child joint frame twist)
+    'p',              # (n_v,) generalized (Poisson) impulses (H(q_prev) + A) qd, N m s or N s
     'drive_limited',  # (n_drive,) 1.0 while the current limit holds the motor torque
     'joint_effort', 'drive_voltage', 'drive_current', 'rotor_speed', 'drive_impulse',
     'body_wrench', 'body_pos', 'body_quat', 'body_lin_vel', 'body_ang_mom', 'joint_q', 'time',
@@ -101,11 +102,15 @@ TreeWork = namedtuple('TreeWork', [
     'IA', 'U', 'Dinv',                # (n_node, 6, 6)
     'Ud', 'mat6', 'gj',               # (6, 6), (6, 6), (6, 12) scratch
     'vec6a', 'vec6b',                 # (6,) scratch
-    'force', 'extra', 'dqd',          # (n_v,) per coordinate
-    'q_backup', 'rel_backup', 'qd_backup', 'drive_backup',
+    'force', 'extra', 'dqd', 'damp', 'rhs',  # (n_v,) per coordinate
+    'Ibody', 'hsub',                  # (n_node, 6, 6), (n_node, 6) isolated inertia, momentum
+    'q_backup', 'rel_backup', 'qd_backup', 'p_backup', 'drive_backup',
     'stage_q', 'stage_rel', 'stage_qd', 'k_q', 'k_rel', 'k_qd', 'sum_q', 'sum_rel', 'sum_qd',
 ])
 
+#: Cap and relative tolerance of the symplectic step's fixed-point iteration.
+MAX_FIXED_POINT = 20
+FIXED_POINT_TOLERANCE = 1e-11
 #: Integrator codes.
 SYMPLECTIC_EULER, RK4 = 0, 1
 #: Status codes (as physics.arrays).
@@ -181,7 +186,7 @@ def tree_kinematics(tm, node_rel, wk):
 
 @jit
 def _motion_cross(v, m, out):
-    """out = v x m for spatial motion vectors (angular; linear about the origin)."""
+    """Return in out v x m for spatial motion vectors (angular; linear about the origin)."""
     w = (v[0], v[1], v[2])
     v0 = (v[3], v[4], v[5])
     mw = (m[0], m[1], m[2])
@@ -196,7 +201,7 @@ def _motion_cross(v, m, out):
 
 @jit
 def _force_cross(v, f, out):
-    """out = v x* f for a motion vector v and a force vector f (moment; force)."""
+    """Return in out v x* f for a motion vector v and a force vector f (moment; force)."""
     w = (v[0], v[1], v[2])
     v0 = (v[3], v[4], v[5])
     n = (f[0], f[1], f[2])
@@ -434,27 +439,26 @@ def _normalize_rel(tm, node_q, node_rel):
 
 
 @jit
-def _dof_terms(tm, ts, qd, h, implicit, dt, out_force, out_extra):
+def _dof_terms(tm, ts, qd, dt, out_force, out_damp):
     """
-    Generalized force and D diagonal per coordinate: efforts, damping, drives, armature.
+    Generalized force per coordinate split as tau0 - b qd: efforts and drives.
 
-    Implicit (Euler): damping -b qd+ and the motor's back-EMF and friction -N^2 c qd+ are
-    moved to the left as h b and h N^2 c on D (docs/tree.md).  Explicit (RK4): -b qd.
+    out_force: tau0, the joint effort plus the drive's eta N Kt (L/dt i + u) / R' (or its
+    current-limited +-eta N Kt i_max), N m or N.  out_damp: b, the joint damping plus the
+    drive's back-EMF and friction eta N^2 c (c = Kt Ke / R' + b_m), N m s/rad or N s/m.
+    The symplectic step takes -b qd+ implicitly (h b on the diagonal of D); RK4 explicitly.
     """
     for v in range(qd.shape[0]):
         out_force[v] = ts.joint_effort[tm.v_joint[v]] if tm.v_joint[v] >= 0 else 0.0
-        b = tm.damping[v]
-        out_force[v] -= b * qd[v]
-        out_extra[v] = tm.armature[v] + (h * b if implicit else 0.0)
+        out_damp[v] = tm.damping[v]
     for d in range(tm.drive_v.shape[0]):
         v = tm.drive_v[d]
         n = tm.gear[d]
         eta = tm.efficiency[d]
         r_eff = tm.resistance[d] + tm.inductance[d] / dt
         kt = tm.kt[d]
-        w_m = n * qd[v]
         drive = tm.inductance[d] / dt * ts.drive_current[d] + ts.drive_voltage[d]
-        i_pred = (drive - tm.ke[d] * w_m) / r_eff
+        i_pred = (drive - tm.ke[d] * n * qd[v]) / r_eff
         if abs(i_pred) > tm.current_limit[d]:
             # current loop saturated: electrical torque held at +-Kt i_max
             tau0 = kt * tm.current_limit[d] * (1.0 if i_pred > 0.0 else -1.0)
@@ -464,9 +468,225 @@ def _dof_terms(tm, ts, qd, h, implicit, dt, out_force, out_extra):
             tau0 = kt * drive / r_eff
             c = kt * tm.ke[d] / r_eff + tm.viscous[d]
             ts.drive_limited[d] = 0.0
-        # joint effort eta N (tau0 - c N qd+)
-        out_force[v] += eta * n * (tau0 - c * w_m)
-        out_extra[v] += h * eta * n * n * c
+        # joint effort eta N (tau0 - c N qd)
+        out_force[v] += eta * n * tau0
+        out_damp[v] += eta * n * n * c
+
+
+@jit
+def _isolated_inertias(tm, wk):
+    """Spatial inertia of every node's body about the world origin (kinematics current)."""
+    for i in range(tm.parent.shape[0]):
+        b = tm.body[i]
+        _spatial_inertia(tm.mass[b], wk.body_rot[b], tm.inertia[b], wk.body_x[b], wk.Ibody[i])
+
+
+@jit
+def _node_velocities(tm, qd, wk):
+    """Outward pass v_i = v_lambda(i) + S_i qd_i (world axes, about the origin)."""
+    for i in range(tm.parent.shape[0]):
+        p = tm.parent[i]
+        for m in range(6):
+            wk.vel[i, m] = wk.vel[p, m] if p >= 0 else 0.0
+        for k in range(tm.dof[i]):
+            for m in range(6):
+                wk.vel[i, m] += wk.S[i, k, m] * qd[tm.v0[i] + k]
+
+
+@jit
+def _subtree_momenta(tm, wk):
+    """Inward pass: composite spatial momentum h_i = sum over i's subtree of I_j v_j."""
+    n = tm.parent.shape[0]
+    for i in range(n):
+        for r in range(6):
+            acc = 0.0
+            for s in range(6):
+                acc += wk.Ibody[i, r, s] * wk.vel[i, s]
+            wk.hsub[i, r] = acc
+    for i in range(n - 1, -1, -1):
+        p = tm.parent[i]
+        if p >= 0:
+            for r in range(6):
+                wk.hsub[p, r] += wk.hsub[i, r]
+
+
+@jit
+def tree_momentum(tm, qd, wk, out):
+    """
+    Generalized (Poisson) impulses p = S_i^T h_i + A qd, N m s or N s (velocities current).
+
+    h_i is the subtree's composite momentum, so p = (H + A) qd without forming H.
+    """
+    _subtree_momenta(tm, wk)
+    for i in range(tm.parent.shape[0]):
+        for k in range(tm.dof[i]):
+            v = tm.v0[i] + k
+            acc = tm.armature[v] * qd[v]
+            for r in range(6):
+                acc += wk.S[i, k, r] * wk.hsub[i, r]
+            out[v] = acc
+
+
+@jit
+def _lagrangian_force(tm, wk, gravity, body_wrench, out):
+    """
+    dL/dq of every coordinate at the current velocities (Poisson-impulse rates without tau).
+
+    p_i = S_i^T h_i with S_i fixed in the child body (S_i' = v_i x S_i) and h_i' the external
+    force on the subtree (gravity, applied wrenches; joint i's own force projects to tau_i):
+        p_i' = tau_i + S_i^T (f_sub,i - v_i x* h_i).
+    """
+    n = tm.parent.shape[0]
+    _subtree_momenta(tm, wk)
+    for i in range(n):
+        b = tm.body[i]
+        m = tm.mass[b]
+        x = wk.body_x[b]
+        f = body_wrench[b]
+        force = (m * gravity[0] + f[0], m * gravity[1] + f[1], m * gravity[2] + f[2])
+        moment = cross((x[0], x[1], x[2]), force)
+        for r in range(3):
+            wk.PA[i, r] = moment[r] + f[3 + r]
+            wk.PA[i, 3 + r] = force[r]
+    for i in range(n - 1, -1, -1):
+        p = tm.parent[i]
+        if p >= 0:
+            for r in range(6):
+                wk.PA[p, r] += wk.PA[i, r]
+    for i in range(n):
+        _force_cross(wk.vel[i], wk.hsub[i], wk.vec6a)
+        for k in range(tm.dof[i]):
+            acc = 0.0
+            for r in range(6):
+                acc += wk.S[i, k, r] * (wk.PA[i, r] - wk.vec6a[r])
+            out[tm.v0[i] + k] = acc
+
+
+@jit
+def _articulated_factor(tm, wk, dof_extra):
+    """
+    Inward pass of the articulated inertias (no bias): U_i, D_i^-1 and I^A for (H + diag).
+
+    After it, ``_articulated_solve`` applies (H + diag(dof_extra))^-1 to any right-hand side
+    in two O(n) vector sweeps.
+    """
+    n = tm.parent.shape[0]
+    for i in range(n):
+        for r in range(6):
+            for s in range(6):
+                wk.IA[i, r, s] = wk.Ibody[i, r, s]
+    for i in range(n - 1, -1, -1):
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for k in range(d):
+            for r in range(6):
+                acc = 0.0
+                for s in range(6):
+                    acc += wk.IA[i, r, s] * wk.S[i, k, s]
+                wk.U[i, k, r] = acc
+        for k in range(d):
+            for m in range(d):
+                acc = 0.0
+                for r in range(6):
+                    acc += wk.S[i, k, r] * wk.U[i, m, r]
+                wk.mat6[k, m] = acc
+            wk.mat6[k, k] += dof_extra[v0 + k]
+        invert_spd(wk.mat6, d, wk.Dinv[i], wk.gj)
+        p = tm.parent[i]
+        if p < 0:
+            continue
+        for r in range(6):
+            for s in range(6):
+                acc = 0.0
+                for k in range(d):
+                    for m in range(d):
+                        acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.U[i, m, s]
+                wk.IA[p, r, s] += wk.IA[i, r, s] - acc
+
+
+@jit
+def _articulated_solve(tm, wk, rhs, out):
+    """Return in out (H + diag)^-1 rhs for generalized impulses rhs, by the factor's two sweeps."""
+    n = tm.parent.shape[0]
+    for i in range(n):
+        for r in range(6):
+            wk.PA[i, r] = 0.0
+    for i in range(n - 1, -1, -1):
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for k in range(d):
+            acc = rhs[v0 + k]
+            for r in range(6):
+                acc -= wk.S[i, k, r] * wk.PA[i, r]
+            wk.u[i, k] = acc
+        p = tm.parent[i]
+        if p < 0:
+            continue
+        for r in range(6):
+            acc = wk.PA[i, r]
+            for k in range(d):
+                for m in range(d):
+                    acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.u[i, m]
+            wk.PA[p, r] += acc
+    for i in range(n):
+        p = tm.parent[i]
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for m in range(6):
+            wk.acc[i, m] = wk.acc[p, m] if p >= 0 else 0.0
+        for k in range(d):
+            acc = wk.u[i, k]
+            for r in range(6):
+                acc -= wk.U[i, k, r] * wk.acc[i, r]
+            wk.vec6a[k] = acc
+        for k in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += wk.Dinv[i, k, m] * wk.vec6a[m]
+            out[v0 + k] = acc
+        for k in range(d):
+            for r in range(6):
+                wk.acc[i, r] += wk.S[i, k, r] * out[v0 + k]
+
+
+@jit
+def _symplectic_step(tm, ts, wk, dt, gravity, info):
+    """
+    Symplectic Euler in (q, p): the discrete Euler-Lagrange equations of L_d = h L(q, dq/h).
+
+        (H(q_n) + A + h B) qd_{n+1} = p_n + h (tau0 + dL/dq(q_n, qd_{n+1}))
+        p_{n+1} = (H(q_n) + A) qd_{n+1},    q_{n+1} = q_n + h qd_{n+1}
+    The implicit dL/dq is found by fixed-point iteration (contraction ~ h |omega|), each
+    iteration two O(n) vector sweeps over the articulated inertias factored once per step.
+    """
+    n_v = ts.qd.shape[0]
+    tree_kinematics(tm, ts.node_rel, wk)
+    _isolated_inertias(tm, wk)
+    _dof_terms(tm, ts, ts.qd, dt, wk.force, wk.damp)
+    for v in range(n_v):
+        wk.extra[v] = tm.armature[v] + dt * wk.damp[v]
+    _articulated_factor(tm, wk, wk.extra)
+    iterations = 0
+    change = 0.0
+    for it in range(MAX_FIXED_POINT):
+        iterations = it + 1
+        _node_velocities(tm, ts.qd, wk)
+        _lagrangian_force(tm, wk, gravity, ts.body_wrench, wk.dqd)
+        for v in range(n_v):
+            wk.rhs[v] = ts.p[v] + dt * (wk.force[v] + wk.dqd[v])
+        _articulated_solve(tm, wk, wk.rhs, wk.dqd)
+        change = 0.0
+        size = 0.0
+        for v in range(n_v):
+            change = max(change, abs(wk.dqd[v] - ts.qd[v]))
+            size = max(size, abs(wk.dqd[v]))
+            ts.qd[v] = wk.dqd[v]
+        if change <= FIXED_POINT_TOLERANCE * (1.0 + size):
+            break
+    info[0] = iterations
+    info[1] = change
+    _node_velocities(tm, ts.qd, wk)
+    tree_momentum(tm, ts.qd, wk, ts.p)
 
 
 @jit
@@ -492,6 +712,15 @@ def _finish_drives(tm, ts, qd_old, qd, dt):
         ts.drive_impulse[d, 0] = -effort * dt / n
         ts.drive_impulse[d, 1] = 0.0
         ts.drive_impulse[d, 2] = 0.0
+
+
+@jit
+def tree_reset_momentum(tm, ts, wk):
+    """Start the carried impulses from the current state: p = (H(q) + A) qd."""
+    tree_kinematics(tm, ts.node_rel, wk)
+    _isolated_inertias(tm, wk)
+    _node_velocities(tm, ts.qd, wk)
+    tree_momentum(tm, ts.qd, wk, ts.p)
 
 
 @jit
@@ -553,11 +782,14 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
     Advance n_steps of dt; returns the steps taken (fewer when the state diverged).
 
     Args:
-        tm, ts, wk: TreeModel, TreeState, TreeWork.
+        tm: TreeModel.
+        ts: TreeState.
+        wk: TreeWork.
         dt: step, s.
         gravity: (3,) m/s^2.
         integrator: SYMPLECTIC_EULER or RK4.
-        info: (INFO_SIZE,) results (iterations 0, status, body).
+        info: (INFO_SIZE,) results (iterations, residual, status, body).
+        n_steps: steps to take.
     """
     n_node = tm.parent.shape[0]
     n_v = ts.qd.shape[0]
@@ -569,16 +801,12 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
                 wk.rel_backup[i, m] = ts.node_rel[i, m]
         for v in range(n_v):
             wk.qd_backup[v] = ts.qd[v]
+            wk.p_backup[v] = ts.p[v]
         for d in range(tm.drive_v.shape[0]):
             wk.drive_backup[d, 0] = ts.drive_current[d]
             wk.drive_backup[d, 1] = ts.rotor_speed[d]
         if integrator == SYMPLECTIC_EULER:
-            tree_kinematics(tm, ts.node_rel, wk)
-            _dof_terms(tm, ts, ts.qd, dt, True, dt, wk.force, wk.extra)
-            tree_velocity_change(tm, ts.qd, dt, gravity, wk.force, wk.extra,
-                                 ts.body_wrench, wk, wk.dqd)
-            for v in range(n_v):
-                ts.qd[v] += wk.dqd[v]
+            _symplectic_step(tm, ts, wk, dt, gravity, info)
             _finish_drives(tm, ts, wk.qd_backup, ts.qd, dt)
             tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)
         else:
@@ -593,6 +821,7 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
                     ts.node_rel[i, m] = wk.rel_backup[i, m]
             for v in range(n_v):
                 ts.qd[v] = wk.qd_backup[v]
+                ts.p[v] = wk.p_backup[v]
             for d in range(tm.drive_v.shape[0]):
                 ts.drive_current[d] = wk.drive_backup[d, 0]
                 ts.rotor_speed[d] = wk.drive_backup[d, 1]
@@ -610,7 +839,10 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
 def _rk4_derivative(tm, ts, wk, q, rel, qd, gravity, k_q, k_rel, k_qd):
     """Rates of (q, r, Q, qd) at one RK4 stage (accelerations from the recursion, h = 1)."""
     tree_kinematics(tm, rel, wk)
-    _dof_terms(tm, ts, qd, 1.0, False, 1.0, wk.force, wk.extra)
+    _dof_terms(tm, ts, qd, 1.0, wk.force, wk.damp)
+    for v in range(qd.shape[0]):
+        wk.force[v] -= wk.damp[v] * qd[v]
+        wk.extra[v] = tm.armature[v]
     tree_velocity_change(tm, qd, 1.0, gravity, wk.force, wk.extra, ts.body_wrench, wk,
                          k_qd)
     _position_rates(tm, rel, qd, k_q, k_rel)

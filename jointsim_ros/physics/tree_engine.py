@@ -67,7 +67,7 @@ def check_tree_config(model, config):
 
 
 def _columns(jtype, axis, perp1, perp2):
-    """Unit columns (angular; linear) in the joint frame of one joint type."""
+    """Return the unit columns (angular; linear) in the joint frame of one joint type."""
     cols = []
     if jtype in (jt.REVOLUTE, jt.CONTINUOUS):
         cols.append(np.concatenate((axis, np.zeros(3))))
@@ -103,6 +103,7 @@ class TreeEngine(Engine):
         self.tree_state = tree.TreeState(
             node_q=np.zeros(n_node),
             node_rel=np.tile([0.0, 0, 0, 1, 0, 0, 0], (n_node, 1)), qd=np.zeros(n_v),
+            p=np.zeros(n_v),
             drive_limited=np.zeros(n_drive), joint_effort=st.joint_effort,
             drive_voltage=st.drive_voltage, drive_current=st.drive_current,
             rotor_speed=st.rotor_speed, drive_impulse=st.drive_impulse,
@@ -117,9 +118,10 @@ class TreeEngine(Engine):
             S=z66.copy(), vel=z6.copy(), cbias=z6.copy(), PA=z6.copy(), acc=z6.copy(),
             u=z6.copy(), IA=z66.copy(), U=z66.copy(), Dinv=z66.copy(), Ud=np.zeros((6, 6)),
             mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
-            force=np.zeros(n_v), extra=np.zeros(n_v), dqd=np.zeros(n_v),
+            force=np.zeros(n_v), extra=np.zeros(n_v), dqd=np.zeros(n_v), damp=np.zeros(n_v),
+            rhs=np.zeros(n_v), Ibody=z66.copy(), hsub=z6.copy(),
             q_backup=np.zeros(n_node), rel_backup=np.zeros((n_node, 7)),
-            qd_backup=np.zeros(n_v), drive_backup=np.zeros((n_drive, 2)),
+            qd_backup=np.zeros(n_v), p_backup=np.zeros(n_v), drive_backup=np.zeros((n_drive, 2)),
             stage_q=np.zeros(n_node), stage_rel=np.zeros((n_node, 7)), stage_qd=np.zeros(n_v),
             k_q=np.zeros(n_node), k_rel=np.zeros((n_node, 7)), k_qd=np.zeros(n_v),
             sum_q=np.zeros(n_node), sum_rel=np.zeros((n_node, 7)), sum_qd=np.zeros(n_v))
@@ -235,8 +237,22 @@ class TreeEngine(Engine):
             else:  # the floating base: world origin -> body 0's COM frame
                 pa, qa = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
                 pb, qb = self.body_pose(0)
-            ts.node_rel[i, :3] = quat_to_matrix(qa).T @ (pb - pa)
-            ts.node_rel[i, 3:] = quat_multiply(quat_conjugate(qa), qb)
+            rel_p = quat_to_matrix(qa).T @ (pb - pa)
+            rel_q = quat_multiply(quat_conjugate(qa), qb)
+            jtype = int(self.joints.type[j]) if j >= 0 else jt.FLOATING
+            # keep only what the joint allows (the bodies may hold a gap the maximal
+            # engine's projection would close, e.g. after the base was moved by hand)
+            if jtype in (jt.SPHERICAL, jt.FIXED):
+                rel_p = np.zeros(3)
+            if jtype == jt.FIXED:
+                rel_q = np.array([1.0, 0.0, 0.0, 0.0])
+            elif jtype == jt.PLANAR:
+                normal = self.joints.axis[j]
+                rel_p = rel_p - normal * (rel_p @ normal)
+                rel_q = np.concatenate(([rel_q[0]], normal * (rel_q[1:] @ normal)))
+                rel_q /= np.linalg.norm(rel_q)
+            ts.node_rel[i, :3] = rel_p
+            ts.node_rel[i, 3:] = rel_q
             pbody = int(tm.parent_body[i])
             xp, _ = self.body_pose(pbody)
             vp = self.state.body_lin_vel[pbody] if pbody >= 0 else np.zeros(3)
@@ -249,7 +265,7 @@ class TreeEngine(Engine):
                                     rb.T @ (v_point - vp - np.cross(wp, pb - xp))))
             for k in range(dof):
                 ts.qd[v0 + k] = tm.col[i, k] @ twist
-        tree.tree_kinematics(tm, ts.node_rel, self.tree_work)
+        tree.tree_reset_momentum(tm, ts, self.tree_work)
         tree.tree_fill_state(tm, ts, self.tree_work, ts.qd)
         rates = self.joint_rates()
         for d, j in enumerate(self.drives.joint):
