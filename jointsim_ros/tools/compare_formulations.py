@@ -35,8 +35,8 @@ def parse_args(argv):
     """Return the command-line arguments."""
     parser = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
     parser.add_argument('--robot', help='URDF or xacro file (default: the bundled arm)')
-    parser.add_argument('--config', help='simulator YAML config (default: the arm\'s with the '
-                        'bundled robot, else the defaults)')
+    parser.add_argument('--config', help='simulator YAML config (default: that of the arm with '
+                        'the bundled robot, else the defaults)')
     parser.add_argument('--seconds', type=float, default=2.0, help='simulated time, s (2)')
     parser.add_argument('--out', default='.', help='directory for the CSV and PNG (.)')
     parser.add_argument('--commands', help='YAML with efforts: {joint: value} and/or '
@@ -46,8 +46,8 @@ def parse_args(argv):
     parser.add_argument('--sample', type=float, default=0.01,
                         help='spacing of the CSV rows, s (0.01; rounded to whole steps)')
     parser.add_argument('--bent', type=float, default=None,
-                        help='start from +-RAD on alternate joints (default: the config\'s '
-                        'initial state; 0.5 for the bundled arm)')
+                        help='start from +-RAD on alternate joints (default: the initial '
+                        'state of the config; 0.5 for the bundled arm)')
     return parser.parse_args(argv)
 
 
