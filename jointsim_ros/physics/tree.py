@@ -105,6 +105,7 @@ TreeWork = namedtuple('TreeWork', [
     'force', 'extra', 'dqd', 'damp', 'rhs',  # (n_v,) per coordinate
     'Ibody', 'hsub',                  # (n_node, 6, 6), (n_node, 6) isolated inertia, momentum
     'q_backup', 'rel_backup', 'qd_backup', 'p_backup', 'drive_backup',
+    'fallbacks',                      # (1,) steps that fell back to the velocity form
     'stage_q', 'stage_rel', 'stage_qd', 'k_q', 'k_rel', 'k_qd', 'sum_q', 'sum_rel', 'sum_qd',
 ])
 
@@ -668,6 +669,8 @@ def _symplectic_step(tm, ts, wk, dt, gravity, info):
     _articulated_factor(tm, wk, wk.extra)
     iterations = 0
     change = 0.0
+    previous = np.inf
+    converged = False
     for it in range(MAX_FIXED_POINT):
         iterations = it + 1
         _node_velocities(tm, ts.qd, wk)
@@ -682,9 +685,26 @@ def _symplectic_step(tm, ts, wk, dt, gravity, info):
             size = max(size, abs(wk.dqd[v]))
             ts.qd[v] = wk.dqd[v]
         if change <= FIXED_POINT_TOLERANCE * (1.0 + size):
+            converged = True
             break
+        if it >= 2 and change > previous:
+            break  # not contracting: h |omega| too large for the fixed point
+        previous = change
     info[0] = iterations
     info[1] = change
+    info[2] = 0.0
+    if not converged:
+        # fall back to the velocity form of this step: (H + A + h B) dqd = h (tau - C qd - g
+        # - B qd) from the articulated-body recursion with its bias terms (docs/tree.md)
+        info[2] = 1.0
+        wk.fallbacks[0] += 1.0
+        for v in range(n_v):
+            ts.qd[v] = wk.qd_backup[v]
+            wk.force[v] -= wk.damp[v] * ts.qd[v]
+        tree_velocity_change(tm, ts.qd, dt, gravity, wk.force, wk.extra, ts.body_wrench, wk,
+                             wk.dqd)
+        for v in range(n_v):
+            ts.qd[v] += wk.dqd[v]
     _node_velocities(tm, ts.qd, wk)
     tree_momentum(tm, ts.qd, wk, ts.p)
 

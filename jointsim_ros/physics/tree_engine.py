@@ -121,7 +121,7 @@ class TreeEngine(Engine):
             force=np.zeros(n_v), extra=np.zeros(n_v), dqd=np.zeros(n_v), damp=np.zeros(n_v),
             rhs=np.zeros(n_v), Ibody=z66.copy(), hsub=z6.copy(),
             q_backup=np.zeros(n_node), rel_backup=np.zeros((n_node, 7)),
-            qd_backup=np.zeros(n_v), p_backup=np.zeros(n_v), drive_backup=np.zeros((n_drive, 2)),
+            qd_backup=np.zeros(n_v), p_backup=np.zeros(n_v), fallbacks=np.zeros(1), drive_backup=np.zeros((n_drive, 2)),
             stage_q=np.zeros(n_node), stage_rel=np.zeros((n_node, 7)), stage_qd=np.zeros(n_v),
             k_q=np.zeros(n_node), k_rel=np.zeros((n_node, 7)), k_qd=np.zeros(n_v),
             sum_q=np.zeros(n_node), sum_rel=np.zeros((n_node, 7)), sum_qd=np.zeros(n_v))
