@@ -3,7 +3,9 @@ Tree formulation (issue 9): step time against chain length, and the 7-DOF arm be
 
 1. Chain scaling: test/robots.py's chain(N), N = 2 ... 256, dt = 1 ms, from the zig-zag pose
    of bench_chain_scaling.py, timed the same way (median of ``step(100)`` calls per run, median
-   over runs), in the tree formulation (symplectic Euler) and, for comparison, in the maximal
+   over runs), in the tree formulation (symplectic Euler: its fixed-point iteration count varies
+   with the motion, and long chains fall back to the velocity form, see fallback_fraction; RK4:
+   a fixed four recursions per step, the clean O(N) curve) and, for comparison, in the maximal
    one (20 iterations).  Fit t = a + b N and the local exponent log(t(2N)/t(N))/log 2.
 2. 7-DOF arm (urdf/jointsim_arm.urdf.xacro, every joint continuous as in bench_accuracy.py,
    bent pose, passive swing, dt = 1 ms): step time of both formulations (amortised over
@@ -36,16 +38,20 @@ TREE_RK4 = {'dt': 0.001, 'solver': {'formulation': 'tree', 'integrator': 'rk4'}}
 def scaling(runs, steps, sizes=SIZES):
     """Return chain-scaling rows (per formulation and N) and the linear fits."""
     rows, fits = [], []
-    for name, config in (('tree', TREE), ('maximal', JOINTSIM_CONFIG)):
+    for name, config in (('tree', TREE), ('tree_rk4', TREE_RK4), ('maximal', JOINTSIM_CONFIG)):
         sims = {n: Simulator.from_urdf(chain(n), config) for n in sizes}
         for sim in sims.values():
             sim.step(1)
         poses = {n: {j: 0.3 * (-1) ** k for k, j in enumerate(sims[n].joint_names)}
                  for n in sizes}
         per_run = {n: [] for n in sizes}
+        iterations = {n: [] for n in sizes}
         for _ in range(runs):
             for n in sizes:
                 per_run[n].append(chain_run(sims[n], poses[n], steps))
+                iterations[n].append(sims[n].last_step.iterations)
+        fallbacks = {n: (sims[n]._engine.tree_work.fallbacks[0] / (runs * steps + 1)
+                         if name == 'tree' else float('nan')) for n in sizes}
         t = np.array([spread(per_run[n])[0] for n in sizes])
         n_arr = np.array(sizes, dtype=float)
         b, a = np.polyfit(n_arr, t, 1)
@@ -57,6 +63,8 @@ def scaling(runs, steps, sizes=SIZES):
                          'min_run_us': low, 'max_run_us': high, 'us_per_link': median / n,
                          'exponent_from_previous': (math.log(t[k] / t[k - 1]) / math.log(2)
                                                     if k else float('nan')),
+                         'iterations_last_step': float(np.median(iterations[n])),
+                         'fallback_fraction': fallbacks[n],
                          'anchor_error_end_m': max(sims[n].joint_anchor_errors().values())})
         fits.append({'formulation': name, 'fit': 't = a + b N', 'a_us': a,
                      'b_us_per_link': b, 'r_squared': r2})
