@@ -3,17 +3,20 @@ Tree formulation (issue 9): step time against chain length, and the 7-DOF arm be
 
 1. Chain scaling: test/robots.py's chain(N), N = 2 ... 256, dt = 1 ms, from the zig-zag pose
    of bench_chain_scaling.py, timed the same way (median of ``step(100)`` calls per run, median
-   over runs), in the tree formulation (symplectic Euler: its fixed-point iteration count varies
-   with the motion, and long chains fall back to the velocity form, see fallback_fraction; RK4:
-   a fixed four recursions per step, the clean O(N) curve) and, for comparison, in the maximal
-   one (20 iterations).  Fit t = a + b N and the local exponent log(t(2N)/t(N))/log 2.
+   over runs), in the tree formulation (semi-implicit Euler, the default: one recursion per
+   step; symplectic Euler: its fixed-point iteration count varies with the motion, and long
+   chains fall back to the velocity form, see fallback_fraction; RK4: four recursions per step)
+   and, for comparison, in the maximal one (20 iterations).  Fit t = a + b N and the local
+   exponent log(t(2N)/t(N))/log 2.
 2. 7-DOF arm (urdf/jointsim_arm.urdf.xacro, every joint continuous as in bench_accuracy.py,
    bent pose, passive swing, dt = 1 ms): step time of both formulations (amortised over
-   step(100)), and their joint error over 2 s against a tree RK4 run at dt = 0.05 ms
-   (converged to about 1e-9 rad), energy error and anchor drift.
+   step(100)), and their joint error over 0.5 s and 2 s against a tree RK4 run at
+   dt = 0.05 ms (its own distance from dt = 0.1 ms in the last row: the swing is chaotic, so
+   after about a second every error is amplified), energy error and anchor drift.
 3. The core's exact reference (bench_accuracy.py): the double pendulum's absolute angles over
-   2 s against RK4 on Lagrange's equations (h = 1e-5 s), at dt = 0.5, 1, 2 ms: tree symplectic
-   Euler, tree RK4 and maximal side by side.
+   2 s against RK4 on Lagrange's equations (h = 1e-5 s), at dt = 0.5, 1, 2 ms: maximal, tree
+   semi-implicit Euler, tree symplectic Euler and tree RK4 side by side (the RK4 column's
+   floor, 5e-5 rad, is the bobs' own inertia, which the point-mass reference leaves out).
 
 Run: .venv/bin/python bench/bench_tree.py [--runs 7] [--steps 1000] [--quick]
 """
@@ -32,13 +35,16 @@ SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
 BLOCK = 100
 DURATION = 2.0
 TREE = {'dt': 0.001, 'solver': {'formulation': 'tree'}}
+TREE_SYMPLECTIC = {'dt': 0.001, 'solver': {'formulation': 'tree',
+                                           'integrator': 'symplectic_euler'}}
 TREE_RK4 = {'dt': 0.001, 'solver': {'formulation': 'tree', 'integrator': 'rk4'}}
 
 
 def scaling(runs, steps, sizes=SIZES):
     """Return chain-scaling rows (per formulation and N) and the linear fits."""
     rows, fits = [], []
-    for name, config in (('tree', TREE), ('tree_rk4', TREE_RK4), ('maximal', JOINTSIM_CONFIG)):
+    for name, config in (('tree', TREE), ('tree_symplectic', TREE_SYMPLECTIC),
+                         ('tree_rk4', TREE_RK4), ('maximal', JOINTSIM_CONFIG)):
         sims = {n: Simulator.from_urdf(chain(n), config) for n in sizes}
         for sim in sims.values():
             sim.step(1)
@@ -51,7 +57,7 @@ def scaling(runs, steps, sizes=SIZES):
                 per_run[n].append(chain_run(sims[n], poses[n], steps))
                 iterations[n].append(sims[n].last_step.iterations)
         fallbacks = {n: (sims[n]._engine.tree_work.fallbacks[0] / (runs * steps + 1)
-                         if name == 'tree' else float('nan')) for n in sizes}
+                         if name == 'tree_symplectic' else float('nan')) for n in sizes}
         t = np.array([spread(per_run[n])[0] for n in sizes])
         n_arr = np.array(sizes, dtype=float)
         b, a = np.polyfit(n_arr, t, 1)
@@ -101,7 +107,8 @@ def arm_rows(runs, steps, duration=DURATION):
                                                          'integrator': 'rk4'}}, duration)
     rows = []
     for name, config in (('maximal (20 iterations)', JOINTSIM_CONFIG),
-                         ('tree, symplectic Euler', TREE), ('tree, RK4', TREE_RK4)):
+                         ('tree, semi-implicit Euler', TREE),
+                         ('tree, symplectic Euler', TREE_SYMPLECTIC), ('tree, RK4', TREE_RK4)):
         sim = _arm(config)
         sim.step(1)
         times = []
@@ -111,11 +118,13 @@ def arm_rows(runs, steps, duration=DURATION):
         traj, energy, anchor = arm_trajectory(config, duration)
         rows.append({'arm, dt = 1 ms': name, 'step_us': median, 'min_run_us': low,
                      'max_run_us': high,
+                     'joint_error_0.5s_rad': float(np.max(np.abs(traj - reference)[:51])),
                      'joint_error_2s_rad': float(np.max(np.abs(traj - reference))),
                      'energy_error_J': energy, 'anchor_drift_m': anchor})
     rows.append({'arm, dt = 1 ms': 'reference: tree RK4 0.05 ms vs 0.1 ms',
                  'step_us': float('nan'), 'min_run_us': float('nan'),
                  'max_run_us': float('nan'),
+                 'joint_error_0.5s_rad': float(np.max(np.abs(check - reference)[:51])),
                  'joint_error_2s_rad': float(np.max(np.abs(check - reference))),
                  'energy_error_J': float('nan'), 'anchor_drift_m': float('nan')})
     return rows
@@ -129,6 +138,8 @@ def pendulum_rows(duration=DURATION):
         row = {'dt_ms': 1e3 * dt}
         for name, solver in (('maximal', {'iterations': 20}),
                              ('tree_euler', {'formulation': 'tree'}),
+                             ('tree_symplectic', {'formulation': 'tree',
+                                                  'integrator': 'symplectic_euler'}),
                              ('tree_rk4', {'formulation': 'tree', 'integrator': 'rk4'})):
             sim = Simulator.from_urdf(double_pendulum(), {'dt': dt, 'solver': solver})
             sim.set_joint_state({'shoulder': 0.5, 'elbow': 0.0})

@@ -846,10 +846,10 @@ def _make_engine(model, config):
     """Return the engine of the configured formulation (docs/tree.md for the tree one)."""
     solver = config.solver
     if solver.formulation != 'tree':
-        if solver.integrator != 'symplectic_euler':
+        if solver.integrator != 'semi_implicit_euler':
             raise ConfigError(f'{config.source}: solver.integrator {solver.integrator} needs '
                               'solver.formulation: tree; set solver.integrator: '
-                              'symplectic_euler or solver.formulation: tree.')
+                              'semi_implicit_euler or solver.formulation: tree.')
         return Engine(model, config.dt, config.gravity, solver, config.limits, config.collision)
     from .physics.tree_engine import check_tree_config, TreeEngine
     check_tree_config(model, config)

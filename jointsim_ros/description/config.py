@@ -360,8 +360,9 @@ SOLVER_KEYS = (
         "start each solve from the previous step's impulses"),
     Key('formulation', _choice('maximal', 'tree'), 'maximal | tree',
         'maximal coordinates (any robot) or exact tree joints in generalized coordinates'),
-    Key('integrator', _choice('symplectic_euler', 'rk4'), 'symplectic_euler | rk4',
-        'time integrator; rk4 only with formulation tree (docs/tree.md)'),
+    Key('integrator', _choice('semi_implicit_euler', 'symplectic_euler', 'rk4'),
+        'semi_implicit_euler | symplectic_euler | rk4',
+        'time integrator; the last two only with formulation tree (docs/tree.md)'),
 )
 
 JOINT_KEYS = (

@@ -19,8 +19,8 @@ class SolverSettings:
         formulation: 'maximal' (bodies and constraint rows, the sequential-impulse solver) or
             'tree' (generalized coordinates, the O(n) articulated-body step: docs/tree.md).
             Default 'maximal'.
-        integrator: 'symplectic_euler' or 'rk4' (tree formulation only).  Default
-            'symplectic_euler'.
+        integrator: 'semi_implicit_euler' (both formulations), 'symplectic_euler' or 'rk4'
+            (tree formulation only).  Default 'semi_implicit_euler'.
     """
 
     iterations: int = 20
@@ -30,4 +30,4 @@ class SolverSettings:
     position_tolerance: float = 1e-9
     warm_start: bool = True
     formulation: str = 'maximal'
-    integrator: str = 'symplectic_euler'
+    integrator: str = 'semi_implicit_euler'

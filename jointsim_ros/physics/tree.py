@@ -113,7 +113,7 @@ TreeWork = namedtuple('TreeWork', [
 MAX_FIXED_POINT = 20
 FIXED_POINT_TOLERANCE = 1e-11
 #: Integrator codes.
-SYMPLECTIC_EULER, RK4 = 0, 1
+SEMI_IMPLICIT_EULER, SYMPLECTIC_EULER, RK4 = 0, 1, 2
 #: Status codes (as physics.arrays).
 _OK, _DIVERGED = 0, 1
 #: Node kinds: a scalar joint with a rotation about its axis, one sliding along it, or a joint
@@ -694,19 +694,43 @@ def _symplectic_step(tm, ts, wk, dt, gravity, info):
     info[1] = change
     info[2] = 0.0
     if not converged:
-        # fall back to the velocity form of this step: (H + A + h B) dqd = h (tau - C qd - g
-        # - B qd) from the articulated-body recursion with its bias terms (docs/tree.md)
+        # fall back to the velocity form of this step (docs/tree.md)
         info[2] = 1.0
         wk.fallbacks[0] += 1.0
         for v in range(n_v):
             ts.qd[v] = wk.qd_backup[v]
-            wk.force[v] -= wk.damp[v] * ts.qd[v]
-        tree_velocity_change(tm, ts.qd, dt, gravity, wk.force, wk.extra, ts.body_wrench, wk,
-                             wk.dqd)
-        for v in range(n_v):
-            ts.qd[v] += wk.dqd[v]
+        _velocity_change_step(tm, ts, wk, dt, gravity)
     _node_velocities(tm, ts.qd, wk)
     tree_momentum(tm, ts.qd, wk, ts.p)
+
+
+@jit
+def _velocity_change_step(tm, ts, wk, dt, gravity):
+    """Add dqd to qd, with (H + A + h B) dqd = h (tau0 - C qd - G - B qd) (forces in wk.force)."""
+    for v in range(ts.qd.shape[0]):
+        wk.force[v] -= wk.damp[v] * ts.qd[v]
+    tree_velocity_change(tm, ts.qd, dt, gravity, wk.force, wk.extra, ts.body_wrench, wk,
+                         wk.dqd)
+    for v in range(ts.qd.shape[0]):
+        ts.qd[v] += wk.dqd[v]
+
+
+@jit
+def _velocity_step(tm, ts, wk, dt, gravity, info):
+    """
+    Semi-implicit Euler in (q, qd): qd+ = qd + dqd(q, qd), then q+ = q + h qd+.
+
+    The articulated-body recursion in impulse form (module docstring) with the damping and
+    the drives' back-EMF implicit on D.
+    """
+    tree_kinematics(tm, ts.node_rel, wk)
+    _dof_terms(tm, ts, ts.qd, dt, wk.force, wk.damp)
+    for v in range(ts.qd.shape[0]):
+        wk.extra[v] = tm.armature[v] + dt * wk.damp[v]
+    _velocity_change_step(tm, ts, wk, dt, gravity)
+    info[0] = 1.0
+    info[1] = 0.0
+    info[2] = 0.0
 
 
 @jit
@@ -807,7 +831,7 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
         wk: TreeWork.
         dt: step, s.
         gravity: (3,) m/s^2.
-        integrator: SYMPLECTIC_EULER or RK4.
+        integrator: SEMI_IMPLICIT_EULER, SYMPLECTIC_EULER or RK4.
         info: (INFO_SIZE,) results (iterations, residual, status, body).
         n_steps: steps to take.
     """
@@ -825,7 +849,11 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
         for d in range(tm.drive_v.shape[0]):
             wk.drive_backup[d, 0] = ts.drive_current[d]
             wk.drive_backup[d, 1] = ts.rotor_speed[d]
-        if integrator == SYMPLECTIC_EULER:
+        if integrator == SEMI_IMPLICIT_EULER:
+            _velocity_step(tm, ts, wk, dt, gravity, info)
+            _finish_drives(tm, ts, wk.qd_backup, ts.qd, dt)
+            tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)
+        elif integrator == SYMPLECTIC_EULER:
             _symplectic_step(tm, ts, wk, dt, gravity, info)
             _finish_drives(tm, ts, wk.qd_backup, ts.qd, dt)
             tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)

@@ -37,7 +37,7 @@ def check_tree_config(model, config):
 
     if config.solver.integrator == 'rk4' and model.drives:
         refuse('drives with the rk4 integrator', 'solver.integrator',
-               'use integrator symplectic_euler or remove the drives section')
+               'use integrator semi_implicit_euler or symplectic_euler, or remove the drives')
     if any(s.body < 0 and s.kind == 'plane' for s in model.shapes):
         refuse('contacts with the ground', 'ground.enabled',
                'set ground.enabled: false (auto turns it on for a floating base)')
@@ -88,12 +88,13 @@ class TreeEngine(Engine):
     The maximal Engine's arrays and interface, stepped by the O(n) tree recursion.
 
     Args:
-        as Engine, plus integrator: 'symplectic_euler' or 'rk4'.
+        as Engine; solver.integrator 'semi_implicit_euler', 'symplectic_euler' or 'rk4'.
     """
 
     def __init__(self, model, dt, gravity, solver, limits=None, collision=None):
         super().__init__(model, dt, gravity, solver, limits, collision)
-        self.integrator = tree.RK4 if solver.integrator == 'rk4' else tree.SYMPLECTIC_EULER
+        self.integrator = {'rk4': tree.RK4, 'symplectic_euler': tree.SYMPLECTIC_EULER}.get(
+            solver.integrator, tree.SEMI_IMPLICIT_EULER)
         self.tree = self._build_tree(model)
         n_node = len(self.tree.parent)
         n_v = len(self.tree.v_node)
@@ -121,7 +122,8 @@ class TreeEngine(Engine):
             force=np.zeros(n_v), extra=np.zeros(n_v), dqd=np.zeros(n_v), damp=np.zeros(n_v),
             rhs=np.zeros(n_v), Ibody=z66.copy(), hsub=z6.copy(),
             q_backup=np.zeros(n_node), rel_backup=np.zeros((n_node, 7)),
-            qd_backup=np.zeros(n_v), p_backup=np.zeros(n_v), fallbacks=np.zeros(1), drive_backup=np.zeros((n_drive, 2)),
+            qd_backup=np.zeros(n_v), p_backup=np.zeros(n_v), fallbacks=np.zeros(1),
+            drive_backup=np.zeros((n_drive, 2)),
             stage_q=np.zeros(n_node), stage_rel=np.zeros((n_node, 7)), stage_qd=np.zeros(n_v),
             k_q=np.zeros(n_node), k_rel=np.zeros((n_node, 7)), k_qd=np.zeros(n_v),
             sum_q=np.zeros(n_node), sum_rel=np.zeros((n_node, 7)), sum_qd=np.zeros(n_v))

@@ -2,7 +2,8 @@
 Run one robot with the same commands in both formulations and report how far they differ.
 
     python -m jointsim_ros.tools.compare_formulations [--robot URDF] [--config YAML]
-        [--seconds S] [--out DIR] [--commands YAML] [--integrator symplectic_euler|rk4]
+        [--seconds S] [--out DIR] [--commands YAML]
+        [--integrator semi_implicit_euler|symplectic_euler|rk4]
         [--sample S] [--bent RAD]
 
 The robot runs once with ``solver.formulation: maximal`` and once with ``tree`` (every other
@@ -41,8 +42,9 @@ def parse_args(argv):
     parser.add_argument('--out', default='.', help='directory for the CSV and PNG (.)')
     parser.add_argument('--commands', help='YAML with efforts: {joint: value} and/or '
                         'voltages: {joint: V}, held constant')
-    parser.add_argument('--integrator', default='symplectic_euler',
-                        choices=('symplectic_euler', 'rk4'), help='of the tree run')
+    parser.add_argument('--integrator', default='semi_implicit_euler',
+                        choices=('semi_implicit_euler', 'symplectic_euler', 'rk4'),
+                        help='of the tree run')
     parser.add_argument('--sample', type=float, default=0.01,
                         help='spacing of the CSV rows, s (0.01; rounded to whole steps)')
     parser.add_argument('--bent', type=float, default=None,
@@ -67,12 +69,12 @@ def load_commands(path):
 def _simulator(robot, config, formulation, integrator):
     solver = dataclasses.replace(config.solver, formulation=formulation,
                                  integrator=integrator if formulation == 'tree'
-                                 else 'symplectic_euler')
+                                 else 'semi_implicit_euler')
     return Simulator.from_urdf(robot, dataclasses.replace(config, solver=solver))
 
 
 def compare(robot, config=None, seconds=2.0, efforts=None, voltages=None,
-            integrator='symplectic_euler', sample=0.01, bent=None):
+            integrator='semi_implicit_euler', sample=0.01, bent=None):
     """
     Run both formulations and return the comparison table.
 
