@@ -36,11 +36,15 @@ accelerations):
               dqd_i = D_i^-1 (u_i - U_i^T a'_i);   a_i = a'_i + S_i dqd_i
 Only the joint-sized D_i (at most 6 x 6, symmetric positive definite) are inverted.
 
-Integrators.  Semi-implicit (symplectic) Euler: qd+ = qd + dqd(q, qd), then
-q+ = q + h qd+ for scalar joints, Q+ = Q exp(h w_c+) (exact quaternion exponential) and
-r+ = r + h R(Q+) v_c+ for spherical, planar and floating joints.  Classical RK4 on
+Integrators.  Semi-implicit Euler (the default): qd+ = qd + dqd(q, qd) from the recursion
+above, then q+ = q + h qd+ for scalar joints, Q+ = Q exp(h w_c+) (exact quaternion
+exponential) and r+ = r + h R(Q+) v_c+ for spherical, planar and floating joints.
+Symplectic Euler in (q, p) (``_symplectic_step``): the discrete Euler-Lagrange equations with
+the impulses p = S_i^T h_i carried between steps, dp_i/dt = tau_i + S_i^T (f_sub,i - v_i x* h_i)
+taken implicitly by a fixed-point iteration over articulated inertias factored once per step
+(Hairer, Lubich, Wanner, Geometric Numerical Integration, VI.6).  Classical RK4 on
 (q, r, Q, qd) with dQ/dt = Q (0, w_c) / 2 (renormalised at each stage) for reference runs
-(explicit damping, no drives).
+(explicit damping, no drives).  docs/tree.md has the measured behaviour of each.
 """
 from collections import namedtuple
 
@@ -859,6 +863,9 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
             tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)
         else:
             _rk4_step(tm, ts, wk, dt, gravity)
+            info[0] = 4.0  # recursions per step
+            info[1] = 0.0
+            info[2] = 0.0
         tree_kinematics(tm, ts.node_rel, wk)
         tree_fill_state(tm, ts, wk, ts.qd)
         bad = _healthy(tm, ts)
