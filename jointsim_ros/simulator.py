@@ -61,8 +61,7 @@ class Simulator(ElementsMixin):
     def __init__(self, model, config):
         self.model = model
         self.config = config
-        self._engine = Engine(model, config.dt, config.gravity, config.solver, config.limits,
-                              config.collision)
+        self._engine = _make_engine(model, config)
         self.joint_names = tuple(j.name for j in model.joints if j.type in SCALAR_JOINT_TYPES)
         self.link_names = tuple(model.links)
         index = self._engine.joint_index
@@ -215,6 +214,9 @@ class Simulator(ElementsMixin):
         Raises:
             CommandError: unknown joints, a shape mismatch, bad times or values.
         """
+        if self.config.solver.formulation == 'tree':
+            raise CommandError('prescribe_joints: solver.formulation tree does not prescribe '
+                               'motion; use solver.formulation: maximal.  Nothing was changed.')
         names = list(self.joint_names if joints is None else joints)
         idx = self._joint_indices(names, 'prescribe_joints')
         values = np.asarray(positions, dtype=float)
@@ -815,6 +817,26 @@ class Simulator(ElementsMixin):
             qd[index[name]] = value
         self._place(q, qd, keep_free_joints=False)
         engine.close_loops()
+
+
+def _make_engine(model, config):
+    """Return the engine of the configured formulation (docs/tree.md for the tree one)."""
+    solver = config.solver
+    if solver.formulation != 'tree':
+        if solver.integrator != 'semi_implicit_euler':
+            raise ConfigError(f'{config.source}: solver.integrator {solver.integrator} needs '
+                              'solver.formulation: tree; set solver.integrator: '
+                              'semi_implicit_euler or solver.formulation: tree.')
+        return Engine(model, config.dt, config.gravity, solver, config.limits, config.collision)
+    from .physics.tree_engine import check_tree_config, TreeEngine
+    check_tree_config(model, config)
+    limited = [j.name for j in model.joints
+               if j.type in ('revolute', 'prismatic') and np.isfinite([j.lower, j.upper]).any()]
+    if limited:
+        LOGGER.warning('solver.formulation tree does not enforce joint position limits (%s '
+                       'have some); use solver.formulation: maximal to enforce them.',
+                       ', '.join(limited))
+    return TreeEngine(model, config.dt, config.gravity, solver, config.limits, config.collision)
 
 
 class _SensorState:

@@ -361,6 +361,11 @@ SOLVER_KEYS = (
         'stop projecting when every joint position error is below this'),
     Key('warm_start', _boolean, 'true/false',
         "start each solve from the previous step's impulses"),
+    Key('formulation', _choice('maximal', 'tree'), 'maximal | tree',
+        'maximal coordinates (any robot) or exact tree joints in generalized coordinates'),
+    Key('integrator', _choice('semi_implicit_euler', 'symplectic_euler', 'rk4'),
+        'semi_implicit_euler | symplectic_euler | rk4',
+        'time integrator; the last two only with formulation tree (docs/tree.md)'),
 )
 
 JOINT_KEYS = (

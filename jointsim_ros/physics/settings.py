@@ -16,6 +16,11 @@ class SolverSettings:
         position_tolerance: stop projecting when every joint position error is below this
             (m for anchors, rad for orientations).  Default 1e-9.
         warm_start: start each solve from the previous step's accumulated impulses.  Default True.
+        formulation: 'maximal' (bodies and constraint rows, the sequential-impulse solver) or
+            'tree' (generalized coordinates, the O(n) articulated-body step: docs/tree.md).
+            Default 'maximal'.
+        integrator: 'semi_implicit_euler' (both formulations), 'symplectic_euler' or 'rk4'
+            (tree formulation only).  Default 'semi_implicit_euler'.
     """
 
     iterations: int = 20
@@ -24,3 +29,5 @@ class SolverSettings:
     position_iterations: int = 4
     position_tolerance: float = 1e-9
     warm_start: bool = True
+    formulation: str = 'maximal'
+    integrator: str = 'semi_implicit_euler'

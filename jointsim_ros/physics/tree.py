@@ -1,0 +1,944 @@
+"""
+Tree dynamics in generalized coordinates: an O(n) articulated-body step in impulse form.
+
+Equations (docs/tree.md gives the derivation and the mapping to the issue's notation).
+
+Coordinates.  Every tree joint i (the floating base is a 6-DOF joint from the world) carries
+its child joint frame relative to its parent joint frame as (r_i, Q_i) (position m, unit
+quaternion) and n_i <= 6 velocity coordinates qd_i: components of the relative twist in the
+*child* joint frame selected by the joint's columns s_ik = (a_k; l_k) (angular, linear parts):
+revolute (axis; 0), prismatic (0; axis), spherical (e_x, e_y, e_z; 0), planar (0; t1), (0; t2),
+(n; 0), floating all six.  Scalar joints also keep the unwrapped coordinate q_i.
+
+Spatial algebra (Featherstone, Rigid Body Dynamics Algorithms, 2008, ch. 2 and 7) with every
+spatial vector in world axes *about the world origin*, so the transforms between bodies are the
+identity: a motion vector is v = (w; v_O), v_O the velocity of the body point passing the
+origin; a force is f = (n_O; F).  Joint i's motion subspace in world coordinates is
+    S_i = [R_cj a_k; p_cj x R_cj a_k + R_cj l_k]_k        (6 x n_i, p_cj the joint origin),
+fixed in the child body, so its rate is S_i' = v_i x S_i.  The body's spatial inertia about the
+origin (m, COM c, rotational inertia I_c in world axes) is
+    I = [[I_c + m (|c|^2 1 - c c^T), m [c]x], [m [c]x^T, m 1]].
+
+Impulse form of one step (the issue's Poisson impulses p = B^T M v: B^T maps body impulses to
+joint impulses, here S_i^T).  Over a step h the generalized momentum changes by the impulses of
+the applied efforts, the velocity-product (gyroscopic, Coriolis) terms and gravity:
+    (H(q) + A + h B) dqd = h (tau - C(q, qd) - G(q) - B qd),
+A the rotor armature N^2 J_m and B the joint damping (both diagonal in joint space, so implicit
+damping is exact to add).  The articulated-body algorithm solves this in O(n) without forming H
+(Featherstone eq. 7.1-7.4, ABA Table 7.1, here with velocity *changes* instead of
+accelerations):
+    outward:  v_i = v_lambda(i) + S_i qd_i;   c_i = h v_i x S_i qd_i;
+              I^A_i = I_i;   P^A_i = h (v_i x* I_i v_i - f_ext,i)
+    inward:   U_i = I^A_i S_i;   D_i = S_i^T U_i + A_i + h B_i;   u_i = h tau_i - S_i^T P^A_i
+              I^A_lambda += I^A_i - U_i D_i^-1 U_i^T
+              P^A_lambda += P^A_i + (I^A_i - U_i D_i^-1 U_i^T) c_i + U_i D_i^-1 u_i
+    outward:  a'_i = a_lambda(i) + c_i (a_world = -h g, Featherstone's gravity trick);
+              dqd_i = D_i^-1 (u_i - U_i^T a'_i);   a_i = a'_i + S_i dqd_i
+Only the joint-sized D_i (at most 6 x 6, symmetric positive definite) are inverted.
+
+Integrators.  Semi-implicit Euler (the default): qd+ = qd + dqd(q, qd) from the recursion
+above, then q+ = q + h qd+ for scalar joints, Q+ = Q exp(h w_c+) (exact quaternion
+exponential) and r+ = r + h R(Q+) v_c+ for spherical, planar and floating joints.
+Symplectic Euler in (q, p) (``_symplectic_step``): the discrete Euler-Lagrange equations with
+the impulses p = S_i^T h_i carried between steps, dp_i/dt = tau_i + S_i^T (f_sub,i - v_i x* h_i)
+taken implicitly by a fixed-point iteration over articulated inertias factored once per step
+(Hairer, Lubich, Wanner, Geometric Numerical Integration, VI.6).  Classical RK4 on
+(q, r, Q, qd) with dQ/dt = Q (0, w_c) / 2 (renormalised at each stage) for reference runs
+(explicit damping, no drives).  docs/tree.md has the measured behaviour of each.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from .math3d import (cross, invert_spd, jit, quat_conj, quat_from_rotvec, quat_mul,
+                     quat_normalized, quat_to_mat, read3, read4, read_mat, write3, write4)
+
+#: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
+TreeModel = namedtuple('TreeModel', [
+    'parent',         # (n_node,) int64 parent node, -1 = the world
+    'body',           # (n_node,) int64 child body
+    'parent_body',    # (n_node,) int64 parent body, -1 = the world
+    'joint',          # (n_node,) int64 model joint index, -1 for the floating base
+    'kind',           # (n_node,) int64 KIND_REVOLUTE, KIND_PRISMATIC or KIND_FREE
+    'ppos',           # (n_node, 3) joint origin in the parent body frame from its COM, m
+    'pquat',          # (n_node, 4) joint frame in the parent body frame, wxyz
+    'cpos',           # (n_node, 3) joint origin in the child body frame from its COM, m
+    'cquat',          # (n_node, 4) joint frame in the child body frame, wxyz
+    'dof',            # (n_node,) int64 velocity coordinates n_i (0..6)
+    'v0',             # (n_node,) int64 first coordinate of the node in qd
+    'col',            # (n_node, 6, 6) column k: (angular; linear) unit direction, joint frame
+    'mass',           # (n_body,) kg
+    'inertia',        # (n_body, 3, 3) about the COM, body frame, kg m^2
+    'v_joint',        # (n_v,) int64 scalar joint of each coordinate, -1 for multi-DOF ones
+    'v_node',         # (n_v,) int64 node of each coordinate
+    'damping',        # (n_v,) viscous damping, N m s/rad or N s/m
+    'armature',       # (n_v,) reflected rotor inertia N^2 J_m, kg m^2 or kg
+    'drive_v',        # (n_drive,) int64 coordinate of each drive
+    'gear',           # (n_drive,) N
+    'resistance',     # (n_drive,) ohm
+    'inductance',     # (n_drive,) H
+    'kt',             # (n_drive,) N m/A
+    'ke',             # (n_drive,) V s/rad
+    'viscous',        # (n_drive,) N m s/rad, rotor side
+    'efficiency',     # (n_drive,) 1
+    'current_limit',  # (n_drive,) A
+    'rotor_inertia',  # (n_drive,) kg m^2
+])
+
+#: Mutable tree state; the body_* , joint_*, drive_* and time arrays are the facade's State
+#: arrays (physics.arrays.State), filled from forward kinematics after every step.
+TreeState = namedtuple('TreeState', [
+    'node_q',         # (n_node,) unwrapped scalar coordinate, rad or m (0 for others)
+    'node_rel',       # (n_node, 7) child joint frame in the parent joint frame: r m, Q wxyz
+    'qd',             # (n_v,) generalized velocities, rad/s, m/s (child joint frame twist)
+    'p',              # (n_v,) generalized (Poisson) impulses (H(q_prev) + A) qd, N m s or N s
+    'drive_limited',  # (n_drive,) 1.0 while the current limit holds the motor torque
+    'joint_effort', 'drive_voltage', 'drive_current', 'rotor_speed', 'drive_impulse',
+    'body_wrench', 'body_pos', 'body_quat', 'body_lin_vel', 'body_ang_mom', 'joint_q', 'time',
+])
+
+#: Scratch arrays of the recursion and the integrators.
+TreeWork = namedtuple('TreeWork', [
+    'body_x', 'body_q', 'body_rot',   # (n_body, 3), (n_body, 4), (n_body, 3, 3) poses
+    'joint_origin',                   # (n_node, 3) child joint origin, world, m
+    'S',                              # (n_node, 6, 6) world motion subspace, column k in row k
+    'vel', 'cbias', 'PA', 'acc', 'u',  # (n_node, 6) spatial quantities
+    'IA', 'U', 'Dinv',                # (n_node, 6, 6)
+    'Ud', 'mat6', 'gj',               # (6, 6), (6, 6), (6, 12) scratch
+    'vec6a', 'vec6b',                 # (6,) scratch
+    'force', 'extra', 'dqd', 'damp', 'rhs',  # (n_v,) per coordinate
+    'Ibody', 'hsub',                  # (n_node, 6, 6), (n_node, 6) isolated inertia, momentum
+    'q_backup', 'rel_backup', 'qd_backup', 'p_backup', 'drive_backup',
+    'fallbacks',                      # (1,) steps that fell back to the velocity form
+    'stage_q', 'stage_rel', 'stage_qd', 'k_q', 'k_rel', 'k_qd', 'sum_q', 'sum_rel', 'sum_qd',
+])
+
+#: Cap and relative tolerance of the symplectic step's fixed-point iteration.
+MAX_FIXED_POINT = 20
+FIXED_POINT_TOLERANCE = 1e-11
+#: Integrator codes.
+SEMI_IMPLICIT_EULER, SYMPLECTIC_EULER, RK4 = 0, 1, 2
+#: Status codes (as physics.arrays).
+_OK, _DIVERGED = 0, 1
+#: Node kinds: a scalar joint with a rotation about its axis, one sliding along it, or a joint
+#: whose relative pose (r, Q) is integrated (spherical, planar, floating, fixed).
+KIND_REVOLUTE, KIND_PRISMATIC, KIND_FREE = 0, 1, 2
+
+
+@jit
+def tree_kinematics(tm, node_rel, wk):
+    """
+    Forward kinematics: body poses, joint origins and world motion subspaces.
+
+    Args:
+        tm: TreeModel.
+        node_rel: (n_node, 7) relative pose r (m), Q (wxyz) of each child joint frame in its
+            parent joint frame.
+        wk: TreeWork; fills body_x (COM, world, m), body_q (wxyz), body_rot, S (n_node, 6, 6:
+            column k in row k, world axes about the origin), joint_origin.
+    """
+    for i in range(tm.parent.shape[0]):
+        pb = tm.parent_body[i]
+        if pb >= 0:
+            xp = read3(wk.body_x, pb)
+            qp = read4(wk.body_q, pb)
+        else:
+            xp = (0.0, 0.0, 0.0)
+            qp = (1.0, 0.0, 0.0, 0.0)
+        rp = quat_to_mat(qp)
+        q_pj = quat_mul(qp, read4(tm.pquat, i))
+        ppos = read3(tm.ppos, i)
+        p_pj = (xp[0] + rp[0][0] * ppos[0] + rp[0][1] * ppos[1] + rp[0][2] * ppos[2],
+                xp[1] + rp[1][0] * ppos[0] + rp[1][1] * ppos[1] + rp[1][2] * ppos[2],
+                xp[2] + rp[2][0] * ppos[0] + rp[2][1] * ppos[1] + rp[2][2] * ppos[2])
+        r_pj = quat_to_mat(q_pj)
+        r = read3(node_rel, i)
+        rel_q = (node_rel[i, 3], node_rel[i, 4], node_rel[i, 5], node_rel[i, 6])
+        q_cj = quat_mul(q_pj, rel_q)
+        p_cj = (p_pj[0] + r_pj[0][0] * r[0] + r_pj[0][1] * r[1] + r_pj[0][2] * r[2],
+                p_pj[1] + r_pj[1][0] * r[0] + r_pj[1][1] * r[1] + r_pj[1][2] * r[2],
+                p_pj[2] + r_pj[2][0] * r[0] + r_pj[2][1] * r[1] + r_pj[2][2] * r[2])
+        q_b = quat_normalized(quat_mul(q_cj, quat_conj(read4(tm.cquat, i))))
+        r_b = quat_to_mat(q_b)
+        cpos = read3(tm.cpos, i)
+        b = tm.body[i]
+        for k in range(3):
+            wk.body_x[b, k] = p_cj[k] - (r_b[k][0] * cpos[0] + r_b[k][1] * cpos[1]
+                                         + r_b[k][2] * cpos[2])
+            for m in range(3):
+                wk.body_rot[b, k, m] = r_b[k][m]
+        write4(wk.body_q, b, q_b)
+        write3(wk.joint_origin, i, p_cj)
+        r_cj = quat_to_mat(q_cj)
+        for k in range(tm.dof[i]):
+            a = (r_cj[0][0] * tm.col[i, k, 0] + r_cj[0][1] * tm.col[i, k, 1]
+                 + r_cj[0][2] * tm.col[i, k, 2],
+                 r_cj[1][0] * tm.col[i, k, 0] + r_cj[1][1] * tm.col[i, k, 1]
+                 + r_cj[1][2] * tm.col[i, k, 2],
+                 r_cj[2][0] * tm.col[i, k, 0] + r_cj[2][1] * tm.col[i, k, 1]
+                 + r_cj[2][2] * tm.col[i, k, 2])
+            lin = (r_cj[0][0] * tm.col[i, k, 3] + r_cj[0][1] * tm.col[i, k, 4]
+                   + r_cj[0][2] * tm.col[i, k, 5],
+                   r_cj[1][0] * tm.col[i, k, 3] + r_cj[1][1] * tm.col[i, k, 4]
+                   + r_cj[1][2] * tm.col[i, k, 5],
+                   r_cj[2][0] * tm.col[i, k, 3] + r_cj[2][1] * tm.col[i, k, 4]
+                   + r_cj[2][2] * tm.col[i, k, 5])
+            pa = cross(p_cj, a)
+            for m in range(3):
+                wk.S[i, k, m] = a[m]
+                wk.S[i, k, 3 + m] = pa[m] + lin[m]
+
+
+@jit
+def _motion_cross(v, m, out):
+    """Return in out v x m for spatial motion vectors (angular; linear about the origin)."""
+    w = (v[0], v[1], v[2])
+    v0 = (v[3], v[4], v[5])
+    mw = (m[0], m[1], m[2])
+    m0 = (m[3], m[4], m[5])
+    a = cross(w, mw)
+    b = cross(w, m0)
+    c = cross(v0, mw)
+    for k in range(3):
+        out[k] = a[k]
+        out[3 + k] = b[k] + c[k]
+
+
+@jit
+def _force_cross(v, f, out):
+    """Return in out v x* f for a motion vector v and a force vector f (moment; force)."""
+    w = (v[0], v[1], v[2])
+    v0 = (v[3], v[4], v[5])
+    n = (f[0], f[1], f[2])
+    ff = (f[3], f[4], f[5])
+    a = cross(w, n)
+    b = cross(v0, ff)
+    c = cross(w, ff)
+    for k in range(3):
+        out[k] = a[k] + b[k]
+        out[3 + k] = c[k]
+
+
+@jit
+def _spatial_inertia(mass, rot, inertia_body, c, out):
+    """Spatial inertia about the world origin of a body: mass kg, COM c (m), I_c = R I R^T."""
+    for r in range(3):
+        for s in range(3):
+            acc = 0.0
+            for k in range(3):
+                for m in range(3):
+                    acc += rot[r, k] * inertia_body[k, m] * rot[s, m]
+            out[r, s] = acc - mass * c[r] * c[s]
+        out[r, r] += mass * (c[0] * c[0] + c[1] * c[1] + c[2] * c[2])
+    cx = ((0.0, -c[2], c[1]), (c[2], 0.0, -c[0]), (-c[1], c[0], 0.0))
+    for r in range(3):
+        for s in range(3):
+            out[r, 3 + s] = mass * cx[r][s]
+            out[3 + r, s] = mass * cx[s][r]
+            out[3 + r, 3 + s] = mass if r == s else 0.0
+
+
+@jit
+def tree_velocity_change(tm, qd, h, gravity, dof_force, dof_extra, body_wrench, wk, out):
+    """
+    Generalized velocity change over h from the articulated-body recursion (module docstring).
+
+    Args:
+        tm: TreeModel.
+        qd: (n_v,) generalized velocities.
+        h: impulse interval, s (the step for Euler; 1 for an acceleration).
+        gravity: (3,) m/s^2.
+        dof_force: (n_v,) generalized force per coordinate, N m or N.
+        dof_extra: (n_v,) diagonal added to D: armature (+ h damping when implicit).
+        body_wrench: (n_body, 6) external force through the COM (N) and torque (N m), world.
+        wk: TreeWork (kinematics must be current).
+        out: (n_v,) velocity change, rad/s or m/s.
+    """
+    n = tm.parent.shape[0]
+    sq = wk.vec6a
+    tmp = wk.vec6b
+    # outward: velocities, velocity-product terms, isolated inertias and bias impulses
+    for i in range(n):
+        p = tm.parent[i]
+        v0 = tm.v0[i]
+        for m in range(6):
+            sq[m] = 0.0
+        for k in range(tm.dof[i]):
+            for m in range(6):
+                sq[m] += wk.S[i, k, m] * qd[v0 + k]
+        for m in range(6):
+            wk.vel[i, m] = (wk.vel[p, m] if p >= 0 else 0.0) + sq[m]
+        _motion_cross(wk.vel[i], sq, tmp)
+        for m in range(6):
+            wk.cbias[i, m] = h * tmp[m]
+        b = tm.body[i]
+        _spatial_inertia(tm.mass[b], wk.body_rot[b], tm.inertia[b], wk.body_x[b], wk.IA[i])
+        for r in range(6):
+            acc = 0.0
+            for s in range(6):
+                acc += wk.IA[i, r, s] * wk.vel[i, s]
+            sq[r] = acc
+        _force_cross(wk.vel[i], sq, tmp)
+        f = body_wrench[b]
+        x = wk.body_x[b]
+        ext_n = cross((x[0], x[1], x[2]), (f[0], f[1], f[2]))
+        for m in range(3):
+            wk.PA[i, m] = h * (tmp[m] - f[3 + m] - ext_n[m])
+            wk.PA[i, 3 + m] = h * (tmp[3 + m] - f[m])
+    # inward: articulated inertias and bias impulses
+    for i in range(n - 1, -1, -1):
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for k in range(d):
+            for r in range(6):
+                acc = 0.0
+                for s in range(6):
+                    acc += wk.IA[i, r, s] * wk.S[i, k, s]
+                wk.U[i, k, r] = acc
+        for k in range(d):
+            for m in range(d):
+                acc = 0.0
+                for r in range(6):
+                    acc += wk.S[i, k, r] * wk.U[i, m, r]
+                wk.mat6[k, m] = acc
+            wk.mat6[k, k] += dof_extra[v0 + k]
+            acc = 0.0
+            for r in range(6):
+                acc += wk.S[i, k, r] * wk.PA[i, r]
+            wk.u[i, k] = h * dof_force[v0 + k] - acc
+        invert_spd(wk.mat6, d, wk.Dinv[i], wk.gj)
+        p = tm.parent[i]
+        if p < 0:
+            continue
+        # Ud = U D^-1 (6 x d) in rows k: wk.Ud[k, r]
+        for k in range(d):
+            for r in range(6):
+                acc = 0.0
+                for m in range(d):
+                    acc += wk.U[i, m, r] * wk.Dinv[i, m, k]
+                wk.Ud[k, r] = acc
+        # Ia = I^A - U D^-1 U^T, stored in place in IA[i]
+        for r in range(6):
+            for s in range(6):
+                acc = 0.0
+                for k in range(d):
+                    acc += wk.Ud[k, r] * wk.U[i, k, s]
+                wk.IA[i, r, s] -= acc
+        for r in range(6):
+            acc = wk.PA[i, r]
+            for s in range(6):
+                acc += wk.IA[i, r, s] * wk.cbias[i, s]
+            for k in range(d):
+                acc += wk.Ud[k, r] * wk.u[i, k]
+            wk.PA[p, r] += acc
+            for s in range(6):
+                wk.IA[p, r, s] += wk.IA[i, r, s]
+    # outward: velocity changes
+    for i in range(n):
+        p = tm.parent[i]
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for m in range(6):
+            if p >= 0:
+                wk.acc[i, m] = wk.acc[p, m] + wk.cbias[i, m]
+            elif m < 3:
+                wk.acc[i, m] = wk.cbias[i, m]
+            else:
+                wk.acc[i, m] = -h * gravity[m - 3] + wk.cbias[i, m]
+        for k in range(d):
+            acc = wk.u[i, k]
+            for r in range(6):
+                acc -= wk.U[i, k, r] * wk.acc[i, r]
+            sq[k] = acc
+        for k in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += wk.Dinv[i, k, m] * sq[m]
+            out[v0 + k] = acc
+        for k in range(d):
+            for r in range(6):
+                wk.acc[i, r] += wk.S[i, k, r] * out[v0 + k]
+
+
+@jit
+def _set_scalar_pose(tm, i, q, node_rel):
+    """Relative pose of a scalar joint from its coordinate (rad about / m along the axis)."""
+    ax = (tm.col[i, 0, 0], tm.col[i, 0, 1], tm.col[i, 0, 2])
+    if tm.kind[i] == KIND_REVOLUTE:
+        s = np.sin(0.5 * q)
+        node_rel[i, 0] = node_rel[i, 1] = node_rel[i, 2] = 0.0
+        node_rel[i, 3] = np.cos(0.5 * q)
+        node_rel[i, 4] = s * ax[0]
+        node_rel[i, 5] = s * ax[1]
+        node_rel[i, 6] = s * ax[2]
+    else:
+        for m in range(3):
+            node_rel[i, m] = q * tm.col[i, 0, 3 + m]
+        node_rel[i, 3] = 1.0
+        node_rel[i, 4] = node_rel[i, 5] = node_rel[i, 6] = 0.0
+
+
+@jit
+def _relative_twist(tm, i, qd):
+    """Angular w_c and linear v_c relative velocity of node i in its child joint frame."""
+    w = [0.0, 0.0, 0.0]
+    v = [0.0, 0.0, 0.0]
+    for k in range(tm.dof[i]):
+        x = qd[tm.v0[i] + k]
+        for m in range(3):
+            w[m] += tm.col[i, k, m] * x
+            v[m] += tm.col[i, k, 3 + m] * x
+    return (w[0], w[1], w[2]), (v[0], v[1], v[2])
+
+
+@jit
+def tree_integrate_positions(tm, node_q, node_rel, qd, h):
+    """Symplectic Euler position update with the new velocities (module docstring)."""
+    for i in range(tm.parent.shape[0]):
+        if tm.kind[i] != KIND_FREE:
+            node_q[i] += h * qd[tm.v0[i]]
+            _set_scalar_pose(tm, i, node_q[i], node_rel)
+            continue
+        if tm.dof[i] == 0:
+            continue
+        w, v = _relative_twist(tm, i, qd)
+        q_old = read4(node_rel[:, 3:], i)
+        q_new = quat_normalized(quat_mul(q_old, quat_from_rotvec((h * w[0], h * w[1],
+                                                                  h * w[2]))))
+        rot = quat_to_mat(q_new)
+        for m in range(3):
+            node_rel[i, m] += h * (rot[m][0] * v[0] + rot[m][1] * v[1] + rot[m][2] * v[2])
+        for m in range(4):
+            node_rel[i, 3 + m] = q_new[m]
+
+
+@jit
+def _position_rates(tm, node_rel, qd, dq, drel):
+    """dq/dt and d(r, Q)/dt of every node for RK4."""
+    for i in range(tm.parent.shape[0]):
+        for m in range(7):
+            drel[i, m] = 0.0
+        if tm.kind[i] != KIND_FREE:
+            dq[i] = qd[tm.v0[i]]
+            continue
+        dq[i] = 0.0
+        w, v = _relative_twist(tm, i, qd)
+        q = read4(node_rel[:, 3:], i)
+        rot = quat_to_mat(q)
+        for m in range(3):
+            drel[i, m] = rot[m][0] * v[0] + rot[m][1] * v[1] + rot[m][2] * v[2]
+        qdot = quat_mul(q, (0.0, w[0], w[1], w[2]))
+        for m in range(4):
+            drel[i, 3 + m] = 0.5 * qdot[m]
+
+
+@jit
+def _normalize_rel(tm, node_q, node_rel):
+    for i in range(tm.parent.shape[0]):
+        if tm.kind[i] != KIND_FREE:
+            _set_scalar_pose(tm, i, node_q[i], node_rel)
+        else:
+            q = quat_normalized(read4(node_rel[:, 3:], i))
+            for m in range(4):
+                node_rel[i, 3 + m] = q[m]
+
+
+@jit
+def _dof_terms(tm, ts, qd, dt, out_force, out_damp):
+    """
+    Generalized force per coordinate split as tau0 - b qd: efforts and drives.
+
+    out_force: tau0, the joint effort plus the drive's eta N Kt (L/dt i + u) / R' (or its
+    current-limited +-eta N Kt i_max), N m or N.  out_damp: b, the joint damping plus the
+    drive's back-EMF and friction eta N^2 c (c = Kt Ke / R' + b_m), N m s/rad or N s/m.
+    The symplectic step takes -b qd+ implicitly (h b on the diagonal of D); RK4 explicitly.
+    """
+    for v in range(qd.shape[0]):
+        out_force[v] = ts.joint_effort[tm.v_joint[v]] if tm.v_joint[v] >= 0 else 0.0
+        out_damp[v] = tm.damping[v]
+    for d in range(tm.drive_v.shape[0]):
+        v = tm.drive_v[d]
+        n = tm.gear[d]
+        eta = tm.efficiency[d]
+        r_eff = tm.resistance[d] + tm.inductance[d] / dt
+        kt = tm.kt[d]
+        drive = tm.inductance[d] / dt * ts.drive_current[d] + ts.drive_voltage[d]
+        i_pred = (drive - tm.ke[d] * n * qd[v]) / r_eff
+        if abs(i_pred) > tm.current_limit[d]:
+            # current loop saturated: electrical torque held at +-Kt i_max
+            tau0 = kt * tm.current_limit[d] * (1.0 if i_pred > 0.0 else -1.0)
+            c = tm.viscous[d]
+            ts.drive_limited[d] = 1.0
+        else:
+            tau0 = kt * drive / r_eff
+            c = kt * tm.ke[d] / r_eff + tm.viscous[d]
+            ts.drive_limited[d] = 0.0
+        # joint effort eta N (tau0 - c N qd)
+        out_force[v] += eta * n * tau0
+        out_damp[v] += eta * n * n * c
+
+
+@jit
+def _isolated_inertias(tm, wk):
+    """Spatial inertia of every node's body about the world origin (kinematics current)."""
+    for i in range(tm.parent.shape[0]):
+        b = tm.body[i]
+        _spatial_inertia(tm.mass[b], wk.body_rot[b], tm.inertia[b], wk.body_x[b], wk.Ibody[i])
+
+
+@jit
+def _node_velocities(tm, qd, wk):
+    """Outward pass v_i = v_lambda(i) + S_i qd_i (world axes, about the origin)."""
+    for i in range(tm.parent.shape[0]):
+        p = tm.parent[i]
+        for m in range(6):
+            wk.vel[i, m] = wk.vel[p, m] if p >= 0 else 0.0
+        for k in range(tm.dof[i]):
+            for m in range(6):
+                wk.vel[i, m] += wk.S[i, k, m] * qd[tm.v0[i] + k]
+
+
+@jit
+def _subtree_momenta(tm, wk):
+    """Inward pass: composite spatial momentum h_i = sum over i's subtree of I_j v_j."""
+    n = tm.parent.shape[0]
+    for i in range(n):
+        for r in range(6):
+            acc = 0.0
+            for s in range(6):
+                acc += wk.Ibody[i, r, s] * wk.vel[i, s]
+            wk.hsub[i, r] = acc
+    for i in range(n - 1, -1, -1):
+        p = tm.parent[i]
+        if p >= 0:
+            for r in range(6):
+                wk.hsub[p, r] += wk.hsub[i, r]
+
+
+@jit
+def tree_momentum(tm, qd, wk, out):
+    """
+    Generalized (Poisson) impulses p = S_i^T h_i + A qd, N m s or N s (velocities current).
+
+    h_i is the subtree's composite momentum, so p = (H + A) qd without forming H.
+    """
+    _subtree_momenta(tm, wk)
+    for i in range(tm.parent.shape[0]):
+        for k in range(tm.dof[i]):
+            v = tm.v0[i] + k
+            acc = tm.armature[v] * qd[v]
+            for r in range(6):
+                acc += wk.S[i, k, r] * wk.hsub[i, r]
+            out[v] = acc
+
+
+@jit
+def _lagrangian_force(tm, wk, gravity, body_wrench, out):
+    """
+    dL/dq of every coordinate at the current velocities (Poisson-impulse rates without tau).
+
+    p_i = S_i^T h_i with S_i fixed in the child body (S_i' = v_i x S_i) and h_i' the external
+    force on the subtree (gravity, applied wrenches; joint i's own force projects to tau_i):
+        p_i' = tau_i + S_i^T (f_sub,i - v_i x* h_i).
+    """
+    n = tm.parent.shape[0]
+    _subtree_momenta(tm, wk)
+    for i in range(n):
+        b = tm.body[i]
+        m = tm.mass[b]
+        x = wk.body_x[b]
+        f = body_wrench[b]
+        force = (m * gravity[0] + f[0], m * gravity[1] + f[1], m * gravity[2] + f[2])
+        moment = cross((x[0], x[1], x[2]), force)
+        for r in range(3):
+            wk.PA[i, r] = moment[r] + f[3 + r]
+            wk.PA[i, 3 + r] = force[r]
+    for i in range(n - 1, -1, -1):
+        p = tm.parent[i]
+        if p >= 0:
+            for r in range(6):
+                wk.PA[p, r] += wk.PA[i, r]
+    for i in range(n):
+        _force_cross(wk.vel[i], wk.hsub[i], wk.vec6a)
+        for k in range(tm.dof[i]):
+            acc = 0.0
+            for r in range(6):
+                acc += wk.S[i, k, r] * (wk.PA[i, r] - wk.vec6a[r])
+            out[tm.v0[i] + k] = acc
+
+
+@jit
+def _articulated_factor(tm, wk, dof_extra):
+    """
+    Inward pass of the articulated inertias (no bias): U_i, D_i^-1 and I^A for (H + diag).
+
+    After it, ``_articulated_solve`` applies (H + diag(dof_extra))^-1 to any right-hand side
+    in two O(n) vector sweeps.
+    """
+    n = tm.parent.shape[0]
+    for i in range(n):
+        for r in range(6):
+            for s in range(6):
+                wk.IA[i, r, s] = wk.Ibody[i, r, s]
+    for i in range(n - 1, -1, -1):
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for k in range(d):
+            for r in range(6):
+                acc = 0.0
+                for s in range(6):
+                    acc += wk.IA[i, r, s] * wk.S[i, k, s]
+                wk.U[i, k, r] = acc
+        for k in range(d):
+            for m in range(d):
+                acc = 0.0
+                for r in range(6):
+                    acc += wk.S[i, k, r] * wk.U[i, m, r]
+                wk.mat6[k, m] = acc
+            wk.mat6[k, k] += dof_extra[v0 + k]
+        invert_spd(wk.mat6, d, wk.Dinv[i], wk.gj)
+        p = tm.parent[i]
+        if p < 0:
+            continue
+        for r in range(6):
+            for s in range(6):
+                acc = 0.0
+                for k in range(d):
+                    for m in range(d):
+                        acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.U[i, m, s]
+                wk.IA[p, r, s] += wk.IA[i, r, s] - acc
+
+
+@jit
+def _articulated_solve(tm, wk, rhs, out):
+    """Return in out (H + diag)^-1 rhs for generalized impulses rhs, by the factor's two sweeps."""
+    n = tm.parent.shape[0]
+    for i in range(n):
+        for r in range(6):
+            wk.PA[i, r] = 0.0
+    for i in range(n - 1, -1, -1):
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for k in range(d):
+            acc = rhs[v0 + k]
+            for r in range(6):
+                acc -= wk.S[i, k, r] * wk.PA[i, r]
+            wk.u[i, k] = acc
+        p = tm.parent[i]
+        if p < 0:
+            continue
+        for r in range(6):
+            acc = wk.PA[i, r]
+            for k in range(d):
+                for m in range(d):
+                    acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.u[i, m]
+            wk.PA[p, r] += acc
+    for i in range(n):
+        p = tm.parent[i]
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for m in range(6):
+            wk.acc[i, m] = wk.acc[p, m] if p >= 0 else 0.0
+        for k in range(d):
+            acc = wk.u[i, k]
+            for r in range(6):
+                acc -= wk.U[i, k, r] * wk.acc[i, r]
+            wk.vec6a[k] = acc
+        for k in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += wk.Dinv[i, k, m] * wk.vec6a[m]
+            out[v0 + k] = acc
+        for k in range(d):
+            for r in range(6):
+                wk.acc[i, r] += wk.S[i, k, r] * out[v0 + k]
+
+
+@jit
+def _symplectic_step(tm, ts, wk, dt, gravity, info):
+    """
+    Symplectic Euler in (q, p): the discrete Euler-Lagrange equations of L_d = h L(q, dq/h).
+
+        (H(q_n) + A + h B) qd_{n+1} = p_n + h (tau0 + dL/dq(q_n, qd_{n+1}))
+        p_{n+1} = (H(q_n) + A) qd_{n+1},    q_{n+1} = q_n + h qd_{n+1}
+    The implicit dL/dq is found by fixed-point iteration (contraction ~ h |omega|), each
+    iteration two O(n) vector sweeps over the articulated inertias factored once per step.
+    """
+    n_v = ts.qd.shape[0]
+    tree_kinematics(tm, ts.node_rel, wk)
+    _isolated_inertias(tm, wk)
+    _dof_terms(tm, ts, ts.qd, dt, wk.force, wk.damp)
+    for v in range(n_v):
+        wk.extra[v] = tm.armature[v] + dt * wk.damp[v]
+    _articulated_factor(tm, wk, wk.extra)
+    iterations = 0
+    change = 0.0
+    previous = np.inf
+    converged = False
+    for it in range(MAX_FIXED_POINT):
+        iterations = it + 1
+        _node_velocities(tm, ts.qd, wk)
+        _lagrangian_force(tm, wk, gravity, ts.body_wrench, wk.dqd)
+        for v in range(n_v):
+            wk.rhs[v] = ts.p[v] + dt * (wk.force[v] + wk.dqd[v])
+        _articulated_solve(tm, wk, wk.rhs, wk.dqd)
+        change = 0.0
+        size = 0.0
+        for v in range(n_v):
+            change = max(change, abs(wk.dqd[v] - ts.qd[v]))
+            size = max(size, abs(wk.dqd[v]))
+            ts.qd[v] = wk.dqd[v]
+        if change <= FIXED_POINT_TOLERANCE * (1.0 + size):
+            converged = True
+            break
+        if it >= 2 and change > previous:
+            break  # not contracting: h |omega| too large for the fixed point
+        previous = change
+    info[0] = iterations
+    info[1] = change
+    info[2] = 0.0
+    if not converged:
+        # fall back to the velocity form of this step (docs/tree.md)
+        info[2] = 1.0
+        wk.fallbacks[0] += 1.0
+        for v in range(n_v):
+            ts.qd[v] = wk.qd_backup[v]
+        _velocity_change_step(tm, ts, wk, dt, gravity)
+    _node_velocities(tm, ts.qd, wk)
+    tree_momentum(tm, ts.qd, wk, ts.p)
+
+
+@jit
+def _velocity_change_step(tm, ts, wk, dt, gravity):
+    """Add dqd to qd, with (H + A + h B) dqd = h (tau0 - C qd - G - B qd) (forces in wk.force)."""
+    for v in range(ts.qd.shape[0]):
+        wk.force[v] -= wk.damp[v] * ts.qd[v]
+    tree_velocity_change(tm, ts.qd, dt, gravity, wk.force, wk.extra, ts.body_wrench, wk,
+                         wk.dqd)
+    for v in range(ts.qd.shape[0]):
+        ts.qd[v] += wk.dqd[v]
+
+
+@jit
+def _velocity_step(tm, ts, wk, dt, gravity, info):
+    """
+    Semi-implicit Euler in (q, qd): qd+ = qd + dqd(q, qd), then q+ = q + h qd+.
+
+    The articulated-body recursion in impulse form (module docstring) with the damping and
+    the drives' back-EMF implicit on D.
+    """
+    tree_kinematics(tm, ts.node_rel, wk)
+    _dof_terms(tm, ts, ts.qd, dt, wk.force, wk.damp)
+    for v in range(ts.qd.shape[0]):
+        wk.extra[v] = tm.armature[v] + dt * wk.damp[v]
+    _velocity_change_step(tm, ts, wk, dt, gravity)
+    info[0] = 1.0
+    info[1] = 0.0
+    info[2] = 0.0
+
+
+@jit
+def _finish_drives(tm, ts, qd_old, qd, dt):
+    """Rotor speed, current and the gear impulse (the facade reads output effort from it)."""
+    for d in range(tm.drive_v.shape[0]):
+        v = tm.drive_v[d]
+        n = tm.gear[d]
+        w_new = n * qd[v]
+        w_old = n * qd_old[v]
+        r_eff = tm.resistance[d] + tm.inductance[d] / dt
+        if ts.drive_limited[d] > 0.0:
+            drive = tm.inductance[d] / dt * ts.drive_current[d] + ts.drive_voltage[d]
+            i_new = tm.current_limit[d] * (1.0 if drive - tm.ke[d] * w_old > 0.0 else -1.0)
+        else:
+            i_new = (tm.inductance[d] / dt * ts.drive_current[d] + ts.drive_voltage[d]
+                     - tm.ke[d] * w_new) / r_eff
+        ts.drive_current[d] = i_new
+        ts.rotor_speed[d] = w_new
+        effort = (tm.efficiency[d] * n * (tm.kt[d] * i_new - tm.viscous[d] * w_new)
+                  - n * tm.rotor_inertia[d] * (w_new - w_old) / dt)
+        # the maximal engine's gear impulse g on the rotor: output effort = -N g / dt
+        ts.drive_impulse[d, 0] = -effort * dt / n
+        ts.drive_impulse[d, 1] = 0.0
+        ts.drive_impulse[d, 2] = 0.0
+
+
+@jit
+def tree_reset_momentum(tm, ts, wk):
+    """Start the carried impulses from the current state: p = (H(q) + A) qd."""
+    tree_kinematics(tm, ts.node_rel, wk)
+    _isolated_inertias(tm, wk)
+    _node_velocities(tm, ts.qd, wk)
+    tree_momentum(tm, ts.qd, wk, ts.p)
+
+
+@jit
+def tree_fill_state(tm, ts, wk, qd):
+    """Body states (COM, orientation, COM velocity, angular momentum) for the facade."""
+    for i in range(tm.parent.shape[0]):
+        p = tm.parent[i]
+        b = tm.body[i]
+        for m in range(6):
+            wk.vel[i, m] = wk.vel[p, m] if p >= 0 else 0.0
+        for k in range(tm.dof[i]):
+            for m in range(6):
+                wk.vel[i, m] += wk.S[i, k, m] * qd[tm.v0[i] + k]
+        w = (wk.vel[i, 0], wk.vel[i, 1], wk.vel[i, 2])
+        x = read3(wk.body_x, b)
+        wx = cross(w, x)
+        rot = read_mat(wk.body_rot, b)
+        for m in range(3):
+            ts.body_pos[b, m] = x[m]
+            ts.body_lin_vel[b, m] = wk.vel[i, 3 + m] + wx[m]
+        for m in range(4):
+            ts.body_quat[b, m] = wk.body_q[b, m]
+        # L = R I R^T w
+        wb = (rot[0][0] * w[0] + rot[1][0] * w[1] + rot[2][0] * w[2],
+              rot[0][1] * w[0] + rot[1][1] * w[1] + rot[2][1] * w[2],
+              rot[0][2] * w[0] + rot[1][2] * w[1] + rot[2][2] * w[2])
+        lb = (tm.inertia[b, 0, 0] * wb[0] + tm.inertia[b, 0, 1] * wb[1]
+              + tm.inertia[b, 0, 2] * wb[2],
+              tm.inertia[b, 1, 0] * wb[0] + tm.inertia[b, 1, 1] * wb[1]
+              + tm.inertia[b, 1, 2] * wb[2],
+              tm.inertia[b, 2, 0] * wb[0] + tm.inertia[b, 2, 1] * wb[1]
+              + tm.inertia[b, 2, 2] * wb[2])
+        for m in range(3):
+            ts.body_ang_mom[b, m] = rot[m][0] * lb[0] + rot[m][1] * lb[1] + rot[m][2] * lb[2]
+        j = tm.joint[i]
+        if j >= 0:
+            ts.joint_q[j] = ts.node_q[i] if tm.kind[i] != KIND_FREE else 0.0
+
+
+@jit
+def _healthy(tm, ts):
+    for b in range(ts.body_pos.shape[0]):
+        for m in range(3):
+            if not (np.isfinite(ts.body_pos[b, m]) and np.isfinite(ts.body_lin_vel[b, m])
+                    and np.isfinite(ts.body_ang_mom[b, m])):
+                return b
+        if (ts.body_lin_vel[b, 0] ** 2 + ts.body_lin_vel[b, 1] ** 2
+                + ts.body_lin_vel[b, 2] ** 2) > 1e8:
+            return b
+    for v in range(ts.qd.shape[0]):
+        if not np.isfinite(ts.qd[v]) or abs(ts.qd[v]) > 1e5:
+            return tm.body[tm.v_node[v]]
+    return -1
+
+
+@jit
+def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
+    """
+    Advance n_steps of dt; returns the steps taken (fewer when the state diverged).
+
+    Args:
+        tm: TreeModel.
+        ts: TreeState.
+        wk: TreeWork.
+        dt: step, s.
+        gravity: (3,) m/s^2.
+        integrator: SEMI_IMPLICIT_EULER, SYMPLECTIC_EULER or RK4.
+        info: (INFO_SIZE,) results (iterations, residual, status, body).
+        n_steps: steps to take.
+    """
+    n_node = tm.parent.shape[0]
+    n_v = ts.qd.shape[0]
+    for step in range(n_steps):
+        # back-up for divergence
+        for i in range(n_node):
+            wk.q_backup[i] = ts.node_q[i]
+            for m in range(7):
+                wk.rel_backup[i, m] = ts.node_rel[i, m]
+        for v in range(n_v):
+            wk.qd_backup[v] = ts.qd[v]
+            wk.p_backup[v] = ts.p[v]
+        for d in range(tm.drive_v.shape[0]):
+            wk.drive_backup[d, 0] = ts.drive_current[d]
+            wk.drive_backup[d, 1] = ts.rotor_speed[d]
+        if integrator == SEMI_IMPLICIT_EULER:
+            _velocity_step(tm, ts, wk, dt, gravity, info)
+            _finish_drives(tm, ts, wk.qd_backup, ts.qd, dt)
+            tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)
+        elif integrator == SYMPLECTIC_EULER:
+            _symplectic_step(tm, ts, wk, dt, gravity, info)
+            _finish_drives(tm, ts, wk.qd_backup, ts.qd, dt)
+            tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)
+        else:
+            _rk4_step(tm, ts, wk, dt, gravity)
+            info[0] = 4.0  # recursions per step
+            info[1] = 0.0
+            info[2] = 0.0
+        tree_kinematics(tm, ts.node_rel, wk)
+        tree_fill_state(tm, ts, wk, ts.qd)
+        bad = _healthy(tm, ts)
+        if bad >= 0:
+            for i in range(n_node):
+                ts.node_q[i] = wk.q_backup[i]
+                for m in range(7):
+                    ts.node_rel[i, m] = wk.rel_backup[i, m]
+            for v in range(n_v):
+                ts.qd[v] = wk.qd_backup[v]
+                ts.p[v] = wk.p_backup[v]
+            for d in range(tm.drive_v.shape[0]):
+                ts.drive_current[d] = wk.drive_backup[d, 0]
+                ts.rotor_speed[d] = wk.drive_backup[d, 1]
+            tree_kinematics(tm, ts.node_rel, wk)
+            tree_fill_state(tm, ts, wk, ts.qd)
+            info[4] = _DIVERGED
+            info[5] = bad
+            return step
+        ts.time[0] += dt
+    info[4] = _OK
+    return n_steps
+
+
+@jit
+def _rk4_derivative(tm, ts, wk, q, rel, qd, gravity, k_q, k_rel, k_qd):
+    """Rates of (q, r, Q, qd) at one RK4 stage (accelerations from the recursion, h = 1)."""
+    tree_kinematics(tm, rel, wk)
+    _dof_terms(tm, ts, qd, 1.0, wk.force, wk.damp)
+    for v in range(qd.shape[0]):
+        wk.force[v] -= wk.damp[v] * qd[v]
+        wk.extra[v] = tm.armature[v]
+    tree_velocity_change(tm, qd, 1.0, gravity, wk.force, wk.extra, ts.body_wrench, wk,
+                         k_qd)
+    _position_rates(tm, rel, qd, k_q, k_rel)
+
+
+@jit
+def _rk4_step(tm, ts, wk, dt, gravity):
+    """Classical RK4 on (q, r, Q, qd); quaternions renormalised at each stage."""
+    n_node = tm.parent.shape[0]
+    n_v = ts.qd.shape[0]
+    weights = (1.0, 2.0, 2.0, 1.0)
+    offsets = (0.0, 0.5, 0.5, 1.0)
+    for i in range(n_node):
+        wk.sum_q[i] = 0.0
+        for m in range(7):
+            wk.sum_rel[i, m] = 0.0
+    for v in range(n_v):
+        wk.sum_qd[v] = 0.0
+    for stage in range(4):
+        c = offsets[stage] * dt
+        for i in range(n_node):
+            wk.stage_q[i] = wk.q_backup[i] + (c * wk.k_q[i] if stage > 0 else 0.0)
+            for m in range(7):
+                wk.stage_rel[i, m] = wk.rel_backup[i, m] + (c * wk.k_rel[i, m]
+                                                            if stage > 0 else 0.0)
+        for v in range(n_v):
+            wk.stage_qd[v] = wk.qd_backup[v] + (c * wk.k_qd[v] if stage > 0 else 0.0)
+        _normalize_rel(tm, wk.stage_q, wk.stage_rel)
+        _rk4_derivative(tm, ts, wk, wk.stage_q, wk.stage_rel, wk.stage_qd, gravity, wk.k_q,
+                        wk.k_rel, wk.k_qd)
+        w = weights[stage] * dt / 6.0
+        for i in range(n_node):
+            wk.sum_q[i] += w * wk.k_q[i]
+            for m in range(7):
+                wk.sum_rel[i, m] += w * wk.k_rel[i, m]
+        for v in range(n_v):
+            wk.sum_qd[v] += w * wk.k_qd[v]
+    for i in range(n_node):
+        ts.node_q[i] = wk.q_backup[i] + wk.sum_q[i]
+        for m in range(7):
+            ts.node_rel[i, m] = wk.rel_backup[i, m] + wk.sum_rel[i, m]
+    for v in range(n_v):
+        ts.qd[v] = wk.qd_backup[v] + wk.sum_qd[v]
+    _normalize_rel(tm, ts.node_q, ts.node_rel)

@@ -1,0 +1,277 @@
+"""
+The tree engine: the maximal engine's interface over generalized-coordinate dynamics (tree.py).
+
+``solver.formulation: tree`` makes the Simulator hold a :class:`TreeEngine`.  It keeps the
+maximal engine's static arrays and State (so poses, twists, joint states, energies and anchors
+read the same), steps the tree recursion instead of the constraint solver, and fills the body
+states from forward kinematics after every step.  ``check_tree_config`` refuses what the tree
+formulation does not do, at load time.
+"""
+import numpy as np
+
+from . import joints as jt
+from . import tree
+from .arrays import INFO_STATUS
+from .engine import _compiled_entry_point, Engine, quat_conjugate, quat_multiply, quat_to_matrix
+from ..errors import ConfigError
+
+
+def check_tree_config(model, config):
+    """
+    Refuse, with one ConfigError naming the key and the fix, what tree mode does not simulate.
+
+    Args:
+        model: RobotModel.
+        config: SimConfig with ``solver.formulation == 'tree'``.
+
+    Raises:
+        ConfigError: contacts, closed loops, linear actuators, force-torque sensors, mimic
+            joints, joint Coulomb friction, enforced velocity limits, or drives with RK4.
+    """
+    src = config.source
+    fix = 'or use solver.formulation: maximal'
+
+    def refuse(what, key, how):
+        raise ConfigError(f'{src}: solver.formulation tree does not simulate {what} (key '
+                          f"'{key}'); {how}, {fix}.")
+
+    if config.solver.integrator == 'rk4' and model.drives:
+        refuse('drives with the rk4 integrator', 'solver.integrator',
+               'use integrator semi_implicit_euler or symplectic_euler, or remove the drives')
+    if any(s.body < 0 and s.kind == 'plane' for s in model.shapes):
+        refuse('contacts with the ground', 'ground.enabled',
+               'set ground.enabled: false (auto turns it on for a floating base)')
+    if model.objects or any(s.body < 0 for s in model.shapes):
+        refuse('scene objects', 'scene', 'remove the scene section')
+    if config.collision.self_collision or config.collision.self_collision_pairs:
+        refuse('self-collision', 'collision.self_collision',
+               'set collision.self_collision: false and remove collision.self_collision_pairs')
+    if config.linear_actuators:
+        refuse('linear actuators', 'linear_actuators', 'remove the linear_actuators section')
+    if config.path_points:
+        refuse('path points (prescribed paths)', 'path_points', 'remove the path_points section')
+    if config.loop_joints or any(j.loop and not j.element for j in model.joints):
+        refuse('closed kinematic loops', 'loop_joints', 'remove the loop_joints section')
+    if model.sensors:
+        refuse('force-torque sensors', 'force_torque_sensors',
+               'remove them (and URDF <gazebo> force_torque sensor tags)')
+    for j in model.joints:
+        if j.mimic is not None:
+            refuse(f'mimic joints ({j.name!r})', f'<mimic> of {j.name}',
+                   'remove the <mimic> tag from the URDF')
+        static = j.static_friction if j.static_friction is not None else j.friction
+        if j.friction > 0.0 or static > 0.0:
+            refuse(f'joint Coulomb friction ({j.name!r})', f'joints.{j.name}.friction',
+                   f'set joints: {{{j.name}: {{friction: 0, static_friction: 0}}}}')
+    if config.limits.enforce_velocity:
+        refuse('enforced velocity limits', 'limits.enforce_velocity',
+               'set limits.enforce_velocity: false')
+
+
+def _columns(jtype, axis, perp1, perp2):
+    """Return the unit columns (angular; linear) in the joint frame of one joint type."""
+    cols = []
+    if jtype in (jt.REVOLUTE, jt.CONTINUOUS):
+        cols.append(np.concatenate((axis, np.zeros(3))))
+    elif jtype == jt.PRISMATIC:
+        cols.append(np.concatenate((np.zeros(3), axis)))
+    elif jtype == jt.SPHERICAL:
+        cols.extend(np.concatenate((e, np.zeros(3))) for e in np.eye(3))
+    elif jtype == jt.PLANAR:
+        cols.extend((np.concatenate((np.zeros(3), perp1)), np.concatenate((np.zeros(3), perp2)),
+                     np.concatenate((axis, np.zeros(3)))))
+    elif jtype == jt.FLOATING:
+        cols.extend(np.eye(6))
+    return cols
+
+
+class TreeEngine(Engine):
+    """
+    The maximal Engine's arrays and interface, stepped by the O(n) tree recursion.
+
+    Args:
+        as Engine; solver.integrator 'semi_implicit_euler', 'symplectic_euler' or 'rk4'.
+    """
+
+    def __init__(self, model, dt, gravity, solver, limits=None, collision=None):
+        super().__init__(model, dt, gravity, solver, limits, collision)
+        self.integrator = {'rk4': tree.RK4, 'symplectic_euler': tree.SYMPLECTIC_EULER}.get(
+            solver.integrator, tree.SEMI_IMPLICIT_EULER)
+        self.tree = self._build_tree(model)
+        n_node = len(self.tree.parent)
+        n_v = len(self.tree.v_node)
+        n_body = len(model.bodies)
+        n_drive = len(self.tree.drive_v)
+        st = self.state
+        self.tree_state = tree.TreeState(
+            node_q=np.zeros(n_node),
+            node_rel=np.tile([0.0, 0, 0, 1, 0, 0, 0], (n_node, 1)), qd=np.zeros(n_v),
+            p=np.zeros(n_v),
+            drive_limited=np.zeros(n_drive), joint_effort=st.joint_effort,
+            drive_voltage=st.drive_voltage, drive_current=st.drive_current,
+            rotor_speed=st.rotor_speed, drive_impulse=st.drive_impulse,
+            body_wrench=st.body_wrench, body_pos=st.body_pos, body_quat=st.body_quat,
+            body_lin_vel=st.body_lin_vel, body_ang_mom=st.body_ang_mom, joint_q=st.joint_q,
+            time=st.time)
+        z6 = np.zeros((n_node, 6))
+        z66 = np.zeros((n_node, 6, 6))
+        self.tree_work = tree.TreeWork(
+            body_x=np.zeros((n_body, 3)), body_q=np.tile([1.0, 0, 0, 0], (n_body, 1)),
+            body_rot=np.zeros((n_body, 3, 3)), joint_origin=np.zeros((n_node, 3)),
+            S=z66.copy(), vel=z6.copy(), cbias=z6.copy(), PA=z6.copy(), acc=z6.copy(),
+            u=z6.copy(), IA=z66.copy(), U=z66.copy(), Dinv=z66.copy(), Ud=np.zeros((6, 6)),
+            mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
+            force=np.zeros(n_v), extra=np.zeros(n_v), dqd=np.zeros(n_v), damp=np.zeros(n_v),
+            rhs=np.zeros(n_v), Ibody=z66.copy(), hsub=z6.copy(),
+            q_backup=np.zeros(n_node), rel_backup=np.zeros((n_node, 7)),
+            qd_backup=np.zeros(n_v), p_backup=np.zeros(n_v), fallbacks=np.zeros(1),
+            drive_backup=np.zeros((n_drive, 2)),
+            stage_q=np.zeros(n_node), stage_rel=np.zeros((n_node, 7)), stage_qd=np.zeros(n_v),
+            k_q=np.zeros(n_node), k_rel=np.zeros((n_node, 7)), k_qd=np.zeros(n_v),
+            sum_q=np.zeros(n_node), sum_rel=np.zeros((n_node, 7)), sum_qd=np.zeros(n_v))
+        self._tree_fn = None
+        self.n_dof = n_v
+
+    def _build_tree(self, model):
+        """Nodes in parents-first order: the floating base (if any), then model.tree_order."""
+        node_of_body = {}
+        rows = []  # (parent node, body, parent body, joint, kind, ppos, pquat, cpos, cquat, cols)
+        ident = np.array([1.0, 0.0, 0.0, 0.0])
+        if model.floating_base:
+            rows.append((-1, 0, -1, -1, tree.KIND_FREE, np.zeros(3), ident, np.zeros(3), ident,
+                         list(np.eye(6))))
+            node_of_body[0] = 0
+        J = self.joints
+        for j in model.tree_order:
+            jtype = int(J.type[j])
+            a, b = (int(x) for x in J.body[j])
+            kind = {jt.REVOLUTE: tree.KIND_REVOLUTE, jt.CONTINUOUS: tree.KIND_REVOLUTE,
+                    jt.PRISMATIC: tree.KIND_PRISMATIC}.get(jtype, tree.KIND_FREE)
+            rows.append((node_of_body[a] if a >= 0 else -1, b, a, j, kind, J.ppos[j],
+                         J.pquat[j], J.cpos[j], J.cquat[j],
+                         _columns(jtype, J.axis[j], J.perp1[j], J.perp2[j])))
+            node_of_body[b] = len(rows) - 1
+        missing = [bm.name for i, bm in enumerate(model.bodies) if i not in node_of_body]
+        if missing:
+            raise ConfigError(f'{self.model.name}: bodies {missing} are not in the joint tree; '
+                              'solver.formulation tree needs every body on a tree joint.')
+        n = len(rows)
+        dof = np.array([len(r[9]) for r in rows], dtype=np.int64)
+        v0 = np.concatenate(([0], np.cumsum(dof)[:-1])).astype(np.int64)
+        col = np.zeros((n, 6, 6))
+        v_joint, v_node = [], []
+        for i, r in enumerate(rows):
+            for k, c in enumerate(r[9]):
+                col[i, k] = c
+                v_joint.append(r[3] if r[4] != tree.KIND_FREE else -1)
+                v_node.append(i)
+        v_joint = np.array(v_joint, dtype=np.int64)
+        damping = np.array([model.joints[j].damping if j >= 0 else 0.0 for j in v_joint])
+        v_of_joint = {int(j): v for v, j in enumerate(v_joint) if j >= 0}
+        d = self.drives
+        drive_v = np.array([v_of_joint[int(j)] for j in d.joint], dtype=np.int64)
+        rotor = 1.0 / d.inv_rotor_inertia if len(d.joint) else np.zeros(0)
+        armature = np.zeros(len(v_joint))
+        armature[drive_v] = d.gear ** 2 * rotor
+        return tree.TreeModel(
+            parent=np.array([r[0] for r in rows], dtype=np.int64),
+            body=np.array([r[1] for r in rows], dtype=np.int64),
+            parent_body=np.array([r[2] for r in rows], dtype=np.int64),
+            joint=np.array([r[3] for r in rows], dtype=np.int64),
+            kind=np.array([r[4] for r in rows], dtype=np.int64),
+            ppos=np.array([r[5] for r in rows], dtype=float).reshape(n, 3),
+            pquat=np.array([r[6] for r in rows], dtype=float).reshape(n, 4),
+            cpos=np.array([r[7] for r in rows], dtype=float).reshape(n, 3),
+            cquat=np.array([r[8] for r in rows], dtype=float).reshape(n, 4),
+            dof=dof, v0=v0, col=col, mass=1.0 / self.bodies.inv_mass,
+            inertia=self.bodies.inertia, v_joint=v_joint,
+            v_node=np.array(v_node, dtype=np.int64), damping=damping, armature=armature,
+            drive_v=drive_v, gear=d.gear.copy(), resistance=d.resistance.copy(),
+            inductance=d.inductance.copy(), kt=d.kt.copy(), ke=d.ke.copy(),
+            viscous=d.viscous.copy(), efficiency=d.efficiency.copy(),
+            current_limit=d.current_limit.copy(), rotor_inertia=rotor)
+
+    # -- stepping -----------------------------------------------------------------------------
+    def step(self, n=1):
+        """Advance n steps; returns the number of steps taken (fewer on divergence)."""
+        args = (self.tree, self.tree_state, self.tree_work, self.dt, self.gravity,
+                self.integrator, self.info, int(n))
+        if self._tree_fn is None:
+            taken = tree.tree_step(*args)
+            self._tree_fn = _compiled_entry_point(tree.tree_step, args)
+            return taken
+        return self._tree_fn(*args)
+
+    def joint_rates(self):
+        """Scalar joint velocities (rad/s or m/s; 0 for other joint types), per joint index."""
+        out = np.zeros(len(self.joints.type))
+        if hasattr(self, 'tree'):
+            scalar = self.tree.v_joint >= 0
+            out[self.tree.v_joint[scalar]] = self.tree_state.qd[scalar]
+        return out
+
+    def place_children(self, positions, velocities, keep_free_joints=True):
+        """
+        Set the generalized coordinates (as Engine.place_children places the bodies).
+
+        Scalar joints take positions[j] / velocities[j]; multi-DOF joints keep their relative
+        pose (or the zero pose) at rest relative to their parent; the floating base takes body
+        0's state.
+        """
+        super().place_children(positions, velocities, keep_free_joints)
+        tm, ts = self.tree, self.tree_state
+        for i in range(len(tm.parent)):
+            j, b = int(tm.joint[i]), int(tm.body[i])
+            v0, dof = int(tm.v0[i]), int(tm.dof[i])
+            if tm.kind[i] != tree.KIND_FREE:
+                ts.node_q[i] = positions[j]
+                ts.qd[v0] = velocities[j]
+                axis = tm.col[i, 0, :3] if tm.kind[i] == tree.KIND_REVOLUTE else tm.col[i, 0, 3:]
+                if tm.kind[i] == tree.KIND_REVOLUTE:
+                    half = 0.5 * positions[j]
+                    ts.node_rel[i] = np.concatenate(([0.0, 0.0, 0.0, np.cos(half)],
+                                                     np.sin(half) * axis))
+                else:
+                    ts.node_rel[i] = np.concatenate((positions[j] * axis, [1.0, 0.0, 0.0, 0.0]))
+                continue
+            ts.node_q[i] = 0.0
+            if j >= 0:
+                pa, qa = self.joint_frame_world(j, 0)
+                pb, qb = self.joint_frame_world(j, 1)
+            else:  # the floating base: world origin -> body 0's COM frame
+                pa, qa = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+                pb, qb = self.body_pose(0)
+            rel_p = quat_to_matrix(qa).T @ (pb - pa)
+            rel_q = quat_multiply(quat_conjugate(qa), qb)
+            jtype = int(self.joints.type[j]) if j >= 0 else jt.FLOATING
+            # keep only what the joint allows (the bodies may hold a gap the maximal
+            # engine's projection would close, e.g. after the base was moved by hand)
+            if jtype in (jt.SPHERICAL, jt.FIXED):
+                rel_p = np.zeros(3)
+            if jtype == jt.FIXED:
+                rel_q = np.array([1.0, 0.0, 0.0, 0.0])
+            elif jtype == jt.PLANAR:
+                normal = self.joints.axis[j]
+                rel_p = rel_p - normal * (rel_p @ normal)
+                rel_q = np.concatenate(([rel_q[0]], normal * (rel_q[1:] @ normal)))
+                rel_q /= np.linalg.norm(rel_q)
+            ts.node_rel[i, :3] = rel_p
+            ts.node_rel[i, 3:] = rel_q
+            pbody = int(tm.parent_body[i])
+            xp, _ = self.body_pose(pbody)
+            vp = self.state.body_lin_vel[pbody] if pbody >= 0 else np.zeros(3)
+            wp = self.body_angular_velocity(pbody)
+            xc, _ = self.body_pose(b)
+            wc = self.body_angular_velocity(b)
+            v_point = self.state.body_lin_vel[b] + np.cross(wc, pb - xc)
+            rb = quat_to_matrix(qb)
+            twist = np.concatenate((rb.T @ (wc - wp),
+                                    rb.T @ (v_point - vp - np.cross(wp, pb - xp))))
+            for k in range(dof):
+                ts.qd[v0 + k] = tm.col[i, k] @ twist
+        tree.tree_reset_momentum(tm, ts, self.tree_work)
+        tree.tree_fill_state(tm, ts, self.tree_work, ts.qd)
+        rates = self.joint_rates()
+        for d, j in enumerate(self.drives.joint):
+            self.state.rotor_speed[d] = self.drives.gear[d] * rates[j]
+        self.info[INFO_STATUS] = 0.0

@@ -1,0 +1,110 @@
+"""Tree formulation: configuration keys, load-time refusals and the facade's behaviour."""
+from jointsim_ros import CommandError, ConfigError, Simulator
+import numpy as np
+import pytest
+from robots import biped, chain, double_pendulum, free_box, inertial, joint, link, robot
+
+TREE = {'formulation': 'tree'}
+
+
+def test_default_is_maximal_and_tree_is_selected_by_the_key():
+    assert Simulator.from_urdf(chain(2)).config.solver.formulation == 'maximal'
+    sim = Simulator.from_urdf(chain(2), {'solver': TREE})
+    assert type(sim._engine).__name__ == 'TreeEngine'
+
+
+@pytest.mark.parametrize('config, key', [
+    ({'solver': {'formulation': 'trees'}}, 'solver.formulation'),
+    ({'solver': {'integrator': 'rk5'}}, 'solver.integrator'),
+    ({'solver': {'integrator': 'rk4'}}, 'solver.integrator'),   # rk4 needs the tree
+])
+def test_bad_solver_keys_are_one_line_config_errors(config, key):
+    with pytest.raises(ConfigError) as error:
+        Simulator.from_urdf(chain(2), config)
+    message = str(error.value)
+    assert key in message and '\n' not in message
+
+
+def mimic_pair():
+    """Return two pendulums side by side, the second mimicking the first."""
+    lim = '<limit lower="-1" upper="1" effort="10" velocity="10"/>'
+    return robot('mimic', link('base'),
+                 link('a', inertial(1.0, 0.01, 0.01, 0.01, xyz='0 0 -0.2')),
+                 link('b', inertial(1.0, 0.01, 0.01, 0.01, xyz='0 0 -0.2')),
+                 joint('ja', 'revolute', 'base', 'a', extra=lim),
+                 joint('jb', 'revolute', 'base', 'b', xyz='0.3 0 0',
+                       extra=lim + '<mimic joint="ja"/>'))
+
+
+@pytest.mark.parametrize('urdf, config, key', [
+    (free_box(), {'base': 'floating'}, 'ground.enabled'),   # ground auto: on when floating
+    (biped(), {'base': 'floating', 'ground': {'enabled': True}}, 'ground.enabled'),
+    (chain(2), {'scene': {'crate': {'shape': 'box', 'size': [0.1, 0.1, 0.1],
+                                    'pose': {'position': [1.0, 0.0, 0.0]}}}}, 'scene'),
+    (chain(3), {'collision': {'self_collision': True}}, 'collision.self_collision'),
+    (chain(3), {'loop_joints': {'close': {'type': 'spherical', 'parent': 'base',
+                                          'child': 'link2'}}}, 'loop_joints'),
+    (chain(2), {'linear_actuators': {'ram': {'link_a': 'base', 'link_b': 'link1'}}},
+     'linear_actuators'),
+    (chain(2), {'path_points': {'tip': {'link': 'link1'}}}, 'path_points'),
+    (chain(2), {'force_torque_sensors': {'ft': {'joint': 'joint1'}}}, 'force_torque_sensors'),
+    (chain(2), {'joints': {'joint0': {'friction': 0.1}}}, 'joints.joint0.friction'),
+    (chain(2), {'limits': {'enforce_velocity': True}}, 'limits.enforce_velocity'),
+    (chain(2), {'drives': {'joint0': {'resistance': 1.0, 'inductance': 0.0,
+                                      'torque_constant': 0.1, 'rotor_inertia': 1e-5}},
+                'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
+    (mimic_pair(), {}, 'mimic'),
+])
+def test_what_the_tree_does_not_simulate_is_refused_at_load(urdf, config, key):
+    config = dict(config)
+    config['solver'] = {**config.get('solver', {}), **TREE}
+    with pytest.raises(ConfigError) as error:
+        Simulator.from_urdf(urdf, config)
+    message = str(error.value)
+    assert key in message and 'maximal' in message and '\n' not in message, message
+    Simulator.from_urdf(urdf, {**config, 'solver': {}})  # the maximal engine takes it
+
+
+def test_floating_base_without_ground_is_accepted():
+    sim = Simulator.from_urdf(free_box(), {'base': 'floating', 'ground': {'enabled': False},
+                                           'solver': TREE})
+    sim.step(100)
+    # free fall of a single body: exact for constant gravity (Euler: z = -g t (t + dt) / 2)
+    z = sim.link_pose('box')[0][2]
+    assert z == pytest.approx(-9.81 * sim.time * (sim.time + sim.dt) / 2, rel=1e-9)
+
+
+def test_prescribed_motion_is_refused_with_a_command_error():
+    sim = Simulator.from_urdf(chain(2), {'solver': TREE})
+    with pytest.raises(CommandError, match='maximal'):
+        sim.prescribe_joints([0.0, 1.0], [[0.0, 0.0], [0.1, 0.1]])
+
+
+def test_position_limits_are_not_enforced_and_said_once(caplog):
+    with caplog.at_level('WARNING', logger='jointsim_ros'):
+        sim = Simulator.from_urdf(double_pendulum(), {'solver': TREE})
+    assert sum('does not enforce joint position limits' in r.message
+               for r in caplog.records) == 1
+    assert sim.joint_names == ('shoulder', 'elbow')
+
+
+def test_facade_reads_the_same_in_both_formulations():
+    # joint state, link poses, twists and energy after placing the robot by hand
+    out = []
+    for formulation in ('maximal', 'tree'):
+        sim = Simulator.from_urdf(chain(4), {'solver': {'formulation': formulation}})
+        sim.set_joint_state({'joint0': 0.3, 'joint2': -0.4}, {'joint1': 1.5})
+        out.append(np.concatenate((sim.joint_positions(), sim.joint_velocities(),
+                                   *sim.link_pose('link3'), *sim.link_twist('link3'),
+                                   sim.mechanical_energy())))
+    assert np.allclose(out[0], out[1], atol=1e-12)
+
+
+def test_reset_and_divergence_report():
+    sim = Simulator.from_urdf(chain(2), {'solver': TREE})
+    sim.set_joint_state({'joint0': 0.5})
+    sim.step(10)
+    sim.reset()
+    assert sim.time == 0.0 and np.all(sim.joint_positions() == 0.0)
+    report = sim.step(3)
+    assert report.steps == 3 and report.position_error == 0.0
