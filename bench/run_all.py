@@ -4,7 +4,8 @@ Run every benchmark (issues 2, 3, 5 and 6) and collect the results (what `make b
 Each script runs in its own Python process (so the memory figures and numba's first-call cost
 of one do not leak into another), pinned to one core, in this order: bench_step_time.py,
 bench_chain_scaling.py, bench_accuracy.py, bench_pybullet.py, bench_drives.py,
-bench_joint_rows.py, bench_contacts.py, bench_tree.py (issue 9).  Their CSV and markdown tables go to bench/results/;
+bench_joint_rows.py, bench_contacts.py, bench_tree.py (issue 9).  Their CSV and markdown
+tables go to bench/results/;
 this script adds machine.csv (CPU, versions, commit, date, load) and report.md, every table in
 one file, and prints it.
 
