@@ -107,3 +107,17 @@ def test_reset_and_divergence_report():
     assert sim.time == 0.0 and np.all(sim.joint_positions() == 0.0)
     report = sim.step(3)
     assert report.steps == 3 and report.position_error == 0.0
+
+
+def test_divergence_keeps_the_last_finite_state_and_reset_recovers():
+    from jointsim_ros import DivergenceError
+    sim = Simulator.from_urdf(chain(2), {'solver': TREE, 'limits': {'enforce_effort': False}})
+    sim.set_joint_efforts({'joint1': 1e9})
+    with pytest.raises(DivergenceError, match="body 'link"):
+        sim.step(1000)
+    assert np.all(np.isfinite(sim.joint_positions()))
+    assert np.all(np.abs(sim.joint_velocities()) <= 1e5)
+    with pytest.raises(DivergenceError):
+        sim.step(1)
+    sim.reset()
+    assert sim.step(10).steps == 10
