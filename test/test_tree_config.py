@@ -121,3 +121,22 @@ def test_divergence_keeps_the_last_finite_state_and_reset_recovers():
         sim.step(1)
     sim.reset()
     assert sim.step(10).steps == 10
+
+
+def test_the_node_runner_drives_the_bundled_arm_in_tree_mode(tmp_path):
+    # the node's set-up and stepping without DDS: the arm's config plus the tree formulation
+    from pathlib import Path
+    from jointsim_ros.runner import load_robot, RunSettings, SimulationRunner
+    arm = (Path(__file__).resolve().parents[1] / 'config' / 'jointsim_arm.yaml').read_text()
+    config = tmp_path / 'arm_tree.yaml'
+    config.write_text(arm.replace('solver:\n', 'solver:\n  formulation: tree\n'))
+    loaded = load_robot(config_file=str(config))
+    assert type(loaded.sim._engine).__name__ == 'TreeEngine'
+    runner = SimulationRunner(loaded.sim, RunSettings(real_time_factor=0.0))
+    runner.tick()
+    runner.command('voltage', {'joint_a1': 12.0})
+    for _ in range(20):
+        runner.tick()
+    assert loaded.sim.time > 0.1
+    assert loaded.sim.joint_velocities()[0] > 0.1   # the driven base joint turns
+    assert max(loaded.sim.joint_anchor_errors().values()) < 1e-12
