@@ -18,6 +18,8 @@ Tree formulation (issue 9): step time against chain length, and the 7-DOF arm be
    semi-implicit Euler, tree symplectic Euler and tree RK4 side by side (the RK4 column's
    floor, 5e-5 rad, is the bobs' own inertia, which the point-mass reference leaves out).
 
+Results: bench/results/tree.md, tree_*.csv and tree_chain_scaling.png (the curve).
+
 Run: .venv/bin/python bench/bench_tree.py [--runs 7] [--steps 1000] [--quick]
 """
 import math
@@ -154,6 +156,25 @@ def pendulum_rows(duration=DURATION):
     return rows
 
 
+def plot_scaling(rows, out_dir):
+    """Write tree_chain_scaling.png: time per step against N for every formulation."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot
+    figure, axes = pyplot.subplots(figsize=(7, 4.5))
+    for name in dict.fromkeys(r['formulation'] for r in rows):
+        mine = [r for r in rows if r['formulation'] == name]
+        axes.plot([r['links'] for r in mine], [r['median_us'] for r in mine], 'o-', label=name)
+    axes.set_xlabel('links N')
+    axes.set_ylabel('time per step (us), median of runs')
+    axes.set_title('chain of N links, dt = 1 ms: cost per step against N')
+    axes.legend()
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(out_dir / 'tree_chain_scaling.png', dpi=100)
+    pyplot.close(figure)
+
+
 def main(argv=None):
     """Run the benchmark; write bench/results/tree_*.csv and tree.md."""
     args = parse_args(__doc__, runs=7, steps=1000, argv=argv)
@@ -165,6 +186,7 @@ def main(argv=None):
     arm = arm_rows(args.runs, steps, duration)
     pendulum = pendulum_rows(duration)
     write_csv(args.out, 'tree_chain_scaling', scale)
+    plot_scaling(scale, args.out)
     write_csv(args.out, 'tree_chain_fit', fits)
     write_csv(args.out, 'tree_arm', arm)
     write_csv(args.out, 'tree_double_pendulum', pendulum)

@@ -162,8 +162,11 @@ class Simulator(ElementsMixin):
                 f'simulation diverged at t = {self.time:.6f} s: {what} reached a '
                 f'non-finite or runaway state (speed above 1e4 m/s or 1e5 rad/s, rotor above '
                 f'1e7 rad/s); stepping stopped and the last finite state is kept.  Reduce dt, '
-                f'raise solver.iterations, or check the inertias, drives and commands of that '
-                f'link, then reset.')
+                + ('add joint damping or use solver.integrator: symplectic_euler (an undamped '
+                   'semi-implicit tree run is not energy-bounded), '
+                   if self.config.solver.formulation == 'tree' else
+                   'raise solver.iterations, ')
+                + 'or check the inertias, drives and commands of that link, then reset.')
             raise DivergenceError(self._diverged)
         if (not self.config.limits.enforce_velocity and self.time >= self._next_speed_check
                 and np.isfinite(self._velocity_limits).any()):

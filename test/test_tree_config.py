@@ -108,3 +108,36 @@ def test_reset_and_divergence_report():
     assert sim.time == 0.0 and np.all(sim.joint_positions() == 0.0)
     report = sim.step(3)
     assert report.steps == 3 and report.position_error == 0.0
+
+
+def test_divergence_keeps_the_last_finite_state_and_reset_recovers():
+    from jointsim_ros import DivergenceError
+    sim = Simulator.from_urdf(chain(2), {'solver': TREE, 'limits': {'enforce_effort': False}})
+    sim.set_joint_efforts({'joint1': 1e9})
+    with pytest.raises(DivergenceError, match="body 'link"):
+        sim.step(1000)
+    assert np.all(np.isfinite(sim.joint_positions()))
+    assert np.all(np.abs(sim.joint_velocities()) <= 1e5)
+    with pytest.raises(DivergenceError):
+        sim.step(1)
+    sim.reset()
+    assert sim.step(10).steps == 10
+
+
+def test_the_node_runner_drives_the_bundled_arm_in_tree_mode(tmp_path):
+    # the node's set-up and stepping without DDS: the arm's config plus the tree formulation
+    from pathlib import Path
+    from jointsim_ros.runner import load_robot, RunSettings, SimulationRunner
+    arm = (Path(__file__).resolve().parents[1] / 'config' / 'jointsim_arm.yaml').read_text()
+    config = tmp_path / 'arm_tree.yaml'
+    config.write_text(arm.replace('solver:\n', 'solver:\n  formulation: tree\n'))
+    loaded = load_robot(config_file=str(config))
+    assert type(loaded.sim._engine).__name__ == 'TreeEngine'
+    runner = SimulationRunner(loaded.sim, RunSettings(real_time_factor=0.0))
+    runner.tick()
+    runner.command('voltage', {'joint_a1': 12.0})
+    for _ in range(20):
+        runner.tick()
+    assert loaded.sim.time > 0.1
+    assert loaded.sim.joint_velocities()[0] > 0.1   # the driven base joint turns
+    assert max(loaded.sim.joint_anchor_errors().values()) < 1e-12

@@ -161,3 +161,16 @@ def test_rk4_energy_error_is_small():
     err = _energy_errors('rk4', 1e-3, 10.0).max()
     print('RK4 energy error over 10 s at 1 ms:', err)
     assert err < 1e-6
+
+
+def test_symplectic_step_reports_its_fallback_on_a_whipping_chain():
+    from robots import chain
+    sim = Simulator.from_urdf(chain(32), {'solver': {'formulation': 'tree',
+                                                     'integrator': 'symplectic_euler'}})
+    sim.set_joint_state({n: 0.3 * (-1) ** k for k, n in enumerate(sim.joint_names)})
+    reasons = set()
+    for _ in range(500):
+        reasons.add(sim.step(1).stop_reason)
+    assert reasons == {'tolerance', 'iterations'}  # converged steps and fallen-back steps
+    assert 0 < sim._engine.tree_work.fallbacks[0] < 500
+    assert max(sim.joint_anchor_errors().values()) < 1e-12

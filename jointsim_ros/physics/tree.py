@@ -93,6 +93,8 @@ TreeState = namedtuple('TreeState', [
     'qd',             # (n_v,) generalized velocities, rad/s, m/s (child joint frame twist)
     'p',              # (n_v,) generalized (Poisson) impulses (H(q_prev) + A) qd, N m s or N s
     'drive_limited',  # (n_drive,) 1.0 while the current limit holds the motor torque
+    'drive_gain',     # (n_drive,) gear output per motor torque this step: eta N when the
+                      # motor drives the load, (2 - eta) N when the load drives the motor
     'joint_effort', 'drive_voltage', 'drive_current', 'rotor_speed', 'drive_impulse',
     'body_wrench', 'body_pos', 'body_quat', 'body_lin_vel', 'body_ang_mom', 'joint_q', 'time',
 ])
@@ -448,9 +450,12 @@ def _dof_terms(tm, ts, qd, dt, out_force, out_damp):
     """
     Generalized force per coordinate split as tau0 - b qd: efforts and drives.
 
-    out_force: tau0, the joint effort plus the drive's eta N Kt (L/dt i + u) / R' (or its
-    current-limited +-eta N Kt i_max), N m or N.  out_damp: b, the joint damping plus the
-    drive's back-EMF and friction eta N^2 c (c = Kt Ke / R' + b_m), N m s/rad or N s/m.
+    out_force: tau0, the joint effort plus the drive's g Kt (L/dt i + u) / R' (or its
+    current-limited +-g Kt i_max), N m or N.  out_damp: b, the joint damping plus the
+    drive's back-EMF and friction g N c (c = Kt Ke / R' + b_m), N m s/rad or N s/m.  The gear
+    gain g is eta N while the motor torque drives the joint and (2 - eta) N while it brakes
+    it (the gear's losses, (1 - eta) of the transmitted torque, always oppose the motion, as
+    the maximal engine's gear-friction row does), judged at the start-of-step speed.
     The symplectic step takes -b qd+ implicitly (h b on the diagonal of D); RK4 explicitly.
     """
     for v in range(qd.shape[0]):
@@ -473,9 +478,12 @@ def _dof_terms(tm, ts, qd, dt, out_force, out_damp):
             tau0 = kt * drive / r_eff
             c = kt * tm.ke[d] / r_eff + tm.viscous[d]
             ts.drive_limited[d] = 0.0
-        # joint effort eta N (tau0 - c N qd)
-        out_force[v] += eta * n * tau0
-        out_damp[v] += eta * n * n * c
+        # joint effort g (tau0 - c N qd), g = eta N driving, (2 - eta) N braking
+        motor = tau0 - c * n * qd[v]
+        gain = eta * n if motor * n * qd[v] >= 0.0 else (2.0 - eta) * n
+        ts.drive_gain[d] = gain
+        out_force[v] += gain * tau0
+        out_damp[v] += gain * n * c
 
 
 @jit
@@ -754,7 +762,7 @@ def _finish_drives(tm, ts, qd_old, qd, dt):
                      - tm.ke[d] * w_new) / r_eff
         ts.drive_current[d] = i_new
         ts.rotor_speed[d] = w_new
-        effort = (tm.efficiency[d] * n * (tm.kt[d] * i_new - tm.viscous[d] * w_new)
+        effort = (ts.drive_gain[d] * (tm.kt[d] * i_new - tm.viscous[d] * w_new)
                   - n * tm.rotor_inertia[d] * (w_new - w_old) / dt)
         # the maximal engine's gear impulse g on the rotor: output effort = -N g / dt
         ts.drive_impulse[d, 0] = -effort * dt / n
