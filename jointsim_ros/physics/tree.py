@@ -50,8 +50,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from .math3d import (cross, invert_spd, jit, quat_conj, quat_from_rotvec, quat_mul,
-                     quat_normalized, quat_to_mat, read3, read4, read_mat, write3, write4)
+from .math3d import (cross, invert_spd, jit, jit_inline, quat_conj, quat_from_rotvec,
+                     quat_mul, quat_normalized, quat_to_mat, read3, read4, read_mat, write3,
+                     write4)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = namedtuple('TreeModel', [
@@ -240,6 +241,29 @@ def _spatial_inertia(mass, rot, inertia_body, c, out):
             out[3 + r, 3 + s] = mass if r == s else 0.0
 
 
+@jit_inline
+def _joint_inertia(i, d, v0, wk, dof_extra):
+    """
+    Project node i's articulated inertia onto its joint: U = I^A S, D = S^T U + extra.
+
+    Fills wk.U[i, :d] and wk.mat6[:d, :d] (the joint-sized matrix the step inverts); ``extra``
+    adds the rotor's reflected inertia and h times the implicit damping on the diagonal.
+    """
+    for k in range(d):
+        for r in range(6):
+            acc = 0.0
+            for s in range(6):
+                acc += wk.IA[i, r, s] * wk.S[i, k, s]
+            wk.U[i, k, r] = acc
+    for k in range(d):
+        for m in range(d):
+            acc = 0.0
+            for r in range(6):
+                acc += wk.S[i, k, r] * wk.U[i, m, r]
+            wk.mat6[k, m] = acc
+        wk.mat6[k, k] += dof_extra[v0 + k]
+
+
 @jit
 def tree_velocity_change(tm, qd, h, gravity, dof_force, dof_extra, body_wrench, wk, out):
     """
@@ -291,19 +315,8 @@ def tree_velocity_change(tm, qd, h, gravity, dof_force, dof_extra, body_wrench, 
     for i in range(n - 1, -1, -1):
         d = tm.dof[i]
         v0 = tm.v0[i]
+        _joint_inertia(i, d, v0, wk, dof_extra)
         for k in range(d):
-            for r in range(6):
-                acc = 0.0
-                for s in range(6):
-                    acc += wk.IA[i, r, s] * wk.S[i, k, s]
-                wk.U[i, k, r] = acc
-        for k in range(d):
-            for m in range(d):
-                acc = 0.0
-                for r in range(6):
-                    acc += wk.S[i, k, r] * wk.U[i, m, r]
-                wk.mat6[k, m] = acc
-            wk.mat6[k, k] += dof_extra[v0 + k]
             acc = 0.0
             for r in range(6):
                 acc += wk.S[i, k, r] * wk.PA[i, r]
@@ -591,19 +604,7 @@ def _articulated_factor(tm, wk, dof_extra):
     for i in range(n - 1, -1, -1):
         d = tm.dof[i]
         v0 = tm.v0[i]
-        for k in range(d):
-            for r in range(6):
-                acc = 0.0
-                for s in range(6):
-                    acc += wk.IA[i, r, s] * wk.S[i, k, s]
-                wk.U[i, k, r] = acc
-        for k in range(d):
-            for m in range(d):
-                acc = 0.0
-                for r in range(6):
-                    acc += wk.S[i, k, r] * wk.U[i, m, r]
-                wk.mat6[k, m] = acc
-            wk.mat6[k, k] += dof_extra[v0 + k]
+        _joint_inertia(i, d, v0, wk, dof_extra)
         invert_spd(wk.mat6, d, wk.Dinv[i], wk.gj)
         p = tm.parent[i]
         if p < 0:
