@@ -40,8 +40,8 @@ class ElementsMixin:
         self._actuator_force = np.zeros(len(self.actuator_names))
         self._actuator_joint = {name: index[f'actuator:{name}'] for name in self.actuator_names}
         self._path_joint = {name: index[f'path:{name}'] for name in self.path_point_names}
-        self._lengths = {}  # actuator -> (joint, spline, start time): length mode
-        self._paths = {}    # path point -> (joint, spline, start time)
+        self._lengths = {}  # actuator -> (joint, spline, column, start time): length mode
+        self._paths = {}    # path point -> (joint, spline, None, start time)
 
     def _reset_elements(self):
         """Force mode with no force, no path prescribed (the engine resets the joints)."""
@@ -71,17 +71,17 @@ class ElementsMixin:
         linear, angular = self.link_twist(link)
         return linear + np.cross(angular, point - origin)
 
-    def _element_rate(self, name, table):
-        """Return the rate of change of an element's length, m/s."""
-        item = table[name]
-        pa, pb = self._element_ends(name, table)
-        axis = (pb - pa) / max(np.linalg.norm(pb - pa), 1e-12)
-        return float(axis @ (self._point_velocity(item['link_b'], pb)
-                             - self._point_velocity(item['link_a'], pa)))
-
     def _lengths_of(self, table):
-        return {name: (float(np.linalg.norm(np.subtract(*self._element_ends(name, table)[::-1]))),
-                       self._element_rate(name, table)) for name in table}
+        """Return element name -> (length m, rate m/s) between its two ends."""
+        out = {}
+        for name, item in table.items():
+            pa, pb = self._element_ends(name, table)
+            length = float(np.linalg.norm(pb - pa))
+            axis = (pb - pa) / max(length, 1e-12)
+            rate = axis @ (self._point_velocity(item['link_b'], pb)
+                           - self._point_velocity(item['link_a'], pa))
+            out[name] = (length, float(rate))
+        return out
 
     def distances(self):
         """Return distance sensor name -> (distance m, its rate m/s) between the two points."""

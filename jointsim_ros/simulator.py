@@ -83,15 +83,6 @@ class Simulator(ElementsMixin):
         self.sensor_names = tuple(s.name for s in model.sensors)
         self._prescribed = {}  # joint name -> (axis, (spline, column, start time))
         self._drive_needs = {}  # driven prescribed joint -> what its drive needed last step
-        for key in ('linear_actuators', 'distance_sensors'):
-            for name, item in getattr(config, key).items():
-                for side in ('a', 'b'):
-                    link = item[f'link_{side}']
-                    if link not in model.links:
-                        hint = close_matches(link, self.link_names)
-                        raise ConfigError(f"{config.source}: {key} '{name}' names link_{side} "
-                                          f"'{link}', which the robot does not have"
-                                          + (f'; {hint}' if hint else '.'))
         self._sensors = {s.name: _SensorState(s, index[s.joint]) for s in model.sensors}
         self._init_elements()
         self.reset()
@@ -323,13 +314,15 @@ class Simulator(ElementsMixin):
             self._aim_elements(after)
             held = state.body_wrench.copy()
             state.body_wrench[:] += self._actuator_wrenches()
-            rates_before = self.joint_velocities() if self._prescribed else None
-            currents_before = state.drive_current.copy()
+            needs = bool(self._prescribed and self._drive_index)
+            if needs:
+                rates_before = self.joint_velocities()
+                currents_before = state.drive_current.copy()
             try:
                 done = self._step_with_samples(1)
             finally:
                 state.body_wrench[:] = held
-            if done and self._prescribed and self._drive_index:
+            if done and needs:
                 self._update_drive_needs(rates_before, currents_before)
             taken += done
             if done < 1:

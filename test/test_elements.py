@@ -147,6 +147,9 @@ def test_element_config_errors_name_the_element_and_the_fix():
         Simulator.from_urdf(propped_bar(), {'path_points': {'tip': {'link': 'baar'}}})
     with pytest.raises(ConfigError, match="path_points.tip' must be a mapping with link"):
         Simulator.from_urdf(propped_bar(), {'path_points': {'tip': {'point': [0, 0, 0]}}})
+    with pytest.raises(ConfigError, match="distance sensor 'reach' names link_b 'baar'.*'bar'"):
+        Simulator.from_urdf(propped_bar(), {'distance_sensors': {'reach': {
+            'link_a': 'ground', 'link_b': 'baar'}}})
     with pytest.raises(ConfigError, match="linear actuator 'prop' has both ends on one rigid"):
         Simulator.from_urdf(propped_bar(), {'linear_actuators': {'prop': {
             'link_a': 'bar', 'link_b': 'bar', 'point_b': [1.0, 0.0, 0.0]}}})

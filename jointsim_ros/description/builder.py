@@ -471,6 +471,9 @@ class _ModelBuilder:
                 child_pos=ends[1][1], child_quat=identity, axis=np.array([1.0, 0.0, 0.0]),
                 parent_link=item['link_a'], child_link=item['link_b'], loop=True,
                 element='actuator'))
+        for name, item in self.config.distance_sensors.items():
+            for side in ('a', 'b'):  # no joint: only its links are checked here
+                self.element_link('distance sensor', name, f'link_{side}', item[f'link_{side}'])
         for name, item in self.config.path_points.items():
             body = self.element_link('path point', name, 'link', item['link'])
             if body < 0:

@@ -113,9 +113,10 @@ def block_mass_terms(k, blocks, bodies, work, joints_active):
                         acc += J[r0 + i, s, c] * MJ[r0 + j, t, c]
             K[i, j] = acc
             K[j, i] = acc
-    invert_spd(K, d, work.block_kinv[k], work.gj)
     if blocks.kind[k] == BLOCK_JOINT and joints_active[blocks.source[k]] == 0.0:
         work.block_kinv[k, :d, :d] = 0.0  # a switched-off element applies no impulse
+    else:
+        invert_spd(K, d, work.block_kinv[k], work.gj)
 
 
 @jit_inline
