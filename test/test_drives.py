@@ -27,15 +27,21 @@ def drive(**overrides):
     return {k: v for k, v in params.items() if v is not None}
 
 
-def driven(urdf=None, dt=0.001, **overrides):
+def driven(urdf=None, dt=0.001, formulation='maximal', **overrides):
     """Return a Simulator of ``urdf`` (default the spinner) with the drive on joint j."""
-    return Simulator.from_urdf(urdf or spinner(), {'dt': dt, 'drives': {'j': drive(**overrides)}})
+    return Simulator.from_urdf(urdf or spinner(), {
+        'dt': dt, 'solver': {'formulation': formulation}, 'drives': {'j': drive(**overrides)}})
 
 
+# the analytic drive checks hold in both formulations (tree mode: docs/tree.md)
+FORMULATIONS = pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+
+
+@FORMULATIONS
 @pytest.mark.parametrize('dt', [0.001, 0.01])
-def test_no_load_speed_includes_friction(dt):
+def test_no_load_speed_includes_friction(dt, formulation):
     b = 1e-5
-    sim = driven(dt=dt, viscous_friction=b)
+    sim = driven(dt=dt, formulation=formulation, viscous_friction=b)
     sim.set_voltages({'j': 12.0})
     sim.step(int(round(3.0 / dt)))
     rotor = 12.0 * KT / (R * b + KT * KT)  # Kt i = b w and u = R i + Ke w
@@ -45,18 +51,21 @@ def test_no_load_speed_includes_friction(dt):
     assert state['current'] == pytest.approx(b * rotor / KT, rel=5e-3)
 
 
+@FORMULATIONS
 @pytest.mark.parametrize('dt', [0.001, 0.01])
-def test_stall_torque(dt):
+def test_stall_torque(dt, formulation):
     # a link of huge inertia cannot move: the drive delivers its stall torque N Kt U / R
-    sim = driven(spinner(izz=1e9, mass=1e9), dt=dt)
+    sim = driven(spinner(izz=1e9, mass=1e9), dt=dt, formulation=formulation)
     sim.set_voltages({'j': 6.0})
     sim.step(int(round(0.1 / dt)))
     assert sim.joint_efforts()[0] == pytest.approx(N * KT * 6.0 / R, rel=1e-4)
     assert sim.drive_state('j')['current'] == pytest.approx(6.0 / R, rel=1e-4)
+    assert sim.drive_state('j')['motor_torque'] == pytest.approx(KT * 6.0 / R, rel=1e-4)
 
 
-def test_gear_efficiency_reduces_the_stall_torque():
-    sim = driven(spinner(izz=1e9, mass=1e9), efficiency=0.8)
+@FORMULATIONS
+def test_gear_efficiency_reduces_the_stall_torque(formulation):
+    sim = driven(spinner(izz=1e9, mass=1e9), formulation=formulation, efficiency=0.8)
     sim.set_voltages({'j': 6.0})
     sim.step(100)
     assert sim.joint_efforts()[0] == pytest.approx(0.8 * N * KT * 6.0 / R, rel=1e-4)
@@ -89,10 +98,11 @@ def test_current_step_response_large_dt_has_no_oscillation():
     assert currents[-1] == pytest.approx(6.0 / R, rel=1e-9)
 
 
-def test_mechanical_time_constant_of_motor_and_load():
+@FORMULATIONS
+def test_mechanical_time_constant_of_motor_and_load(formulation):
     izz = 0.02
     i_axis = izz  # the COM lies on the axis
-    sim = driven(spinner(izz=izz), dt=1e-4, inductance=1e-7)
+    sim = driven(spinner(izz=izz), dt=1e-4, formulation=formulation, inductance=1e-7)
     inertia = JM + i_axis / N ** 2  # rotor side
     tau_m = R * inertia / (KT * KT)
     w_nl = 12.0 / KT
@@ -105,10 +115,11 @@ def test_mechanical_time_constant_of_motor_and_load():
         w_nl * (1 - math.exp(-5)), rel=1e-2)
 
 
-def test_back_driving_sees_the_reflected_rotor_inertia():
+@FORMULATIONS
+def test_back_driving_sees_the_reflected_rotor_inertia(formulation):
     izz = 0.02
     # an open-circuit-like motor (huge resistance) so the back-EMF barely brakes
-    sim = driven(spinner(izz=izz), resistance=1e9)
+    sim = driven(spinner(izz=izz), formulation=formulation, resistance=1e9)
     sim.set_joint_efforts({'j': 0.5})
     sim.step(500)
     expected = 0.5 / (izz + N ** 2 * JM) * sim.time

@@ -53,7 +53,7 @@ def parse_args(argv):
     return args
 
 
-class DescriptionError(JointsimError):
+class JobError(JointsimError):
     """The YAML description is malformed (the message names the key and the fix)."""
 
 
@@ -63,28 +63,28 @@ def load_description(path):
     try:
         data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as error:
-        raise DescriptionError(f'{path}: cannot read the description ({error}).') from None
+        raise JobError(f'{path}: cannot read the description ({error}).') from None
     if not isinstance(data, dict):
-        raise DescriptionError(f'{path}: a description is a mapping with robot, path_point, '
-                               'path_csv and actuators or joints.')
+        raise JobError(f'{path}: a description is a mapping with robot, path_point, '
+                       'path_csv and actuators or joints.')
     missing = [k for k in ('robot', 'path_point', 'path_csv') if k not in data]
     if missing:
-        raise DescriptionError(f'{path}: the description needs {", ".join(missing)}.')
+        raise JobError(f'{path}: the description needs {", ".join(missing)}.')
     unknown = set(data) - {'robot', 'config', 'path_point', 'path_csv', 'actuators', 'joints',
                            'duration'}
     if unknown:
-        raise DescriptionError(f'{path}: unknown keys {sorted(unknown)}; the keys are robot, '
-                               'config, path_point, path_csv, actuators, joints, duration.')
+        raise JobError(f'{path}: unknown keys {sorted(unknown)}; the keys are robot, '
+                       'config, path_point, path_csv, actuators, joints, duration.')
     base = path.parent
     table = base / data['path_csv']
     try:
         samples = np.loadtxt(table, delimiter=',', ndmin=2, comments='#')
     except (OSError, ValueError) as error:
-        raise DescriptionError(f'{table}: cannot read the path ({error}); it must be CSV rows '
-                               't, x, y, z (s, m).') from None
+        raise JobError(f'{table}: cannot read the path ({error}); it must be CSV rows '
+                       't, x, y, z (s, m).') from None
     if samples.shape[1] != 4:
-        raise DescriptionError(f'{table}: path rows need 4 columns t, x, y, z; got '
-                               f'{samples.shape[1]}.')
+        raise JobError(f'{table}: path rows need 4 columns t, x, y, z; got '
+                       f'{samples.shape[1]}.')
     config = data.get('config')
     config = str(base / config) if config else None
     duration = float(data.get('duration', samples[-1, 0]))
