@@ -33,7 +33,8 @@ export ROS_DOMAIN_ID
 venv:
 	@PYTHON=$(PYTHON) VENV=$(CURDIR)/$(VENV) scripts/setup_venv.sh
 
-test: venv
+test:
+	@TEST_DEPS=1 PYTHON=$(PYTHON) VENV=$(CURDIR)/$(VENV) scripts/setup_venv.sh
 	@echo "ROS_DOMAIN_ID=$(ROS_DOMAIN_ID)"
 	$(VENV_PYTHON) -m pytest test -q -ra $(PYTEST_ARGS)
 
@@ -47,7 +48,7 @@ headless: venv
 
 bench: venv
 	@if [ -f bench/run_all.py ]; then \
-	  $(VENV_PYTHON) -m pip install -q --disable-pip-version-check -r bench/requirements.txt || echo 'bench: bench/requirements.txt did not install; the PyBullet comparison is skipped'; $(VENV_PYTHON) bench/run_all.py $(ARGS); \
+	  $(VENV_PYTHON) -m pip install -q --disable-pip-version-check -r requirements-test.txt -c constraints.txt || echo 'bench: requirements-test.txt did not install; the PyBullet comparison is skipped'; $(VENV_PYTHON) bench/run_all.py $(ARGS); \
 	else \
 	  echo "bench/run_all.py does not exist yet"; \
 	fi

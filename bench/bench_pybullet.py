@@ -27,7 +27,7 @@ max |E(t) - E0| over 2 s relative to the largest kinetic energy.  Agreement: dis
 the link_7 frame origins of jointsim and the PyBullet mode after 0.1 s (same start, so a large
 value means the engines do not simulate the same robot).
 
-Needs pybullet (bench/requirements.txt; `make bench` installs it); without it the script
+Needs pybullet (requirements-test.txt; `make bench` installs it); without it the script
 writes a table saying so and exits 0.
 
 Run: .venv/bin/python bench/bench_pybullet.py [--runs 7] [--steps 2000] [--quick]
@@ -329,7 +329,7 @@ def main(argv=None):
     args = parse_args(__doc__, runs=7, steps=2000, argv=argv)
     if pybullet is None:
         rows = [{'engine': 'PyBullet', 'status': 'skipped: pybullet is not installed '
-                 '(.venv/bin/pip install -r bench/requirements.txt)'}]
+                 '(.venv/bin/pip install -r requirements-test.txt)'}]
         write_csv(args.out, 'pybullet', rows)
         save_markdown(args.out, 'pybullet', '### Peer: PyBullet\n\n' + markdown_table(rows))
         return

@@ -8,7 +8,9 @@
 # matches, the script exits at once. FORCE=1 re-runs every step.
 #
 # Environment: PYTHON (interpreter to create the venv with, default python3.11),
-#              VENV (venv directory, default <repo>/.venv), FORCE=1.
+#              VENV (venv directory, default <repo>/.venv), FORCE=1,
+#              TEST_DEPS=1 (also install requirements-test.txt: the robot collections the tests
+#              load; `make test` sets it, `make run` does not).
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,7 +47,14 @@ venv_ok() {
     && [ "$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = 3.11 ]
 }
 
-if [ "${FORCE:-0}" != 1 ] && venv_ok && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$input_hash" ]; then
+test_stamp="$venv/.jointsim_test_stamp"
+test_hash="$(cat requirements-test.txt constraints.txt | sha256sum | cut -d' ' -f1)"
+test_deps_ok() {
+  [ "${TEST_DEPS:-0}" != 1 ] || { [ -f "$test_stamp" ] && [ "$(cat "$test_stamp")" = "$test_hash" ]; }
+}
+
+if [ "${FORCE:-0}" != 1 ] && venv_ok && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$input_hash" ] \
+    && test_deps_ok; then
   echo "venv $venv is up to date"
   exit 0
 fi
@@ -58,33 +67,12 @@ if ! flock -n 9; then
   echo "waiting for another setup of $venv to finish"
   flock 9
 fi
-if [ "${FORCE:-0}" != 1 ] && venv_ok && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$input_hash" ]; then
+if [ "${FORCE:-0}" != 1 ] && venv_ok && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$input_hash" ] \
+    && test_deps_ok; then
   echo "venv $venv is up to date"
   exit 0
 fi
-rm -f "$stamp"
 
-# The tf2_msgs build compiles C and C++ against the wheels' headers.
-missing_tools=()
-for tool in cmake gcc g++ make; do
-  command -v "$tool" >/dev/null 2>&1 || missing_tools+=("$tool")
-done
-if [ "${#missing_tools[@]}" -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing build tools from Debian: cmake g++ make"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake g++ make >/dev/null
-  else
-    echo "error: missing build tools: ${missing_tools[*]} (install cmake, gcc, g++, make)" >&2
-    exit 1
-  fi
-fi
-
-if ! venv_ok; then
-  echo "Creating venv $venv with $("$python_cmd" -V)"
-  rm -rf "$venv"
-  "$python_cmd" -m venv "$venv"
-fi
 # pip, minus the warning it prints for every package missing from this machine's optional local
 # package folders (pip.conf find-links / extra-index-url); real warnings and errors still show.
 run_pip() {
@@ -94,17 +82,41 @@ run_pip() {
   return "$status"
 }
 
-echo "Installing pinned requirements"
-run_pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt
+if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$input_hash" ]; then
+  rm -f "$stamp"
+  # The tf2_msgs build compiles C and C++ against the wheels' headers.
+  missing_tools=()
+  for tool in cmake gcc g++ make; do
+    command -v "$tool" >/dev/null 2>&1 || missing_tools+=("$tool")
+  done
+  if [ "${#missing_tools[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "Installing build tools from Debian: cmake g++ make"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake g++ make >/dev/null
+    else
+      echo "error: missing build tools: ${missing_tools[*]} (install cmake, gcc, g++, make)" >&2
+      exit 1
+    fi
+  fi
 
-echo "Building tf2_msgs"
-"$repo_root/scripts/build_tf2_msgs.sh" "$venv"
+  if ! venv_ok; then
+    echo "Creating venv $venv with $("$python_cmd" -V)"
+    rm -rf "$venv"
+    "$python_cmd" -m venv "$venv"
+  fi
 
-echo "Installing jointsim_ros (editable)"
-run_pip install --quiet --no-deps --no-build-isolation -e "$repo_root"
+  echo "Installing pinned requirements"
+  run_pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt
 
-# Import everything once from outside the repo, so a broken install fails here and not in a test.
-(cd / && "$venv/bin/python" -c '
+  echo "Building tf2_msgs"
+  "$repo_root/scripts/build_tf2_msgs.sh" "$venv"
+
+  echo "Installing jointsim_ros (editable)"
+  run_pip install --quiet --no-deps --no-build-isolation -e "$repo_root"
+
+  # Import everything once from outside the repo, so a broken install fails here and not in a test.
+  (cd / && "$venv/bin/python" -c '
 import numba, numpy, transforms3d, urdf_parser_py.urdf, xacro, yaml, matplotlib
 import rclpy, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, std_srvs.srv
 import rosgraph_msgs.msg, builtin_interfaces.msg, trajectory_msgs.msg, diagnostic_msgs.msg
@@ -112,5 +124,18 @@ import tf2_msgs.msg
 import jointsim_ros
 ')
 
-echo "$input_hash" > "$stamp"
+  echo "$input_hash" > "$stamp"
+fi
+
+if [ "${TEST_DEPS:-0}" = 1 ] && { [ "${FORCE:-0}" = 1 ] || ! test_deps_ok; }; then
+  echo "Installing test-only requirements (robot collections, about 500 MB; once)"
+  run_pip install --quiet -r requirements-test.txt -c constraints.txt
+  (cd / && "$venv/bin/python" -c '
+import os, sysconfig, pybullet_data
+robots = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share",
+                      "example-robot-data", "robots")
+assert os.path.isdir(robots), robots
+')
+  echo "$test_hash" > "$test_stamp"
+fi
 echo "venv $venv is ready"
