@@ -46,6 +46,7 @@ setup(
             'jointsim_example_controller = jointsim_ros.tools.example_controller:main',
             'jointsim_inverse_dynamics = jointsim_ros.tools.inverse_dynamics:main',
             'jointsim_compare_formulations = jointsim_ros.tools.compare_formulations:main',
+            'jointsim_precompile = jointsim_ros.precompile:main',
         ],
     },
 )

@@ -17,6 +17,7 @@ import textwrap
 import threading
 import time
 
+from control_msgs.msg import DynamicJointState
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
@@ -86,6 +87,12 @@ PARAMETERS = (
           'kind is set to 0; 0 disables the watchdog.'),
     Param('publish_clock', True, 'bool', None,
           'Publish simulated time on /clock.'),
+    Param('publish_tf', True, 'bool', None,
+          'Publish the links on /tf and /tf_static. false when robot_state_publisher (fed by '
+          'joint_states) publishes them instead.'),
+    Param('publish_robot_description', True, 'bool', None,
+          'Publish the URDF on robot_description (latched). false when robot_state_publisher '
+          'publishes it instead.'),
     Param('frame_prefix', '', 'string', None,
           'Prepended to every link name to make its TF frame id (e.g. "robot1/").'),
     Param('world_frame', 'world', 'frame id', None,
@@ -184,6 +191,8 @@ class JointsimNode(Node):
         self._python_log = _RosLogHandler(log)
         logging.getLogger('jointsim_ros').addHandler(self._python_log)
         logging.getLogger('jointsim_ros').propagate = False
+        # info too: the line that says the kernels are being compiled (physics/kernels.py)
+        logging.getLogger('jointsim_ros').setLevel(logging.INFO)
         p = {param.name: self.declare_parameter(param.name, param.default,
                                                 descriptor(param)).value
              for param in PARAMETERS}
@@ -215,13 +224,21 @@ class JointsimNode(Node):
 
         # publishers
         self._pub_joint_states = self.create_publisher(JointState, 'joint_states', 10)
-        self._pub_tf = self.create_publisher(TFMessage, '/tf', 100)
-        self._pub_tf_static = self.create_publisher(TFMessage, '/tf_static', LATCHED)
+        # every joint's position/velocity/effort and every drive's electric state, as
+        # ros2_control's joint_state_broadcaster publishes extra interfaces
+        self._pub_dynamic = self.create_publisher(DynamicJointState, 'dynamic_joint_states', 10)
+        self._pub_tf = self._pub_tf_static = None
+        if p['publish_tf']:
+            self._pub_tf = self.create_publisher(TFMessage, '/tf', 100)
+            self._pub_tf_static = self.create_publisher(TFMessage, '/tf_static', LATCHED)
         self._pub_clock = None
         if self.publish_clock:
             self._pub_clock = self.create_publisher(ClockMsg, '/clock', 10)
-        self._pub_diagnostics = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
-        self._pub_description = self.create_publisher(String, 'robot_description', LATCHED)
+        # absolute, as diagnostic_aggregator listens (REP 107)
+        self._pub_diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._pub_description = None
+        if p['publish_robot_description']:
+            self._pub_description = self.create_publisher(String, 'robot_description', LATCHED)
         self._pub_command_order = self.create_publisher(String, 'joint_command_order', LATCHED)
         # one WrenchStamped topic per force-torque sensor, at the sensor's rate
         self._pub_wrench = {name: self.create_publisher(WrenchStamped, f'{name}/wrench', 10)
@@ -236,6 +253,10 @@ class JointsimNode(Node):
                                      self._array_callback(kind), 10)
             self.create_subscription(JointState, named_topic, self._named_callback(kind), 10)
 
+        # servo modes and ros2_control's topic-based hardware interface (docs/ros2_control.md):
+        # a JointState whose filled field (position, velocity, effort) picks each joint's mode
+        self.create_subscription(JointState, 'joint_commands', self._on_joint_commands, 10)
+
         # prescribed motion (docs/prescribed.md): the joints follow the trajectory exactly and
         # joint_states reports the efforts it needs
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory, 10)
@@ -247,10 +268,12 @@ class JointsimNode(Node):
         self.create_service(Trigger, 'reset', self._on_reset)
 
         # latched announcements and the initial state
-        self._pub_description.publish(ros_messages.text(loaded.urdf_xml))
+        if self._pub_description is not None:
+            self._pub_description.publish(ros_messages.text(loaded.urdf_xml))
         self._pub_command_order.publish(
             ros_messages.text(ros_messages.command_order_text(self.runner.channels)))
-        self._pub_tf_static.publish(ros_messages.tf_message(self.frames.static, 0.0))
+        if self._pub_tf_static is not None:
+            self._pub_tf_static.publish(ros_messages.tf_message(self.frames.static, 0.0))
         self._publish_state()
 
         # timers on the steady clock: the node's own clock may be /clock (use_sim_time), which
@@ -319,8 +342,9 @@ class JointsimNode(Node):
         self._published_version = self.runner.state_version
         t = sim.time
         self._pub_joint_states.publish(ros_messages.joint_state(sim))
+        self._pub_dynamic.publish(ros_messages.dynamic_joint_state(sim))
         # tf2 buffers drop a transform whose stamp they already hold (TF_REPEATED_DATA)
-        if t != self._last_tf_time:
+        if self._pub_tf is not None and t != self._last_tf_time:
             moving = self.frames.moving_transforms()
             if moving:
                 self._pub_tf.publish(ros_messages.tf_message(moving, t))
@@ -402,6 +426,46 @@ class JointsimNode(Node):
                 f'{kind} command clipped to the supply: '
                 + ', '.join(f'{name} -> {value:g}' for name, value in clipped.items()))
 
+    def _on_joint_commands(self, msg):
+        """Servo targets for driven joints, efforts for the others (docs/ros2_control.md)."""
+        sim = self.sim
+        try:
+            positions, velocities, efforts = ros_messages.servo_values(msg)
+            driven = set(sim.drive_names)
+            direct = {}
+            for name in dict(positions, **velocities, **efforts):
+                if name not in sim.joint_names:
+                    raise CommandError(
+                        f'joint_commands: unknown joint {name!r}; the movable joints are '
+                        f'{", ".join(sim.joint_names)}.  Nothing was changed.')
+                if name in driven:
+                    continue
+                if name in positions or name in velocities:
+                    raise CommandError(
+                        f'joint_commands: joint {name!r} has no drive, so no position or '
+                        f'velocity loop; give it an effort, or a drive in the config (drives '
+                        f'section, docs/drives.md).  Nothing was changed.')
+                direct[name] = efforts[name]
+            if direct and 'effort' not in self.runner.channels:
+                raise CommandError('joint_commands: this robot takes no effort commands.  '
+                                   'Nothing was changed.')
+
+            def servoed(values):
+                return {n: v for n, v in values.items() if n in driven}
+            clipped = sim.set_servo_targets(servoed(positions), servoed(velocities),
+                                            servoed(efforts))
+            if any(n in driven for n in msg.name) and 'voltage' in self.runner.channels:
+                # servo targets are held; the voltage watchdog would take the drives back
+                self.runner.channels['voltage'].holding = False
+            if direct:
+                self.runner.command('effort', direct)
+        except CommandError as error:
+            self._refused('joint', error)
+            return
+        if clipped:
+            self._warn_throttled('position command clipped to the joint limits: ' + ', '.join(
+                f'{name} -> {value:g}' for name, value in clipped.items()))
+
     def _on_trajectory(self, msg):
         """Prescribe the motion of a JointTrajectory (no points: release those joints)."""
         sim = self.sim
@@ -459,6 +523,7 @@ class JointsimNode(Node):
         """Detach the Python log handler, then destroy the node."""
         logging.getLogger('jointsim_ros').removeHandler(self._python_log)
         logging.getLogger('jointsim_ros').propagate = True
+        logging.getLogger('jointsim_ros').setLevel(logging.NOTSET)
         super().destroy_node()
 
 
@@ -490,8 +555,44 @@ def spin(node, executor, stop):
         executor.spin_once(timeout_sec=0.1)
 
 
+def usage():
+    """Return the ``--help`` text: how to start the node and every parameter with its default."""
+    lines = [
+        'usage: jointsim_node [-h] [--ros-args -p NAME:=VALUE ... | --params-file FILE]',
+        '',
+        'The jointsim_ros simulator node (docs/node.md): one robot from a URDF or xacro, stepped',
+        'on a wall-clock timer; joint_states, /tf, /clock, dynamic_joint_states, force-torque',
+        'wrenches and /diagnostics out; voltage, effort and servo commands in.',
+        '',
+        'examples:',
+        '  jointsim_node --ros-args -p robot_description_file:=robot.urdf.xacro \\',
+        '                          -p config_file:=robot.yaml',
+        '  ros2 launch jointsim_ros sim.launch.py',
+        '',
+        'parameters [unit, range] default:',
+    ]
+    for param in PARAMETERS:
+        limits = f', {param.limits[0]:g} to {param.limits[1]:g}' if param.limits else ''
+        value = yaml.safe_dump(param.default, default_flow_style=True).split('\n')[0]
+        lines.append(f'  {param.name} [{param.unit}{limits}] {value}')
+        lines += textwrap.wrap(param.description, width=92, initial_indent='      ',
+                               subsequent_indent='      ')
+    return '\n'.join(lines) + '\n'
+
+
+def wants_help(args):
+    """Return True when the command line (before any --ros-args) asks for help."""
+    args = sys.argv[1:] if args is None else list(args)
+    if '--ros-args' in args:
+        args = args[:args.index('--ros-args')]
+    return '-h' in args or '--help' in args
+
+
 def main(args=None):
     """Entry point of ``jointsim_node`` (console script) and ``python -m jointsim_ros.node``."""
+    if wants_help(args):
+        sys.stdout.write(usage())
+        return 0
     # SIGINT and SIGTERM only ask the spin loop to end: the default handler would raise
     # KeyboardInterrupt inside whichever callback runs (the events executor logs it as a crash).
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)

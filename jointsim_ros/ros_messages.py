@@ -5,7 +5,10 @@ State -> messages: joint states, transforms, clock, diagnostics, text.  Messages
 the array and named forms of joint commands, checked for shape here (the facade checks names
 and values).  Units are SI; ROS quaternions are (x, y, z, w), the simulator's (w, x, y, z).
 """
+import math
+
 from builtin_interfaces.msg import Time
+from control_msgs.msg import DynamicJointState, InterfaceValue
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import TransformStamped, WrenchStamped
 from rosgraph_msgs.msg import Clock
@@ -35,6 +38,42 @@ def joint_state(sim):
     msg.position = sim.joint_positions().tolist()
     msg.velocity = sim.joint_velocities().tolist()
     msg.effort = sim.joint_efforts().tolist()
+    return msg
+
+
+#: Interfaces of every joint on dynamic_joint_states, as joint_state_broadcaster names them.
+JOINT_INTERFACES = ('position', 'velocity', 'effort')
+#: Interfaces a drive adds, with their units (docs/node.md, docs/drives.md).
+DRIVE_INTERFACES = ('voltage', 'current', 'motor_torque', 'rotor_speed', 'output_effort')
+
+
+def dynamic_joint_state(sim):
+    """
+    Return the control_msgs/DynamicJointState of every scalar joint and its drive.
+
+    Every joint: ``position`` (rad or m), ``velocity`` (rad/s or m/s), ``effort`` (N m or N, as
+    in joint_states).  A driven joint adds ``voltage`` (applied armature voltage, V),
+    ``current`` (armature current, A), ``motor_torque`` (Kt i, N m, motor side), ``rotor_speed``
+    (rad/s, motor side) and ``output_effort`` (the drive's effort on the joint, N m or N).
+    Stamped with simulated time.
+    """
+    msg = DynamicJointState()
+    msg.header.stamp = stamp(sim.time)
+    msg.joint_names = list(sim.joint_names)
+    positions = sim.joint_positions().tolist()
+    velocities = sim.joint_velocities().tolist()
+    efforts = sim.joint_efforts().tolist()
+    driven = set(sim.drive_names)
+    values = []
+    for k, name in enumerate(sim.joint_names):
+        names = list(JOINT_INTERFACES)
+        numbers = [positions[k], velocities[k], efforts[k]]
+        if name in driven:
+            drive = sim.drive_state(name)
+            names += DRIVE_INTERFACES
+            numbers += [drive[key] for key in DRIVE_INTERFACES]
+        values.append(InterfaceValue(interface_names=names, values=numbers))
+    msg.interface_values = values
     return msg
 
 
@@ -161,6 +200,40 @@ def named_values(msg, kind):
         raise CommandError(f'{kind} command (JointState): joint {twice[0]!r} is named twice.  '
                            f'Nothing was changed.')
     return {name: float(value) for name, value in zip(names, values)}
+
+
+def servo_values(msg):
+    """
+    Split a sensor_msgs/JointState command of ``joint_commands`` into its filled fields.
+
+    Each of position, velocity and effort is either empty or holds one value per name (what
+    ros2_control's topic-based hardware interface publishes: only its command interfaces).
+
+    Returns:
+        (positions, velocities, efforts): dicts joint name -> float, empty for empty fields.
+
+    Raises:
+        CommandError: a field of another length, a joint named twice, a value not finite.
+    """
+    names = list(msg.name)
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise CommandError(f'joint_commands: joint {twice[0]!r} is named twice.  Nothing was '
+                           f'changed.')
+    out = []
+    for field in ('position', 'velocity', 'effort'):
+        values = list(getattr(msg, field))
+        if values and len(values) != len(names):
+            raise CommandError(
+                f'joint_commands: {len(names)} names but {len(values)} values in the {field} '
+                f'field; fill a field with one value per name or leave it empty.  Nothing was '
+                f'changed.')
+        for name, value in zip(names, values):
+            if not math.isfinite(value):
+                raise CommandError(f'joint_commands: {field} {value} for joint {name!r} is not '
+                                   f'finite.  Nothing was changed.')
+        out.append({name: float(value) for name, value in zip(names, values)})
+    return tuple(out)
 
 
 def diagnostics(stats, node_name, hardware_id, time_stamp):

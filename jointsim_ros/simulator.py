@@ -19,6 +19,7 @@ from .errors import CommandError, ConfigError, DivergenceError
 from .physics import arrays
 from .physics.axes import PRESCRIBED
 from .physics.engine import Engine, quat_multiply, quat_to_matrix
+from .servo import carried_inertia, EFFORT, MODE_NAMES, POSITION, ServoLoops, VELOCITY
 from .trajectory import CubicSpline
 
 #: What one call of :meth:`Simulator.step` reports.
@@ -85,7 +86,16 @@ class Simulator(ElementsMixin):
         self._drive_needs = {}  # driven prescribed joint -> what its drive needed last step
         self._sensors = {s.name: _SensorState(s, index[s.joint]) for s in model.sensors}
         self._init_elements()
+        self._servo = None
         self.reset()
+        # the drives' servo loops, tuned for what each joint carries at the initial pose
+        joint_index = engine_index = self._engine.joint_index
+        self._drive_joint = np.array([self._joint_position[d.joint] for d in model.drives],
+                                     dtype=np.int64)
+        self._servo = ServoLoops(
+            model.drives, self.dt,
+            [carried_inertia(self._engine, model, joint_index[d.joint]) for d in model.drives],
+            [model.joints[engine_index[d.joint]].velocity_limit for d in model.drives])
 
     @classmethod
     def from_urdf(cls, source, config=None):
@@ -134,7 +144,7 @@ class Simulator(ElementsMixin):
         """
         if self._diverged:
             raise DivergenceError(self._diverged)
-        per_step = self._prescribed or self._elements_move
+        per_step = self._prescribed or self._elements_move or self._servo.active
         taken = self._step_one_by_one(int(n)) if per_step else self._step_with_samples(int(n))
         info = self._engine.info
         self.last_step = StepReport(
@@ -312,6 +322,8 @@ class Simulator(ElementsMixin):
                 state.axis_target_rate[axis] = np.atleast_1d(
                     spline.evaluate(after - offset, 1))[column]
             self._aim_elements(after)
+            if self._servo.active:
+                self._servo_sample()
             held = state.body_wrench.copy()
             state.body_wrench[:] += self._actuator_wrenches()
             needs = bool(self._prescribed and self._drive_index)
@@ -361,12 +373,80 @@ class Simulator(ElementsMixin):
                     + (f' ({hint})' if hint else '') + '.  Nothing was changed.')
             drives.append(self._drive_index[name])
         clipped = {}
+        self._servo.reset(drives)
         for name, d, value in zip(volts, drives, values):
             applied = float(np.clip(value, -self._supply[d], self._supply[d]))
             if applied != value:
                 clipped[name] = applied
             self._engine.state.drive_voltage[d] = applied
         return clipped
+
+    def set_servo_targets(self, positions=None, velocities=None, efforts=None):
+        """
+        Servo the named drives: their own cascaded loops compute the voltage every step.
+
+        The mode of each joint follows from the fields it appears in (docs/drives.md): in
+        ``positions`` -> position mode (a velocity given too is the feed-forward); only in
+        ``velocities`` -> velocity mode; only in ``efforts`` -> effort (current) mode.  Held
+        until changed; :meth:`set_voltages` returns a drive to voltage mode.
+
+        Args:
+            positions: dict driven joint -> rad or m (clipped into the URDF limits).
+            velocities: dict driven joint -> rad/s or m/s.
+            efforts: dict driven joint -> N m or N at the joint (motor current = effort / (N Kt)).
+
+        Returns:
+            dict joint name -> applied position, for the positions that were clipped.
+
+        Raises:
+            CommandError: unknown or undriven joint, or a value that is not finite (nothing is
+                changed).
+        """
+        fields = {'positions': positions or {}, 'velocities': velocities or {},
+                  'efforts': efforts or {}}
+        for what, values in fields.items():
+            self._finite_values(values, f'set_servo_targets {what}')
+            for name in values:
+                if name not in self._drive_index:
+                    hint = close_matches(name, self.drive_names)
+                    driven = ', '.join(self.drive_names) or '(none: add a drives config section)'
+                    raise CommandError(
+                        f'servo command: joint {name!r} has no drive, so it has no position, '
+                        f'velocity or current loop; the driven joints are {driven}'
+                        + (f' ({hint})' if hint else '') + '.  Nothing was changed.')
+        clipped = {}
+        index = self._engine.joint_index
+        for name in set(fields['positions']) | set(fields['velocities']) | set(fields['efforts']):
+            d = self._drive_index[name]
+            if name in fields['positions']:
+                joint = self.model.joints[index[name]]
+                wanted = float(fields['positions'][name])
+                position = float(np.clip(wanted, joint.lower, joint.upper))
+                if position != wanted:
+                    clipped[name] = position
+                self._servo.command(d, POSITION, position=position,
+                                    velocity=float(fields['velocities'].get(name, 0.0)))
+            elif name in fields['velocities']:
+                self._servo.command(d, VELOCITY, velocity=float(fields['velocities'][name]))
+            else:
+                self._servo.command(d, EFFORT, effort=float(fields['efforts'][name]))
+        return clipped
+
+    def drive_modes(self):
+        """Return dict driven joint -> 'voltage', 'effort', 'velocity' or 'position'."""
+        return {name: MODE_NAMES[int(self._servo.mode[d])]
+                for name, d in self._drive_index.items()}
+
+    def servo_current_command(self, joint):
+        """Return the current (A) the servo loops of a joint's drive asked for last step."""
+        return float(self._servo.current_command[self._drive_index[joint]])
+
+    def _servo_sample(self):
+        """One sample of the servo loops: the servoed drives' voltages for the next step."""
+        state = self._engine.state
+        self._servo.voltages(self.joint_positions()[self._drive_joint],
+                             self.joint_velocities()[self._drive_joint], state.drive_current,
+                             state.rotor_speed, state.drive_voltage)
 
     def drive_state(self, joint):
         """
@@ -799,6 +879,8 @@ class Simulator(ElementsMixin):
                                   np.zeros(3), np.zeros(3))
         for state in self._sensors.values():
             state.clear()
+        if self._servo is not None:
+            self._servo.reset()
         self.release_joints()
         self._reset_elements()
         for item in self.model.objects:

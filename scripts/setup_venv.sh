@@ -47,6 +47,18 @@ venv_ok() {
     && [ "$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = 3.11 ]
 }
 
+# The physics kernels compiled into numba's cache (jointsim_ros/physics/__pycache__): once per
+# version of the engine sources, recorded in a stamp of their own.
+kernels_stamp="$venv/.jointsim_kernels_stamp"
+kernels_hash="$(
+  { "$python_cmd" -VV; find jointsim_ros/physics jointsim_ros/precompile.py -name '*.py' \
+      | LC_ALL=C sort | xargs cat; } | sha256sum | cut -d' ' -f1
+)"
+kernels_ok() {
+  [ -f "$kernels_stamp" ] && [ "$(cat "$kernels_stamp")" = "$kernels_hash" ] \
+    && compgen -G "jointsim_ros/physics/__pycache__/step.step-*.nbi" >/dev/null
+}
+
 test_stamp="$venv/.jointsim_test_stamp"
 test_hash="$(cat requirements-test.txt constraints.txt | sha256sum | cut -d' ' -f1)"
 test_deps_ok() {
@@ -54,7 +66,7 @@ test_deps_ok() {
 }
 
 if [ "${FORCE:-0}" != 1 ] && venv_ok && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$input_hash" ] \
-    && test_deps_ok; then
+    && test_deps_ok && kernels_ok; then
   echo "venv $venv is up to date"
   exit 0
 fi
@@ -68,7 +80,7 @@ if ! flock -n 9; then
   flock 9
 fi
 if [ "${FORCE:-0}" != 1 ] && venv_ok && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$input_hash" ] \
-    && test_deps_ok; then
+    && test_deps_ok && kernels_ok; then
   echo "venv $venv is up to date"
   exit 0
 fi
@@ -137,5 +149,11 @@ robots = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share",
 assert os.path.isdir(robots), robots
 ')
   echo "$test_hash" > "$test_stamp"
+fi
+if [ "${FORCE:-0}" = 1 ] || ! kernels_ok; then
+  rm -f "$kernels_stamp"
+  # jointsim_precompile prints what it does and how long it usually takes
+  (cd / && "$venv/bin/python" -m jointsim_ros.precompile)
+  echo "$kernels_hash" > "$kernels_stamp"
 fi
 echo "venv $venv is ready"

@@ -43,7 +43,25 @@ DRIVE_KEYS = {
     'stall_torque': (0.0, True, 'N m', 'datasheet: stall torque at the nominal voltage'),
     'no_load_speed': (0.0, True, 'rad/s', 'datasheet: no-load speed at the nominal voltage'),
     'electrical_time_constant': (0.0, False, 's', 'datasheet: L/R'),
+    # servo modes (jointsim_ros/servo.py, docs/drives.md): loop bandwidths and gain overrides
+    'current_bandwidth': (0.0, True, 'rad/s', 'servo current loop bandwidth (default 2000)'),
+    'velocity_bandwidth': (0.0, True, 'rad/s', 'servo velocity loop crossover (default 100)'),
+    'position_bandwidth': (0.0, True, 'rad/s', 'servo position loop crossover (default 10)'),
+    'load_inertia': (0.0, True, 'kg m^2 (kg on a prismatic joint)',
+                     'joint-side inertia the velocity loop is tuned for (default: what the '
+                     'joint carries at the initial pose)'),
+    'current_kp': (0.0, False, 'V/A', 'current loop proportional gain (default from the '
+                   'bandwidth)'),
+    'current_ki': (0.0, False, 'V/(A s)', 'current loop integral gain (default from the '
+                   'bandwidth)'),
+    'velocity_kp': (0.0, False, 'A s/rad, rotor side', 'velocity loop proportional gain '
+                    '(default from the bandwidth)'),
+    'velocity_ki': (0.0, False, 'A/rad, rotor side', 'velocity loop integral gain (default '
+                    'from the bandwidth)'),
+    'position_kp': (0.0, False, '1/s', 'position loop gain (default: position_bandwidth)'),
 }
+SERVO_KEYS = ('current_bandwidth', 'velocity_bandwidth', 'position_bandwidth', 'load_inertia',
+              'current_kp', 'current_ki', 'velocity_kp', 'velocity_ki', 'position_kp')
 
 
 def check_drives(value, context):
@@ -142,4 +160,5 @@ def build_drive(joint, params, source, transmission_ratio=None):
         back_emf_constant=ke, rotor_inertia=params['rotor_inertia'], gear_ratio=gear,
         viscous_friction=params.get('viscous_friction', 0.0),
         efficiency=params.get('efficiency', 1.0), supply_voltage=supply,
-        current_limit=params.get('current_limit', math.inf))
+        current_limit=params.get('current_limit', math.inf),
+        servo={k: params[k] for k in SERVO_KEYS if k in params})

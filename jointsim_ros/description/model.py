@@ -157,6 +157,7 @@ class DriveModel:
     efficiency: float = 1.0
     supply_voltage: float = np.inf
     current_limit: float = np.inf
+    servo: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import numpy as np
 from . import collide
 from . import contacts as ct
 from . import joints as jt
+from . import kernels
 from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, ContactWork,
                      Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, INFO_STATUS, Joints,
                      Mimics, Shapes, State, STATUS_CONTACT_OVERFLOW, Work)
@@ -480,19 +481,38 @@ class Engine:
         self.contacts.count[:] = 0
 
     # -- stepping -----------------------------------------------------------------------------
+    def _step_args(self, n):
+        s = self.solver
+        # shapes is None without collision shapes: the step kernel then has no collision code
+        return (self.bodies, self.joints, self.mimics, self.blocks, self.axes, self.drives,
+                self.free, self.state, self.work,
+                self.shapes if len(self.shapes.body) else None, self.polytopes,
+                self.contacts, self.cwork, self.contact_param, self.dt, self.gravity,
+                int(s.iterations), float(s.tolerance), float(s.time_budget),
+                int(s.position_iterations), float(s.position_tolerance),
+                bool(s.warm_start), self.info, int(n))
+
+    @property
+    def kernel_variant(self):
+        """Name the precompile variant (jointsim_ros.precompile) that compiles this step."""
+        return 'contacts' if len(self.shapes.body) else 'maximal'
+
+    def kernel(self):
+        """Return (numba dispatcher, arguments) of the step kernel, for the compile check."""
+        return compiled_step, self._step_args(1)
+
+    def kernel_cached(self):
+        """Return True when the step kernel for this engine is compiled or in the cache."""
+        return kernels.cached(*self.kernel())
+
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
-        s = self.solver
         taken = 0
         while True:
-            args = (self.bodies, self.joints, self.mimics, self.blocks, self.axes, self.drives,
-                    self.free, self.state, self.work, self.shapes, self.polytopes,
-                    self.contacts, self.cwork, self.contact_param, self.dt, self.gravity,
-                    int(s.iterations), float(s.tolerance), float(s.time_budget),
-                    int(s.position_iterations), float(s.position_tolerance),
-                    bool(s.warm_start), self.info, int(n) - taken)
+            args = self._step_args(int(n) - taken)
             self.info[INFO_OVERFLOW] = 0.0
             if self._step_fn is None:
+                kernels.ensure_compiled(compiled_step, args, self.kernel_variant)
                 taken += compiled_step(*args)
                 self._step_fn = _compiled_entry_point(compiled_step, args)
             else:

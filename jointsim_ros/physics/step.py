@@ -376,7 +376,9 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         # 2. external forces: gravity and joint efforts
         integrate_velocities(bodies, joints, state, work, dt, gravity)
         # 2b. contact points at x, matched to the last step's
-        if shapes.body.shape[0] > 0:
+        # shapes is None for a robot without collision shapes: numba prunes this branch at
+        # compile time, so such robots never compile the collision code (about 13 s)
+        if shapes is not None:
             if find_contacts(shapes, polys, contacts, cwork, state, work, contact_param,
                              dt) < 0:
                 # more pairs or points than the arrays hold: undo this step and return, the

@@ -10,6 +10,7 @@ formulation does not do, at load time.
 import numpy as np
 
 from . import joints as jt
+from . import kernels
 from . import tree
 from .arrays import INFO_STATUS
 from .engine import _compiled_entry_point, Engine, quat_conjugate, quat_multiply, quat_to_matrix
@@ -193,11 +194,21 @@ class TreeEngine(Engine):
             current_limit=d.current_limit.copy(), rotor_inertia=rotor)
 
     # -- stepping -----------------------------------------------------------------------------
+    kernel_variant = 'tree'
+
+    def kernel(self):
+        """Return (numba dispatcher, arguments) of the tree step kernel."""
+        return tree.tree_step, self._tree_args(1)
+
+    def _tree_args(self, n):
+        return (self.tree, self.tree_state, self.tree_work, self.dt, self.gravity,
+                self.integrator, self.info, int(n))
+
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
-        args = (self.tree, self.tree_state, self.tree_work, self.dt, self.gravity,
-                self.integrator, self.info, int(n))
+        args = self._tree_args(n)
         if self._tree_fn is None:
+            kernels.ensure_compiled(tree.tree_step, args, self.kernel_variant)
             taken = tree.tree_step(*args)
             self._tree_fn = _compiled_entry_point(tree.tree_step, args)
             return taken

@@ -23,6 +23,7 @@ import sys
 import numpy as np
 import yaml
 
+from . import show_log
 from .. import resources
 from ..description.config import load_config
 from ..errors import ConfigError, JointsimError
@@ -147,6 +148,7 @@ def write_outputs(names, rows, out_dir, title=''):
 def main(argv=None):
     """Entry point of ``jointsim_compare_formulations``."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    show_log()
     try:
         bundled = args.robot is None
         robot = args.robot or resources.share_file(*resources.DEFAULT_ROBOT)

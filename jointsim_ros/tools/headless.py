@@ -5,7 +5,9 @@ Run a robot headless for a few simulated seconds and print what a user wants to 
 
 Without arguments it runs the bundled default robot (urdf/jointsim_arm.urdf.xacro) with
 config/jointsim_arm.yaml (a geared DC drive on every joint, all at 0 V), released from a bent
-pose so it sags against the braking of its short-circuited motors.
+pose so it sags against the braking of its short-circuited motors.  ``--robot`` without
+``--config`` runs that robot with the default config (no drives): the arm's config names the
+arm's joints.
 """
 import argparse
 import sys
@@ -13,6 +15,7 @@ import time
 
 import numpy as np
 
+from . import show_log
 from .. import resources
 from ..errors import JointsimError
 from ..simulator import Simulator
@@ -22,7 +25,8 @@ def parse_args(argv):
     """Command-line arguments."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--robot', help='URDF or xacro file (default: the bundled arm)')
-    parser.add_argument('--config', help='simulator YAML config (default: config/default.yaml)')
+    parser.add_argument('--config', help='simulator YAML config (default: config/jointsim_arm.yaml'
+                        ' for the bundled arm, the defaults of config/default.yaml for --robot)')
     parser.add_argument('--seconds', type=float, default=3.0, help='simulated time, s (3)')
     return parser.parse_args(argv)
 
@@ -72,9 +76,13 @@ def run(robot, config, seconds, out=None):
 def main(argv=None):
     """Entry point of ``jointsim_headless`` and ``make run``."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    show_log()
     try:
         robot = args.robot or resources.share_file(*resources.DEFAULT_ROBOT)
-        config = args.config or resources.share_file(*resources.DEFAULT_CONFIG)
+        # the bundled arm's config (its drives) belongs to the bundled arm only; another robot
+        # without --config runs with the defaults (config/default.yaml)
+        config = args.config or (resources.share_file(*resources.DEFAULT_CONFIG)
+                                 if args.robot is None else None)
         run(robot, config, args.seconds)
     except (JointsimError, FileNotFoundError) as error:
         print(f'jointsim_headless: {error}', file=sys.stderr)

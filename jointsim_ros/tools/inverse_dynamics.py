@@ -29,6 +29,7 @@ import time
 import numpy as np
 import yaml
 
+from . import show_log
 from ..errors import JointsimError
 from ..inverse_dynamics import run_three_stages
 from ..mechanisms import slewing_crane, three_bar, tool_path
@@ -195,6 +196,7 @@ def run(args):
 def main(argv=None):
     """Entry point: run, print the summary, exit 2 on a user error."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    show_log()
     try:
         summary = run(args)
     except JointsimError as error:

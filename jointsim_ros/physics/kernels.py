@@ -1,0 +1,75 @@
+"""
+The engine's first call of a kernel: is it in numba's cache, and if not, compile it so that it is.
+
+A cold compile takes about a minute.  Compiled inside the simulating process, the cache is only
+written when numba finishes, so a run stopped during the compile (Ctrl-C on ``make run``, a
+launch that is shut down) leaves nothing and the next run starts over.  ``ensure_compiled``
+therefore says what is happening (one log line on the ``jointsim_ros`` logger) and compiles in a
+process of its own session (``python -m jointsim_ros.precompile``), which outlives a stopped
+parent and writes the cache; the caller then loads the kernel from the cache.  Anything that
+process does not cover (or if it cannot run) is compiled here, as numba would have anyway.
+"""
+import logging
+import os
+import subprocess
+import sys
+import time
+
+LOGGER = logging.getLogger('jointsim_ros')
+
+#: Set in the precompile processes: they compile in their own process.
+WORKER_ENV = 'JOINTSIM_PRECOMPILE_WORKER'
+
+#: Typical cold compile wall time of each precompile variant on this project's 2-core machines,
+#: s (docs/benchmarks.md, "First run").
+TYPICAL_SECONDS = {'maximal': 70, 'contacts': 90, 'tree': 40}
+
+
+def cached(dispatcher, args):
+    """
+    Return True when ``dispatcher`` has a compiled or cached overload for these arguments.
+
+    Reads numba's cache index without loading anything; False when numba's internals differ.
+    """
+    try:
+        sig = tuple(dispatcher.typeof_pyval(a) for a in args)
+        if sig in dispatcher.overloads:
+            return True
+        cache = dispatcher._cache
+        key = cache._index_key(sig, dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:  # noqa: B902 - any numba layout this does not know: not cached
+        return False
+
+
+def ensure_compiled(dispatcher, args, variant, what='the physics kernels'):
+    """
+    Make sure the first call of ``dispatcher(*args)`` loads from the cache; returns seconds spent.
+
+    ``variant`` names the precompile variant (jointsim_ros.precompile) that compiles it.
+    """
+    if os.environ.get(WORKER_ENV) or cached(dispatcher, args):
+        return 0.0
+    LOGGER.info(
+        f'compiling {what} ({variant}): once, about {TYPICAL_SECONDS.get(variant, 90)} s on a '
+        f'2-core machine; later runs load them from the cache in about a second (`make venv` '
+        f'or `jointsim_precompile` compiles them ahead)')
+    start = time.monotonic()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
+    try:
+        # a session of its own: Ctrl-C or a launch shutdown stops the caller, not the compile
+        process = subprocess.Popen(
+            [sys.executable, '-m', 'jointsim_ros.precompile', '--quiet', '--jobs', '1',
+             '--variant', variant], env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            start_new_session=True)
+        _, errors = process.communicate()
+        if process.returncode != 0:
+            LOGGER.warning(f'the separate compile process failed ({errors.strip()[-300:]}); '
+                           f'compiling in this process instead')
+    except OSError as error:
+        LOGGER.warning(f'could not start a separate compile process ({error}); compiling in this '
+                       f'process instead')
+    return time.monotonic() - start

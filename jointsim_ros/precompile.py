@@ -1,0 +1,228 @@
+"""
+Compile the physics kernels once, into numba's cache: ``jointsim_precompile``.
+
+    python -m jointsim_ros.precompile [--variant maximal|contacts|tree ...] [--jobs N] [--quiet]
+
+The engine is a few large numba kernels.  Compiling them takes one to two minutes on a 2-core
+machine; loading them from the cache (``__pycache__`` beside the engine sources, or numba's
+user-wide cache for a read-only install) takes about a second.  ``make venv`` (so ``make run``
+and ``make test``) runs this once; the engine runs it too, in a process of its own, when its first
+step finds a kernel missing (``physics/kernels.py``), so that a run stopped during the compile
+still leaves the cache written for the next one.
+
+The kernels' argument types do not depend on the robot's size or shape, only on which kernels a
+robot uses, so three small robots cover every robot:
+
+- ``maximal``: maximal coordinates without collision shapes (fixed-base arms; the bundled arm);
+- ``contacts``: maximal coordinates with collision shapes and the ground (legged robots);
+- ``tree``: ``solver.formulation: tree``.
+
+Variants compile in parallel worker processes (``--jobs``, default: the number of cores, at most
+the number of variants); a second pass in this process then loads every kernel, which also
+compiles anything a worker's cache index write lost to another's.  Runs of this command wait for
+each other (a lock file in the cache folder), so concurrent first runs compile once.
+"""
+import argparse
+import contextlib
+import fcntl
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from .physics.kernels import TYPICAL_SECONDS, WORKER_ENV
+
+VARIANTS = tuple(TYPICAL_SECONDS)
+
+_CHAIN = """<robot name="precompile_{name}">
+  <link name="base"><inertial><mass value="2"/><inertia ixx="0.02" iyy="0.02" izz="0.02"
+    ixy="0" ixz="0" iyz="0"/></inertial>{base_collision}</link>
+  <link name="upper"><inertial><origin xyz="0 0 0.2"/><mass value="1"/><inertia ixx="0.01"
+    iyy="0.01" izz="0.002" ixy="0" ixz="0" iyz="0"/></inertial>{upper_collision}</link>
+  <link name="slider"><inertial><mass value="0.5"/><inertia ixx="0.001" iyy="0.001"
+    izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="hand"><inertial><mass value="0.3"/><inertia ixx="0.001" iyy="0.001" izz="0.001"
+    ixy="0" ixz="0" iyz="0"/></inertial>{hand_collision}</link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
+    <origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>
+    <limit lower="-2" upper="2" effort="50" velocity="5"/></joint>
+  <joint name="slide" type="prismatic"><parent link="upper"/><child link="slider"/>
+    <origin xyz="0 0 0.4"/><axis xyz="0 0 1"/>
+    <limit lower="-0.1" upper="0.1" effort="100" velocity="1"/></joint>
+  <joint name="wrist" type="continuous"><parent link="slider"/><child link="hand"/>
+    <origin xyz="0 0 0.05"/><axis xyz="1 0 0"/></joint>
+</robot>"""
+
+_COLLISIONS = {
+    'base_collision': '<collision><geometry><box size="0.3 0.3 0.2"/></geometry></collision>',
+    'upper_collision': ('<collision><origin xyz="0 0 0.2"/><geometry><cylinder radius="0.04" '
+                        'length="0.4"/></geometry></collision>'),
+    'hand_collision': '<collision><geometry><sphere radius="0.05"/></geometry></collision>',
+}
+
+_DRIVE = {'resistance': 1.0, 'inductance': 1e-4, 'torque_constant': 0.05,
+          'rotor_inertia': 1e-5, 'gear_ratio': 50.0}
+
+
+def model(variant):
+    """Return (URDF text, config dict) of the small robot that compiles ``variant``."""
+    contacts = variant == 'contacts'
+    urdf = _CHAIN.format(name=variant, **{
+        key: value if contacts else '' for key, value in _COLLISIONS.items()})
+    config = {
+        'base': 'floating' if contacts else 'fixed',
+        'base_pose': {'position': [0.0, 0.0, 0.3]},
+        'drives': {'shoulder': dict(_DRIVE), 'slide': dict(_DRIVE)},
+        'solver': {'formulation': 'tree' if variant == 'tree' else 'maximal'},
+    }
+    if variant != 'tree':  # (the tree formulation has no force-torque sensors)
+        config['force_torque_sensors'] = {'ft': {'joint': 'shoulder', 'rate': 0}}
+    return urdf, config
+
+
+def compile_variant(variant):
+    """Build the variant's robot and run everything a simulation calls (compiles or loads)."""
+    from .simulator import Simulator
+    urdf, config = model(variant)
+    sim = Simulator.from_urdf(urdf, config)
+    sim.set_voltages({'shoulder': 3.0, 'slide': -1.0})
+    sim.step(2)
+    sim.joint_positions()
+    sim.joint_velocities()
+    if variant != 'tree':
+        sim.wrench('ft')
+        sim.sensor_history('ft', 0)
+    sim.drive_state('shoulder')
+    if variant == 'contacts':
+        sim.contacts()
+    sim.reset()
+
+
+def variant_cached(variant):
+    """Return True when the variant's step kernel is already in the cache (nothing compiled)."""
+    from .simulator import Simulator
+    urdf, config = model(variant)
+    return Simulator.from_urdf(urdf, config)._engine.kernel_cached()
+
+
+def cache_lock_path():
+    """Return the path of the lock file that serialises compiles (beside the engine cache)."""
+    from . import physics
+    folder = os.path.join(os.path.dirname(physics.__file__), '__pycache__')
+    with contextlib.suppress(OSError):
+        os.makedirs(folder, exist_ok=True)
+        if os.access(folder, os.W_OK):
+            return os.path.join(folder, 'jointsim_precompile.lock')
+    return os.path.join(os.path.expanduser('~'), '.cache', 'jointsim_precompile.lock')
+
+
+@contextlib.contextmanager
+def compile_lock(say):
+    """Hold the compile lock; say so while another process holds it."""
+    path = cache_lock_path()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'a') as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            say('waiting for another compile of the physics kernels to finish')
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _worker_command(variant):
+    return [sys.executable, '-m', 'jointsim_ros.precompile', '--worker', variant]
+
+
+def _environment():
+    """Return a worker's environment: this package importable from where it was imported."""
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
+    return env
+
+
+def precompile(variants=VARIANTS, jobs=None, say=print):
+    """
+    Compile ``variants`` (in up to ``jobs`` worker processes), then load them all here.
+
+    Returns:
+        Wall time, s.
+    """
+    variants = [v for v in VARIANTS if v in variants]
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(variants)))
+    start = time.monotonic()
+    with compile_lock(say):
+        todo = [v for v in variants if not variant_cached(v)]
+        if not todo:
+            say('  already in the cache')
+        if jobs > 1 and len(todo) > 1:
+            # the longest first: the wall time is then close to the longest variant's
+            pending = sorted(todo, key=lambda v: -TYPICAL_SECONDS[v])
+            running = {}
+            while pending or running:
+                while pending and len(running) < jobs:
+                    variant = pending.pop(0)
+                    errors = tempfile.TemporaryFile('w+')
+                    running[variant] = (subprocess.Popen(
+                        _worker_command(variant), env=_environment(),
+                        stdout=subprocess.DEVNULL, stderr=errors), errors)
+                for variant, (process, errors) in list(running.items()):
+                    if process.poll() is None:
+                        continue
+                    del running[variant]
+                    errors.seek(0)
+                    text = errors.read().strip()[-500:]
+                    errors.close()
+                    if process.returncode != 0:
+                        say(f'  {variant}: worker failed ({text}); compiling it here')
+                    else:
+                        say(f'  {variant} kernels compiled ({time.monotonic() - start:.0f} s)')
+                time.sleep(0.2)
+        # every variant once more here: loads from the cache, compiles what is still missing
+        for variant in variants:
+            compile_variant(variant)
+    return time.monotonic() - start
+
+
+def parse_args(argv):
+    """Command-line arguments."""
+    parser = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
+    parser.add_argument('--variant', action='append', choices=VARIANTS,
+                        help='compile only this variant (repeatable; default: all)')
+    parser.add_argument('--jobs', type=int, default=0,
+                        help='worker processes (default: the number of cores)')
+    parser.add_argument('--quiet', action='store_true', help='print nothing')
+    parser.add_argument('--worker', choices=VARIANTS, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    """Entry point of ``jointsim_precompile`` and ``python -m jointsim_ros.precompile``."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    # the engine compiles in this process instead of starting another one (physics/kernels.py)
+    os.environ[WORKER_ENV] = '1'
+    # the small robots' own notes (tree-mode limits, say) are not news to the user
+    logging.getLogger('jointsim_ros').setLevel(logging.ERROR)
+    if args.worker:
+        compile_variant(args.worker)
+        return 0
+    variants = args.variant or VARIANTS
+    say = (lambda text: None) if args.quiet else (lambda text: print(text, flush=True))
+    jobs = args.jobs or os.cpu_count() or 1
+    typical = max(TYPICAL_SECONDS[v] for v in variants) if jobs > 1 else sum(
+        TYPICAL_SECONDS[v] for v in variants)
+    say(f'compiling the physics kernels ({", ".join(variants)}) into numba\'s cache: once, about '
+        f'{typical} s on a 2-core machine (seconds when already cached)')
+    seconds = precompile(variants, jobs, say)
+    say(f'physics kernels ready ({seconds:.0f} s)')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
