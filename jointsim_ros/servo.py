@@ -138,8 +138,11 @@ class ServoLoops:
                 limit = self.velocity_limit[d]
                 v_ref = min(max(v_ref, -limit), limit)
                 error = n * v_ref - rotor_speed[d]
+                # the sum of the earlier samples' errors: the step's own error acts through the
+                # proportional part first (a forward sum would add a lead of dt / 2)
                 integral = self.velocity_integral[d] + error * dt
-                wanted = kp_v * (0.5 * n * v_ref - rotor_speed[d]) + ki_v * integral
+                wanted = (kp_v * (0.5 * n * v_ref - rotor_speed[d])
+                          + ki_v * self.velocity_integral[d])
                 i_ref = min(max(wanted, -self.current_max[d]), self.current_max[d])
                 if i_ref == wanted or wanted * error < 0.0:  # anti-windup
                     self.velocity_integral[d] = integral

@@ -4,7 +4,7 @@
 # tf2_msgs interface package and an editable install of jointsim_ros itself.
 #
 # Idempotent: a stamp file in the venv records a hash of every input (requirement files,
-# constraints, these scripts, third_party/tf2_msgs, packaging files, interpreter version); when it
+# constraints, these scripts, third_party/, packaging files, interpreter version); when it
 # matches, the script exits at once. FORCE=1 re-runs every step.
 #
 # Environment: PYTHON (interpreter to create the venv with, default python3.11),
@@ -33,10 +33,10 @@ input_hash="$(
   {
     "$python_cmd" -VV
     for f in requirements.txt requirements-dev.txt constraints.txt \
-        scripts/setup_venv.sh scripts/build_tf2_msgs.sh setup.py setup.cfg package.xml; do
+        scripts/setup_venv.sh scripts/build_interfaces.sh setup.py setup.cfg package.xml; do
       echo "== $f"; cat "$f"
     done
-    find third_party/tf2_msgs -type f | LC_ALL=C sort | while read -r f; do
+    find third_party -type f | LC_ALL=C sort | while read -r f; do
       echo "== $f"; cat "$f"
     done
   } | sha256sum | cut -d' ' -f1
@@ -121,8 +121,8 @@ if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")
   echo "Installing pinned requirements"
   run_pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt
 
-  echo "Building tf2_msgs"
-  "$repo_root/scripts/build_tf2_msgs.sh" "$venv"
+  echo "Building tf2_msgs and control_msgs (no wheels)"
+  "$repo_root/scripts/build_interfaces.sh" "$venv"
 
   echo "Installing jointsim_ros (editable)"
   run_pip install --quiet --no-deps --no-build-isolation -e "$repo_root"
@@ -132,7 +132,7 @@ if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")
 import numba, numpy, transforms3d, urdf_parser_py.urdf, xacro, yaml, matplotlib
 import rclpy, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, std_srvs.srv
 import rosgraph_msgs.msg, builtin_interfaces.msg, trajectory_msgs.msg, diagnostic_msgs.msg
-import tf2_msgs.msg
+import tf2_msgs.msg, control_msgs.msg
 import jointsim_ros
 ')
 
