@@ -19,7 +19,7 @@ import numpy as np
 
 from .description.urdf import close_matches
 from .errors import CommandError
-from .physics.engine import quat_to_matrix
+from .rotations import quat_to_matrix
 from .trajectory import CubicSpline
 
 #: A prescribed path or length must start this close to where the point or element is, m.

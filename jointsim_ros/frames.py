@@ -18,7 +18,7 @@ No rclpy here: transforms are plain tuples, turned into messages by ``ros_messag
 from collections import namedtuple
 import math
 
-from .description.geometry import matrix_to_quat, quat_to_matrix, rpy_to_matrix
+from .rotations import matrix_to_quat, quat_to_matrix, relative_quat, rpy_to_matrix
 
 #: One transform: frame ids, translation (3,) m and rotation (4,) (w, x, y, z) of ``child`` in
 #: ``parent``.
@@ -131,25 +131,3 @@ class FrameTree:
                                  tuple(float(v) for v in xyz),
                                  relative_quat(parent_quat, child_quat)))
         return out
-
-
-def relative_quat(parent, child):
-    """
-    Return the orientation of ``child`` in ``parent``, conj(parent) * child, (w, x, y, z).
-
-    Args:
-        parent, child: (4,) world orientations (w, x, y, z), unit length.
-
-    Returns:
-        tuple of 4 floats, normalised, with w >= 0.
-    """
-    w1, x1, y1, z1 = (float(v) for v in parent)
-    w2, x2, y2, z2 = (float(v) for v in child)
-    x1, y1, z1 = -x1, -y1, -z1
-    q = (w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-         w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-         w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-         w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2)
-    norm = math.sqrt(sum(v * v for v in q))
-    sign = -1.0 if q[0] < 0.0 else 1.0
-    return tuple(sign * v / norm for v in q)

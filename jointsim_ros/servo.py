@@ -35,6 +35,8 @@ import math
 
 import numpy as np
 
+from .rotations import quat_to_matrix
+
 NONE, EFFORT, VELOCITY, POSITION = 0, 1, 2, 3
 MODE_NAMES = {NONE: 'voltage', EFFORT: 'effort', VELOCITY: 'velocity', POSITION: 'position'}
 
@@ -177,7 +179,7 @@ def carried_inertia(sim_engine, model, joint_index):
         todo += children.get(b, [])
     engine = sim_engine
     anchor, frame = engine.joint_frame_world(joint_index, 0)
-    axis = _rotate(frame, np.asarray(joint.axis, dtype=float))
+    axis = quat_to_matrix(frame) @ np.asarray(joint.axis, dtype=float)
     axis = axis / np.linalg.norm(axis)
     total = 0.0
     for b in subtree:
@@ -186,18 +188,9 @@ def carried_inertia(sim_engine, model, joint_index):
             total += mass
             continue
         x, quat = engine.body_pose(b)
-        r = _matrix(quat)
+        r = quat_to_matrix(quat)
         inertia = r @ engine.bodies.inertia[b] @ r.T
         arm = x - anchor
         inertia = inertia + mass * (arm @ arm * np.eye(3) - np.outer(arm, arm))
         total += axis @ inertia @ axis
     return float(total)
-
-
-def _matrix(quat):
-    from transforms3d.quaternions import quat2mat
-    return quat2mat(quat)
-
-
-def _rotate(quat, vector):
-    return _matrix(quat) @ vector

@@ -18,7 +18,8 @@ from .elements import ElementsMixin
 from .errors import CommandError, ConfigError, DivergenceError
 from .physics import arrays
 from .physics.axes import PRESCRIBED
-from .physics.engine import Engine, quat_multiply, quat_to_matrix
+from .physics.engine import Engine
+from .rotations import quat_multiply, quat_to_matrix
 from .servo import carried_inertia, EFFORT, MODE_NAMES, POSITION, ServoLoops, VELOCITY
 from .trajectory import CubicSpline
 

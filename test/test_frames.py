@@ -8,8 +8,8 @@ from pathlib import Path
 
 from jointsim_ros import Simulator
 from jointsim_ros.description import parse_urdf
-from jointsim_ros.description.geometry import quat_to_matrix
-from jointsim_ros.frames import FrameTree, relative_quat
+from jointsim_ros.frames import FrameTree
+from jointsim_ros.rotations import quat_to_matrix, relative_quat
 import numpy as np
 import pytest
 from robots import inertial, joint, link, point_mass, robot

@@ -194,7 +194,7 @@ def test_obj_reads_v_lines_ignoring_w_colours_and_other_records(tmp_path):
 def test_dae_with_node_matrix_millimetres_and_y_up(tmp_path):
     # p = (1, 2, 3) mm in the geometry.  The node matrix (row-major) turns 90 deg about z and
     # moves by (10, 20, 30): R p + t = (-2, 1, 3) + (10, 20, 30) = (8, 21, 33) mm
-    # = (0.008, 0.021, 0.033) m, Y_UP -> Z_UP maps (x, y, z) to (x, -z, y): (0.008, -0.033, 0.021).
+    # = (0.008, 0.021, 0.033) m.  Y_UP is ignored, as rviz2, Gazebo and gz-common ignore it.
     body = (f'<library_geometries>{dae_geometry("g", [[1, 2, 3], [0, 0, 0]])}'
             '</library_geometries><library_visual_scenes><visual_scene id="scene">'
             '<node id="n"><matrix>0 -1 0 10  1 0 0 20  0 0 1 30  0 0 0 1</matrix>'
@@ -203,7 +203,7 @@ def test_dae_with_node_matrix_millimetres_and_y_up(tmp_path):
     path = tmp_path / 'part.dae'
     path.write_text(dae(body, '<unit name="millimeter" meter="0.001"/><up_axis>Y_UP</up_axis>'))
     np.testing.assert_allclose(sorted_rows(load_mesh_vertices(path)),
-                               sorted_rows([[0.008, -0.033, 0.021], [0.010, -0.030, 0.020]]),
+                               sorted_rows([[0.008, 0.021, 0.033], [0.010, 0.020, 0.030]]),
                                atol=1e-12)
 
 

@@ -8,8 +8,8 @@ import math
 
 from geometry_msgs.msg import WrenchStamped
 from jointsim_ros import Simulator
-from jointsim_ros.description.geometry import quat_to_matrix, rpy_to_matrix
 from jointsim_ros.errors import CommandError, ConfigError
+from jointsim_ros.rotations import quat_to_matrix, rpy_to_matrix
 from node_harness import domain, RosClient, running_node, stamp_seconds
 import numpy as np
 import pytest

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..rotations import matrix_to_quat, rpy_to_matrix
+
 #: Repaired principal moments are at least the inertia of a solid sphere of the link's mass with
 #: this radius, m ...
 INERTIA_FLOOR_RADIUS = 0.01
@@ -18,74 +20,6 @@ INERTIA_FLOOR_RELATIVE = 1e-3
 POSITIVE_TOLERANCE = 1e-9
 #: The triangle inequality may fail by this fraction of the largest moment (rounding in files).
 TRIANGLE_TOLERANCE = 1e-9
-
-
-def rpy_to_matrix(rpy):
-    """
-    Rotation matrix of URDF roll-pitch-yaw angles.
-
-    Args:
-        rpy: (3,) roll, pitch, yaw, rad (fixed axes x, y, z).
-
-    Returns:
-        (3, 3) rotation matrix Rz(yaw) Ry(pitch) Rx(roll).
-    """
-    roll, pitch, yaw = (float(a) for a in rpy)
-    cr, sr = np.cos(roll), np.sin(roll)
-    cp, sp = np.cos(pitch), np.sin(pitch)
-    cy, sy = np.cos(yaw), np.sin(yaw)
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
-
-
-def matrix_to_quat(rotation):
-    """
-    Return the unit quaternion of a rotation matrix (Shepperd's method, numerically stable).
-
-    Args:
-        rotation: (3, 3) rotation matrix.
-
-    Returns:
-        (4,) quaternion (w, x, y, z) with w >= 0.
-    """
-    m = np.asarray(rotation, dtype=float)
-    trace = m[0, 0] + m[1, 1] + m[2, 2]
-    if trace > 0.0:
-        s = 2.0 * np.sqrt(1.0 + trace)
-        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
-    elif m[0, 0] >= m[1, 1] and m[0, 0] >= m[2, 2]:
-        s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
-    elif m[1, 1] >= m[2, 2]:
-        s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
-    else:
-        s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    q /= np.linalg.norm(q)
-    return -q if q[0] < 0.0 else q
-
-
-def quat_to_matrix(quat):
-    """
-    Rotation matrix of a quaternion.
-
-    Args:
-        quat: (4,) quaternion (w, x, y, z), normalised here.
-
-    Returns:
-        (3, 3) rotation matrix.
-    """
-    w, x, y, z = np.asarray(quat, dtype=float) / np.linalg.norm(quat)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from ..rotations import axis_angle_matrix
+
 #: File extensions ``load_mesh_vertices`` reads.
 SUPPORTED_EXTENSIONS = ('.stl', '.obj', '.dae')
 #: Vertices equal when rounded to this many decimals (m, before scaling) are one vertex.
@@ -126,7 +128,7 @@ def load_mesh_vertices(path, scale=(1.0, 1.0, 1.0)):
         scale: (3,) per-axis scale of the URDF ``<mesh scale>`` (or one number for all axes).
 
     Returns:
-        (n, 3) float64 distinct vertices, m (COLLADA units and up axis applied, Z up).
+        (n, 3) float64 distinct vertices, m (COLLADA units applied; the up axis is ignored, as rviz2 and Gazebo ignore it).
 
     Raises:
         MeshError: the file is missing, unreadable, of an unsupported kind, malformed or empty.
@@ -229,20 +231,14 @@ def _read_dae(path, data):
     instanced = {gid for gid, _ in instances}
     placed += [points for gid, points in geometries.items() if gid not in instanced]
     vertices = np.concatenate(placed) if placed else np.zeros((0, 3))
-    meter, up_axis = 1.0, 'Z_UP'
-    asset = root.find('asset')
-    if asset is not None:
-        unit = asset.find('unit')
-        if unit is not None:
-            meter = _dae_float(path, unit.get('meter', '1'), 'unit meter')
-        if asset.findtext('up_axis'):
-            up_axis = asset.findtext('up_axis').strip().upper()
-    vertices = vertices * meter
-    if up_axis == 'Y_UP':     # right +X, up +Y, in +Z  ->  (x, y, z) becomes (x, -z, y)
-        vertices = np.stack([vertices[:, 0], -vertices[:, 2], vertices[:, 1]], axis=1)
-    elif up_axis == 'X_UP':   # right -Y, up +X, in +Z  ->  (x, y, z) becomes (-y, -z, x)
-        vertices = np.stack([-vertices[:, 1], -vertices[:, 2], vertices[:, 0]], axis=1)
-    return vertices
+    # <asset><unit meter> scales; <up_axis> is ignored, as rviz2 (Assimp with
+    # AI_CONFIG_IMPORT_COLLADA_IGNORE_UP_DIRECTION), Gazebo classic and gz-common read COLLADA:
+    # a Y_UP file's vertices are taken as they are, so the hull matches what rviz shows
+    meter = 1.0
+    unit = root.find('asset/unit')
+    if unit is not None:
+        meter = _dae_float(path, unit.get('meter', '1'), 'unit meter')
+    return vertices * meter
 
 
 def _dae_float(path, text, what):
@@ -313,19 +309,9 @@ def _dae_node_transform(node):
         elif element.tag == 'scale' and values.size == 3:
             local[:3, :3] = np.diag(values)
         elif element.tag == 'rotate' and values.size == 4:
-            local[:3, :3] = _axis_angle_matrix(values[:3], math.radians(values[3]))
+            local[:3, :3] = axis_angle_matrix(values[:3], math.radians(values[3]))
         result = result @ local
     return result
-
-
-def _axis_angle_matrix(axis, angle):
-    """Return the (3, 3) rotation by angle (rad) about axis (Rodrigues); identity for axis 0."""
-    norm = np.linalg.norm(axis)
-    if norm == 0.0:
-        return np.eye(3)
-    x, y, z = np.asarray(axis, dtype=float) / norm
-    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
 
 
 # --- fallback box --------------------------------------------------------------------------

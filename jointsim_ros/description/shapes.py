@@ -19,10 +19,11 @@ import logging
 import numpy as np
 
 from . import meshes
-from .geometry import quat_to_matrix, rpy_to_matrix, Transform
+from .geometry import Transform
 from .model import BodyModel, LinkFrame, SceneObject, ShapeModel
 from .urdf import close_matches
 from ..errors import ConfigError
+from ..rotations import quat_to_matrix, rpy_to_matrix
 
 LOGGER = logging.getLogger('jointsim_ros')
 MATERIAL = ('friction', 'restitution', 'rolling_friction', 'spinning_friction')

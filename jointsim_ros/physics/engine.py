@@ -15,35 +15,7 @@ from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, C
 from .sensors import joint_impulse_on_child
 from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
-
-
-def quat_to_matrix(q):
-    """Rotation matrix of a unit quaternion (w, x, y, z), numpy version for set-up code."""
-    w, x, y, z = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-
-
-def quat_multiply(a, b):
-    """Hamilton product a * b (w, x, y, z), numpy version for set-up code."""
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
-
-
-def quat_conjugate(q):
-    """Inverse of a unit quaternion."""
-    return np.array([q[0], -q[1], -q[2], -q[3]])
-
-
-def quat_about_axis(axis, angle):
-    """Return the unit quaternion of a rotation by angle (rad) about the unit axis."""
-    return np.concatenate(([np.cos(0.5 * angle)], np.sin(0.5 * angle) * np.asarray(axis)))
+from ..rotations import quat_about_axis, quat_conjugate, quat_multiply, quat_to_matrix
 
 
 def perpendicular_pair(axis):

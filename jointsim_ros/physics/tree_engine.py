@@ -13,8 +13,9 @@ from . import joints as jt
 from . import kernels
 from . import tree
 from .arrays import INFO_STATUS
-from .engine import _compiled_entry_point, Engine, quat_conjugate, quat_multiply, quat_to_matrix
+from .engine import _compiled_entry_point, Engine
 from ..errors import ConfigError
+from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
 
 def check_tree_config(model, config):
