@@ -24,7 +24,7 @@ import time
 import xacro
 
 from . import resources
-from .description import load_config, parse_urdf
+from .description import load_config, parse_urdf, ros2_control
 from .errors import CommandError, DescriptionError, DivergenceError
 from .simulator import Simulator
 
@@ -44,12 +44,16 @@ class LoadedRobot:
         urdf_xml: URDF XML text to publish on ``robot_description`` (xacro expanded).
         urdf_robot: the ``urdf_parser_py`` Robot (URDF tree for TF).
         notes: sentences for the start-up log (what was chosen or overridden).
+        ros2_control: tuple of the description's ``Ros2ControlSystem`` tags.
+        ros2_control_problems: sentences, what those tags ask that the node cannot give.
     """
 
     sim: object
     urdf_xml: str
     urdf_robot: object
     notes: tuple
+    ros2_control: tuple = ()
+    ros2_control_problems: tuple = ()
 
 
 def load_robot(robot_description='', robot_description_file='', config_file='',
@@ -100,7 +104,10 @@ def load_robot(robot_description='', robot_description_file='', config_file='',
         solver = replace(solver, time_budget=SOLVER_BUDGET_FRACTION * dt)
     sim = Simulator.from_urdf(source, replace(config, dt=dt, solver=solver))
     description = parse_urdf(source)
-    return LoadedRobot(sim, _urdf_text(source), description.robot, tuple(notes))
+    notes.extend(ros2_control.summary(system) for system in description.ros2_control)
+    problems = ros2_control.check(description.ros2_control, sim.joint_names, sim.drive_names)
+    return LoadedRobot(sim, _urdf_text(source), description.robot, tuple(notes),
+                       description.ros2_control, tuple(problems))
 
 
 def _urdf_text(source):

@@ -41,6 +41,7 @@ from urdf_parser_py.xml_reflection import core as reflection_core
 import xacro
 
 from .model import JOINT_TYPES
+from .ros2_control import read_ros2_control
 from ..errors import DescriptionError
 
 XACRO_NAMESPACE = 'http://www.ros.org/wiki/xacro'
@@ -101,6 +102,8 @@ class UrdfDescription:
         sensors: force-torque sensors of ``<gazebo reference="JOINT"><sensor
             type="force_torque">`` tags: name -> {joint, rate, frame, measure_direction, pose}
             in the config's ``force_torque_sensors`` form (docs/sensors.md).
+        ros2_control: tuple of ``Ros2ControlSystem``, one per ``<ros2_control>`` tag
+            (description/ros2_control.py).
     """
 
     robot: object
@@ -111,6 +114,7 @@ class UrdfDescription:
     collisions: dict = field(default_factory=dict)
     base_dir: str = ''
     sensors: dict = field(default_factory=dict)
+    ros2_control: tuple = ()
 
     def where(self, kind, name):
         """
@@ -177,12 +181,14 @@ def parse_urdf(source, xacro_args=None):
         warnings += collision_warnings
         sensors, sensor_warnings = _gazebo_sensors(root, name)
         warnings += sensor_warnings
+        ros2_control = read_ros2_control(root)
         warnings += _prune(root, name)
         robot, parser_warnings = _reflect(root, name, lines if not from_xacro else {})
     return UrdfDescription(robot=robot, source=name, lines={} if from_xacro else lines,
                            warnings=tuple(warnings + parser_warnings),
                            transmissions=transmissions, collisions=collisions,
-                           base_dir=_base_dir(source), sensors=sensors)
+                           base_dir=_base_dir(source), sensors=sensors,
+                           ros2_control=ros2_control)
 
 
 def _base_dir(source):
