@@ -35,6 +35,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory
+from visualization_msgs.msg import MarkerArray
 import yaml
 
 from . import ros_messages
@@ -93,6 +94,11 @@ PARAMETERS = (
     Param('publish_robot_description', True, 'bool', None,
           'Publish the URDF on robot_description (latched). false when robot_state_publisher '
           'publishes it instead.'),
+    Param('publish_contact_markers', True, 'bool', None,
+          'Publish the contact points and normal forces on contact_markers '
+          '(visualization_msgs/MarkerArray, for rviz2) while there are contacts.'),
+    Param('contact_marker_scale', ros_messages.CONTACT_MARKER_SCALE, 'm/N', (1e-06, 10.0),
+          'Length of a contact force arrow on contact_markers per newton of normal force.'),
     Param('frame_prefix', '', 'string', None,
           'Prepended to every link name to make its TF frame id (e.g. "robot1/").'),
     Param('world_frame', 'world', 'frame id', None,
@@ -104,6 +110,15 @@ PARAMETERS = (
 
 _TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEGER,
           float: ParameterType.PARAMETER_DOUBLE, str: ParameterType.PARAMETER_STRING}
+
+#: Topic of the contact markers (relative: in the node's namespace).
+CONTACT_MARKERS_TOPIC = 'contact_markers'
+
+
+def wrench_topic(sensor_name):
+    """Return the topic of a force-torque sensor's WrenchStamped samples (relative)."""
+    return f'{sensor_name}/wrench'
+
 
 # Topics of the two forms of each command kind: array (Float64MultiArray, announced order) and
 # named (JointState, values in the effort field).
@@ -241,9 +256,16 @@ class JointsimNode(Node):
             self._pub_description = self.create_publisher(String, 'robot_description', LATCHED)
         self._pub_command_order = self.create_publisher(String, 'joint_command_order', LATCHED)
         # one WrenchStamped topic per force-torque sensor, at the sensor's rate
-        self._pub_wrench = {name: self.create_publisher(WrenchStamped, f'{name}/wrench', 10)
+        self._pub_wrench = {name: self.create_publisher(WrenchStamped, wrench_topic(name), 10)
                             for name in self.sim.sensor_names}
         self._wrench_count = dict.fromkeys(self.sim.sensor_names, 0)
+        # contact points and normal forces for rviz2, with the state; a robot that never
+        # touches anything publishes nothing on it
+        self._pub_contacts = None
+        if p['publish_contact_markers']:
+            self._pub_contacts = self.create_publisher(MarkerArray, CONTACT_MARKERS_TOPIC, 10)
+        self._contact_marker_scale = p['contact_marker_scale']
+        self._contacts_shown = False
 
         # subscriptions: two forms per command kind
         for kind, (array_topic, named_topic) in COMMAND_TOPICS.items():
@@ -351,6 +373,13 @@ class JointsimNode(Node):
             self._last_tf_time = t
         if self._pub_clock is not None:
             self._pub_clock.publish(ros_messages.clock(t))
+        if self._pub_contacts is not None:
+            contacts = sim.contacts()
+            # after the last contact, one message (its DELETEALL clears rviz), then silence
+            if contacts or self._contacts_shown:
+                self._pub_contacts.publish(ros_messages.contact_markers(
+                    contacts, self.frames.world_frame, t, self._contact_marker_scale))
+                self._contacts_shown = bool(contacts)
 
     def _report(self, key, level, text):
         """Log a runner event; lag reports at most every LAG_LOG_PERIOD."""
@@ -562,7 +591,7 @@ def usage():
         '',
         'The jointsim_ros simulator node (docs/node.md): one robot from a URDF or xacro, stepped',
         'on a wall-clock timer; joint_states, /tf, /clock, dynamic_joint_states, force-torque',
-        'wrenches and /diagnostics out; voltage, effort and servo commands in.',
+        'wrenches, contact markers and /diagnostics out; voltage, effort and servo commands in.',
         '',
         'examples:',
         '  jointsim_node --ros-args -p robot_description_file:=robot.urdf.xacro \\',

@@ -1,20 +1,22 @@
 """
 Conversions between the simulator's state and ROS messages, in one place.
 
-State -> messages: joint states, transforms, clock, diagnostics, text.  Messages -> commands:
-the array and named forms of joint commands, checked for shape here (the facade checks names
-and values).  Units are SI; ROS quaternions are (x, y, z, w), the simulator's (w, x, y, z).
+State -> messages: joint states, transforms, clock, diagnostics, text, contact markers.
+Messages -> commands: the array and named forms of joint commands, checked for shape here (the
+facade checks names and values).  Units are SI; ROS quaternions are (x, y, z, w), the
+simulator's (w, x, y, z).
 """
 import math
 
 from builtin_interfaces.msg import Time
 from control_msgs.msg import DynamicJointState, InterfaceValue
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import TransformStamped, WrenchStamped
+from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
+from std_msgs.msg import ColorRGBA, String
 from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
 
 from .errors import CommandError
 
@@ -144,6 +146,84 @@ def wrench_stamped(values, frame_id, seconds):
     t = msg.wrench.torque
     t.x, t.y, t.z = (float(v) for v in values[3:6])
     return msg
+
+
+#: Length of a contact force arrow per newton of normal force, m/N (node parameter
+#: ``contact_marker_scale``): 1 kg resting on one point (9.81 N) draws a 2 cm arrow.
+CONTACT_MARKER_SCALE = 0.002
+#: Diameter of the sphere drawn at a contact point, m.
+CONTACT_POINT_DIAMETER = 0.02
+#: Shaft and head diameters of a contact force arrow, m (the head length is rviz's default,
+#: a fixed fraction of the arrow's length).
+CONTACT_ARROW_DIAMETERS = (0.008, 0.016)
+#: Marker namespaces of the contact points and of their normal forces.
+CONTACT_POINTS_NS = 'contact_points'
+CONTACT_FORCES_NS = 'contact_forces'
+#: Colours (r, g, b, a) of the contact points and of the force arrows.
+CONTACT_POINT_COLOR = (1.0, 0.85, 0.1, 1.0)
+CONTACT_FORCE_COLOR = (0.1, 0.8, 1.0, 1.0)
+
+
+def contact_markers(contacts, frame_id, seconds, scale=CONTACT_MARKER_SCALE):
+    """
+    Return the visualization_msgs/MarkerArray of a step's contact points and normal forces.
+
+    The first marker is a DELETEALL (empty namespace: every marker of the display), so the
+    points of the previous message vanish; then, per contact ``k``, a SPHERE at the point
+    (namespace ``contact_points``, id ``k``) and an ARROW (namespace ``contact_forces``, id
+    ``k``, only for a positive force) from the point along the normal, of length
+    ``normal_force x scale``: the force the second shape (``link_b``, e.g. the ground) exerts
+    on the first.  Friction is not drawn.
+    A contact with a non-finite value is left out, so no marker holds NaN or infinity.
+
+    Args:
+        contacts: list of ``simulator.Contact`` (``Simulator.contacts()``): position (3,) m and
+            unit normal (3,) in the simulation world, normal_force N.
+        frame_id: TF frame of the simulation world (the node's ``world_frame``).
+        seconds: simulated time of the step, s.
+        scale: arrow length per newton, m/N (> 0).
+
+    Returns:
+        MarkerArray: 1 + 2 len(contacts) markers at most, all with ``frame_id`` and the stamp.
+    """
+    header_stamp = stamp(seconds)
+    clear = Marker(action=Marker.DELETEALL)
+    clear.header.frame_id = frame_id
+    clear.header.stamp = header_stamp
+    points, arrows = [], []
+    for contact in contacts:
+        position = [float(v) for v in contact.position]
+        normal = [float(v) for v in contact.normal]
+        length = float(contact.normal_force) * scale
+        end = [p + n * length for p, n in zip(position, normal)]
+        if not all(math.isfinite(v) for v in position + end):
+            continue
+        k = len(points)
+        sphere = _marker(CONTACT_POINTS_NS, k, Marker.SPHERE, frame_id, header_stamp,
+                         CONTACT_POINT_COLOR)
+        sphere.pose.position = Point(x=position[0], y=position[1], z=position[2])
+        sphere.scale.x = sphere.scale.y = sphere.scale.z = CONTACT_POINT_DIAMETER
+        arrow = _marker(CONTACT_FORCES_NS, k, Marker.ARROW, frame_id, header_stamp,
+                        CONTACT_FORCE_COLOR)
+        # start and end points: scale.x is the shaft diameter, scale.y the head's, scale.z 0
+        # lets rviz size the head from the length
+        arrow.points = [Point(x=position[0], y=position[1], z=position[2]),
+                        Point(x=end[0], y=end[1], z=end[2])]
+        arrow.scale.x, arrow.scale.y = CONTACT_ARROW_DIAMETERS
+        points.append(sphere)
+        if length > 0.0:  # a speculative point (touching=False) carries no force
+            arrows.append(arrow)
+    return MarkerArray(markers=[clear] + points + arrows)
+
+
+def _marker(namespace, marker_id, marker_type, frame_id, header_stamp, color):
+    """Return an ADD marker with identity pose (rviz warns about a zero quaternion)."""
+    marker = Marker(ns=namespace, id=marker_id, type=marker_type, action=Marker.ADD)
+    marker.header.frame_id = frame_id
+    marker.header.stamp = header_stamp
+    marker.pose.orientation.w = 1.0
+    marker.color = ColorRGBA(r=color[0], g=color[1], b=color[2], a=color[3])
+    return marker
 
 
 def clock(seconds):

@@ -132,7 +132,7 @@ if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")
 import numba, numpy, transforms3d, urdf_parser_py.urdf, xacro, yaml, matplotlib
 import rclpy, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, std_srvs.srv
 import rosgraph_msgs.msg, builtin_interfaces.msg, trajectory_msgs.msg, diagnostic_msgs.msg
-import tf2_msgs.msg, control_msgs.msg
+import tf2_msgs.msg, control_msgs.msg, visualization_msgs.msg
 import jointsim_ros
 ')
 

@@ -1,11 +1,16 @@
 """
 The launch file and the rviz2 config, checked by reading them (launch is not installable here).
 
-launch/sim.launch.py is parsed with ``ast`` and never imported or run.
+launch/sim.launch.py is parsed with ``ast`` and never imported or run.  The rviz config's
+topics are compared with the names the node gives its topics (test_node_markers.py checks them
+against a running node).
 """
 import ast
 from pathlib import Path
 
+from jointsim_ros import ros_messages
+from jointsim_ros.node import CONTACT_MARKERS_TOPIC, wrench_topic
+from jointsim_ros.runner import load_robot
 import pytest
 import yaml
 
@@ -97,4 +102,45 @@ def test_rviz_config_shows_the_robot_model_from_the_topic_tf_and_a_grid():
     assert model['Description Source'] == 'Topic'
     assert model['Description Topic']['Value'] == 'robot_description'
     assert model['Description Topic']['Durability Policy'] == 'Transient Local'
-    assert all(d['Enabled'] for d in displays.values())
+    shown = ('rviz_default_plugins/RobotModel', 'rviz_default_plugins/TF',
+             'rviz_default_plugins/Grid')
+    assert all(displays[c]['Enabled'] for c in shown)
+
+
+def rviz_displays():
+    """Return the displays of the rviz config, parsed as YAML."""
+    return yaml.safe_load(RVIZ_FILE.read_text())['Visualization Manager']['Displays']
+
+
+def test_rviz_config_shows_the_contact_markers_topic_and_both_namespaces():
+    (markers,) = [d for d in rviz_displays() if d['Class'] == 'rviz_default_plugins/MarkerArray']
+    assert markers['Enabled'] and markers['Value']
+    assert markers['Topic']['Value'] == CONTACT_MARKERS_TOPIC
+    assert markers['Topic']['Reliability Policy'] == 'Reliable'   # as the node publishes
+    assert markers['Namespaces'] == {ros_messages.CONTACT_POINTS_NS: True,
+                                     ros_messages.CONTACT_FORCES_NS: True}
+
+
+def test_rviz_config_names_only_topics_the_node_publishes_for_the_bundled_arm():
+    # the node with no robot parameter: the bundled arm with config/jointsim_arm.yaml
+    sensors = load_robot().sim.sensor_names
+    published = {'robot_description', CONTACT_MARKERS_TOPIC}
+    published |= {wrench_topic(name) for name in sensors}
+    for display in rviz_displays():
+        topic = display.get('Topic') or display.get('Description Topic')
+        if topic is None:
+            continue
+        # relative, as the node's own names: both follow a namespace given to the launch
+        assert not topic['Value'].startswith('/')
+        if display['Class'] == 'rviz_default_plugins/Wrench':
+            # a Wrench display per sensor: enabled for the arm's sensors; a disabled one for
+            # the docs' example sensor (the arm has none) only waits for a user to enable it
+            sensor = topic['Value'][:-len('/wrench')]
+            assert topic['Value'] == wrench_topic(sensor)
+            assert display['Enabled'] == (sensor in sensors), display['Name']
+            assert display['Force Arrow Scale'] > 0.0 and display['Torque Arrow Scale'] > 0.0
+        if display['Enabled']:
+            assert topic['Value'] in published, display['Name']
+    wrench_names = {d['Topic']['Value'] for d in rviz_displays()
+                    if d['Class'] == 'rviz_default_plugins/Wrench'}
+    assert {wrench_topic(name) for name in sensors} <= wrench_names
