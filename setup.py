@@ -24,7 +24,7 @@ setup(
         ('share/' + package_name + '/launch', files_in('launch/*.launch.py')),
         ('share/' + package_name + '/urdf', files_in('urdf/*')),
         ('share/' + package_name + '/config',
-         files_in('config/*.yaml') + files_in('config/*.xml')),
+         files_in('config/*.yaml') + files_in('config/*.xml') + files_in('config/*.xacro')),
         ('share/' + package_name + '/rviz', files_in('rviz/*.rviz')),
     ],
     install_requires=['setuptools'],

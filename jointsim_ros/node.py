@@ -9,6 +9,7 @@ A thin rclpy layer: parameters are read once into the simulator's configuration
 state through ``ros_messages``; subscriptions and services call the runner.  No physics here.
 """
 from dataclasses import dataclass
+import functools
 import logging
 import math
 import signal
@@ -221,6 +222,8 @@ class JointsimNode(Node):
         self.sim = loaded.sim
         for note in loaded.notes:
             log.info(note)
+        for problem in loaded.ros2_control_problems:
+            log.warning(problem)
         self.settings = RunSettings(p['physics_rate'], p['publish_rate'],
                                     p['real_time_factor'], p['command_timeout'])
         self.frames = FrameTree(self.sim, loaded.urdf_robot, p['frame_prefix'],
@@ -278,6 +281,16 @@ class JointsimNode(Node):
         # servo modes and ros2_control's topic-based hardware interface (docs/ros2_control.md):
         # a JointState whose filled field (position, velocity, effort) picks each joint's mode
         self.create_subscription(JointState, 'joint_commands', self._on_joint_commands, 10)
+        # a <ros2_control> tag with a topic-based plugin: serve its two topics as well
+        self._pub_hardware_states = []
+        for system in loaded.ros2_control:
+            if system.topic_based:
+                self.create_subscription(
+                    JointState, system.topic('joint_commands_topic'),
+                    functools.partial(self._on_joint_commands, layout=system.command_layout()),
+                    10)
+                self._pub_hardware_states.append(self.create_publisher(
+                    JointState, system.topic('joint_states_topic'), 10))
 
         # prescribed motion (docs/prescribed.md): the joints follow the trajectory exactly and
         # joint_states reports the efforts it needs
@@ -363,7 +376,10 @@ class JointsimNode(Node):
         sim = self.sim
         self._published_version = self.runner.state_version
         t = sim.time
-        self._pub_joint_states.publish(ros_messages.joint_state(sim))
+        joint_state = ros_messages.joint_state(sim)
+        self._pub_joint_states.publish(joint_state)
+        for publisher in self._pub_hardware_states:
+            publisher.publish(joint_state)
         self._pub_dynamic.publish(ros_messages.dynamic_joint_state(sim))
         # tf2 buffers drop a transform whose stamp they already hold (TF_REPEATED_DATA)
         if self._pub_tf is not None and t != self._last_tf_time:
@@ -455,11 +471,11 @@ class JointsimNode(Node):
                 f'{kind} command clipped to the supply: '
                 + ', '.join(f'{name} -> {value:g}' for name, value in clipped.items()))
 
-    def _on_joint_commands(self, msg):
+    def _on_joint_commands(self, msg, layout=None):
         """Servo targets for driven joints, efforts for the others (docs/ros2_control.md)."""
         sim = self.sim
         try:
-            positions, velocities, efforts = ros_messages.servo_values(msg)
+            positions, velocities, efforts = ros_messages.servo_values(msg, layout)
             driven = set(sim.drive_names)
             direct = {}
             for name in dict(positions, **velocities, **efforts):

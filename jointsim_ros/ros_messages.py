@@ -282,12 +282,20 @@ def named_values(msg, kind):
     return {name: float(value) for name, value in zip(names, values)}
 
 
-def servo_values(msg):
+def servo_values(msg, layout=None):
     """
     Split a sensor_msgs/JointState command of ``joint_commands`` into its filled fields.
 
     Each of position, velocity and effort is either empty or holds one value per name (what
-    ros2_control's topic-based hardware interface publishes: only its command interfaces).
+    ros2_control's topic-based hardware interface publishes when every joint has the same
+    command interfaces).  That interface names every joint of its ``<ros2_control>`` tag and
+    fills a field only for the joints with that command interface, so with mixed interfaces a
+    field is shorter than the names: ``layout`` (from the tag) then says whose values they are.
+
+    Args:
+        msg: the sensor_msgs/JointState.
+        layout: optional dict field -> tuple of the joints that have that command interface,
+            in the tag's order (Ros2ControlSystem.command_layout()).
 
     Returns:
         (positions, velocities, efforts): dicts joint name -> float, empty for empty fields.
@@ -303,16 +311,19 @@ def servo_values(msg):
     out = []
     for field in ('position', 'velocity', 'effort'):
         values = list(getattr(msg, field))
+        owners = names
         if values and len(values) != len(names):
-            raise CommandError(
-                f'joint_commands: {len(names)} names but {len(values)} values in the {field} '
-                f'field; fill a field with one value per name or leave it empty.  Nothing was '
-                f'changed.')
-        for name, value in zip(names, values):
+            owners = list((layout or {}).get(field, ()))
+            if len(owners) != len(values) or not set(owners) <= set(names):
+                raise CommandError(
+                    f'joint_commands: {len(names)} names but {len(values)} values in the '
+                    f'{field} field; fill a field with one value per name or leave it empty.  '
+                    f'Nothing was changed.')
+        for name, value in zip(owners, values):
             if not math.isfinite(value):
                 raise CommandError(f'joint_commands: {field} {value} for joint {name!r} is not '
                                    f'finite.  Nothing was changed.')
-        out.append({name: float(value) for name, value in zip(names, values)})
+        out.append({name: float(value) for name, value in zip(owners, values)})
     return tuple(out)
 
 

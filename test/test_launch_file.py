@@ -144,3 +144,33 @@ def test_rviz_config_names_only_topics_the_node_publishes_for_the_bundled_arm():
     wrench_names = {d['Topic']['Value'] for d in rviz_displays()
                     if d['Class'] == 'rviz_default_plugins/Wrench'}
     assert {wrench_topic(name) for name in sensors} <= wrench_names
+
+
+def test_ros2_control_launch_puts_the_controller_manager_in_front_of_the_node():
+    path = PACKAGE_ROOT / 'launch' / 'ros2_control.launch.py'
+    tree = ast.parse(path.read_text(), filename=str(path))
+    declared = {constant(call.args[0]): call for call in calls(tree, 'DeclareLaunchArgument')}
+    assert set(declared) == {'command_interface', 'controller', 'rviz', 'use_sim_time'}
+    assert all(keyword(call, 'description') is not None for call in declared.values())
+    nodes = [(constant(keyword(c, 'package')), constant(keyword(c, 'executable')), c)
+             for c in calls(tree, 'Node')]
+    assert [n[:2] for n in nodes] == [
+        ('jointsim_ros', 'jointsim_node'), ('controller_manager', 'ros2_control_node'),
+        ('robot_state_publisher', 'robot_state_publisher'), ('controller_manager', 'spawner'),
+        ('controller_manager', 'spawner'), ('rviz2', 'rviz2')]
+    sim = nodes[0][2]
+    assert constant(keyword(sim, 'namespace')) == 'sim'  # /joint_states is the broadcaster's
+    parameters = keyword(sim, 'parameters').elts[0]
+    given = {constant(k): v for k, v in zip(parameters.keys, parameters.values)}
+    assert constant(given['publish_tf']) is False
+    assert constant(given['publish_robot_description']) is False
+    text = path.read_text()
+    for name in ('jointsim_arm_ros2_control.urdf.xacro', 'jointsim_arm_controllers.yaml',
+                 'jointsim_arm.yaml'):
+        assert f"'{name}'" in text and (PACKAGE_ROOT / 'config' / name).exists()
+    controllers = yaml.safe_load((PACKAGE_ROOT / 'config' / 'jointsim_arm_controllers.yaml')
+                                 .read_text())['controller_manager']['ros__parameters']
+    spawned = constant(keyword(nodes[3][2], 'arguments').elts[0])
+    assert spawned in controllers
+    default = constant(keyword(declared['controller'], 'default_value'))
+    assert default in controllers

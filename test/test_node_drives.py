@@ -2,9 +2,13 @@
 Drive states, servo modes and a ros2_control-style client, over real DDS.
 
 One node on two discs (joint j on a geared DC drive, joint k bare), in the namespace /robot,
-with publish_tf and publish_robot_description off, serves this module.  The client here behaves
-like ros-controls' topic-based hardware interface: it publishes sensor_msgs/JointState commands
-on joint_commands with only the fields of its command interfaces and reads joint_states.
+with publish_tf and publish_robot_description off, serves this module.  The URDF carries a
+``<ros2_control>`` tag for ros-controls' topic-based hardware interface (j: position command
+interface, k: effort).  The client in the last tests behaves as that interface's ``write()`` and
+``read()`` do (joint_state_topic_hardware_interface.cpp): one sensor_msgs/JointState per cycle
+naming every joint of the tag, each field holding values only for the joints with that command
+interface, on /robot_joint_commands; states read from /robot_joint_states with the sensor-data
+QoS.
 """
 import subprocess
 import sys
@@ -13,6 +17,7 @@ from control_msgs.msg import DynamicJointState
 from diagnostic_msgs.msg import DiagnosticArray
 from node_harness import domain, latest, PACKAGE_ROOT, RosClient, running_node, stamp_seconds
 import pytest
+from rclpy.qos import qos_profile_sensor_data
 from robots import inertial, joint, link, robot
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -25,13 +30,26 @@ DRIVE = {'resistance': 2.0, 'inductance': 1e-3, 'torque_constant': 0.05,
 IZZ = 0.04
 
 
+ROS2_CONTROL = """<ros2_control name="discs" type="system">
+  <hardware>
+    <plugin>joint_state_topic_hardware_interface/JointStateTopicSystem</plugin>
+    <param name="trigger_joint_command_threshold">-1</param>
+  </hardware>
+  <joint name="j"><command_interface name="position"/><state_interface name="position"/>
+    <state_interface name="velocity"/><state_interface name="current"/></joint>
+  <joint name="k"><command_interface name="effort"/><state_interface name="position"/>
+    <state_interface name="velocity"/><state_interface name="temperature"/></joint>
+</ros2_control>"""
+
+
 def two_discs():
-    """Return two discs on vertical axes: j (driven) and k (bare)."""
+    """Return two discs on vertical axes: j (driven) and k (bare), with a ros2_control tag."""
     def disc(name):
         return link(name, inertial(2.0, IZZ / 2, IZZ / 2, IZZ))
     return robot('discs', link('base'), disc('disc_j'), disc('disc_k'),
                  joint('j', 'continuous', 'base', 'disc_j', axis='0 0 1'),
-                 joint('k', 'continuous', 'base', 'disc_k', xyz='1 0 0', axis='0 0 1'))
+                 joint('k', 'continuous', 'base', 'disc_k', xyz='1 0 0', axis='0 0 1'),
+                 ROS2_CONTROL)
 
 
 @pytest.fixture(scope='module')
@@ -141,34 +159,52 @@ def test_effort_mode_sets_the_motor_current(client):
                            and abs(current() - target) < 1e-2 * target, every=(0.2, send))
 
 
-def test_topic_based_client_runs_position_and_effort_controllers(client):
-    # position controller on j (forward command of a ramp, as forward_command_controller or
-    # joint_trajectory_controller with a position interface send it) and a PD effort
-    # controller on k (effort interface), both closing their loop over joint_states
-    received = states(client)
-    positions = client.publisher(JointState, f'{NS}/joint_commands')
-    efforts = client.publisher(JointState, f'{NS}/joint_commands')
+def test_topic_based_client_runs_position_and_effort_controllers(discs, client):
+    # a position controller on j (a ramp, as forward_command_controller or
+    # joint_trajectory_controller send it) and a PD effort controller on k, through the
+    # topic-based interface's two default topics, which the node serves because of the tag
+    node, _ = discs
+    received = client.subscribe(JointState, '/robot_joint_states', qos=qos_profile_sensor_data)
+    assert client.wait_for(lambda: received), 'no /robot_joint_states'
+    commands = client.publisher(JointState, '/robot_joint_commands', qos=1)
     goal_j, goal_k = 1.0, -0.8
     start = None
 
-    def control():
+    def write():
         nonlocal start
         msg = latest(received)
         t = stamp_seconds(msg.header.stamp)
         start = t if start is None else start
         ramp = goal_j * min(1.0, (t - start) / 1.0)
-        positions.publish(JointState(name=['j'], position=[ramp]))
         q, qd = msg.position[1], msg.velocity[1]
         # PD on the bare disc (I = 0.04 kg m^2): 7 rad/s, damping ratio 0.7, slow enough for a
-        # loop closed over 100 Hz joint_states with a few ms of latency
+        # loop closed over 100 Hz joint states with a few ms of latency
         effort = 2.0 * (goal_k - q) - 0.4 * qd
-        efforts.publish(JointState(name=['k'], effort=[effort]))
+        # every joint named, each field only for the joints with that command interface
+        commands.publish(JointState(name=['j', 'k'], position=[ramp], effort=[effort]))
 
     def arrived():
         msg = latest(received)
         return (abs(msg.position[0] - goal_j) < 2e-3 and abs(msg.position[1] - goal_k) < 2e-3
                 and abs(msg.velocity[1]) < 1e-2)
-    assert client.wait_for(arrived, timeout=40.0, every=(0.01, control))
+    assert client.wait_for(arrived, timeout=40.0, every=(0.01, write))
+    assert client.node.count_publishers('/robot_joint_states') == 1
+    out = node.output()
+    assert "<ros2_control name='discs'>" in out and '/robot_joint_commands' in out
+    # what the tag asks that the node cannot give is said once at start-up, nothing else
+    assert "joint 'k' asks for a 'temperature' state interface" in out
+    assert "'current' state" not in out  # a drive state: served on dynamic_joint_states
+
+
+def test_plain_joint_commands_fill_every_field_per_name(discs, client):
+    # joint_commands has no tag behind it: a field must hold one value per name
+    node, _ = discs
+    received = states(client)
+    publisher = client.publisher(JointState, f'{NS}/joint_commands')
+    publisher.publish(JointState(name=['j', 'k'], position=[0.5]))
+    client.spin_for(1.0)
+    assert '2 names but 1 values in the position field' in node.output()
+    assert abs(latest(received).position[0]) < 1e-6  # the refused message moved nothing
 
 
 def test_commands_the_node_cannot_follow_are_refused_with_a_reason(discs, client):

@@ -1,5 +1,6 @@
 """The ROS packaging: package.xml contents, and a real `colcon build` into a temporary folder."""
 
+import ast
 import os
 from pathlib import Path
 import shutil
@@ -46,6 +47,32 @@ def test_package_xml_declares_what_the_package_needs():
     test_depends = {dep.name for dep in package.test_depends}
     assert REQUIRED_TEST_DEPENDS <= test_depends, \
         'missing test_depend: %s' % sorted(REQUIRED_TEST_DEPENDS - test_depends)
+
+
+#: rosdep key of each third-party module the package imports (ROS packages: their own name).
+ROSDEP_KEYS = {'numpy': 'python3-numpy', 'numba': 'python3-numba', 'llvmlite': 'python3-numba',
+               'transforms3d': 'python3-transforms3d', 'yaml': 'python3-yaml',
+               'lxml': 'python3-lxml', 'matplotlib': 'python3-matplotlib',
+               'urdf_parser_py': 'urdfdom_py', 'xacro': 'xacro'}
+
+
+@pytest.mark.packaging
+def test_every_module_the_package_imports_is_an_exec_depend():
+    package = parse_package(str(PACKAGE_ROOT / 'package.xml'))
+    exec_depends = {dep.name for dep in package.exec_depends}
+    imported = set()
+    for path in (PACKAGE_ROOT / PACKAGE_NAME).rglob('*.py'):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split('.')[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                imported.add(node.module.split('.')[0])
+    third_party = imported - set(sys.stdlib_module_names) - {PACKAGE_NAME, '__future__'}
+    keys = {ROSDEP_KEYS.get(module, module) for module in third_party}
+    assert keys <= exec_depends, 'missing exec_depend: %s' % sorted(keys - exec_depends)
+    # the launch files' packages
+    for module in ('launch', 'launch_ros', 'rviz2'):
+        assert module in exec_depends
 
 
 @pytest.mark.packaging
@@ -98,7 +125,7 @@ def test_colcon_build_installs_the_package(tmp_path):
 
     # Every data file in the source tree reaches share/<package>/ (the folders may be empty).
     for folder, pattern in [('urdf', '*'), ('config', '*.yaml'), ('config', '*.xml'),
-                            ('launch', '*.launch.py'), ('rviz', '*.rviz')]:
+                            ('config', '*.xacro'), ('launch', '*.launch.py'), ('rviz', '*.rviz')]:
         assert (share / folder).is_dir(), 'share/%s/%s missing' % (PACKAGE_NAME, folder)
         for source in (PACKAGE_ROOT / folder).glob(pattern):
             if source.is_file():

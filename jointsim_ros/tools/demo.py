@@ -94,7 +94,10 @@ def watch(seconds, processes):
             if any(p.poll() is not None for p in processes):
                 return
             now = time.monotonic()
-            if latest and now - last_print >= 1.0:
+            # four lines a second during the first simulated second (the motion shows at once),
+            # then one
+            period = 0.25 if last_sim is None or last_sim < 1.0 else 1.0
+            if latest and now - last_print >= period:
                 msg = latest[-1]
                 latest.clear()
                 t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
