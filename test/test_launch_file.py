@@ -133,8 +133,7 @@ def test_rviz_config_names_only_topics_the_node_publishes_for_the_bundled_arm():
         # relative, as the node's own names: both follow a namespace given to the launch
         assert not topic['Value'].startswith('/')
         if display['Class'] == 'rviz_default_plugins/Wrench':
-            # a Wrench display per sensor: enabled for the arm's sensors; a disabled one for
-            # the docs' example sensor (the arm has none) only waits for a user to enable it
+            # a Wrench display per sensor of the bundled arm, enabled
             sensor = topic['Value'][:-len('/wrench')]
             assert topic['Value'] == wrench_topic(sensor)
             assert display['Enabled'] == (sensor in sensors), display['Name']
@@ -144,6 +143,7 @@ def test_rviz_config_names_only_topics_the_node_publishes_for_the_bundled_arm():
     wrench_names = {d['Topic']['Value'] for d in rviz_displays()
                     if d['Class'] == 'rviz_default_plugins/Wrench'}
     assert {wrench_topic(name) for name in sensors} <= wrench_names
+    assert 'wrist_ft' in sensors
 
 
 def test_ros2_control_launch_puts_the_controller_manager_in_front_of_the_node():
