@@ -1,4 +1,4 @@
-"""Servo modes of the drives (jointsim_ros/servo.py) against the responses they are designed for."""
+"""Servo modes of the drives (jointsim_ros/servo.py) against the responses they are made for."""
 import math
 
 from jointsim_ros import CommandError, Simulator
@@ -18,7 +18,7 @@ def disc(izz=0.04, mass=2.0):
 def pendulum_arm(length=0.3, mass=1.0):
     """Return a bob on a rod turning about the horizontal y axis: gravity loads the drive."""
     return robot('arm', link('base'), link('bob', inertial(mass, 1e-3, 1e-3, 1e-3,
-                                                            xyz=f'{length} 0 0')),
+                                                           xyz=f'{length} 0 0')),
                  joint('j', 'continuous', 'base', 'bob', axis='0 1 0'))
 
 

@@ -128,7 +128,8 @@ def load_mesh_vertices(path, scale=(1.0, 1.0, 1.0)):
         scale: (3,) per-axis scale of the URDF ``<mesh scale>`` (or one number for all axes).
 
     Returns:
-        (n, 3) float64 distinct vertices, m (COLLADA units applied; the up axis is ignored, as rviz2 and Gazebo ignore it).
+        (n, 3) float64 distinct vertices, m (COLLADA units applied; the up axis is ignored,
+        as rviz2 and Gazebo ignore it).
 
     Raises:
         MeshError: the file is missing, unreadable, of an unsupported kind, malformed or empty.
