@@ -1,12 +1,13 @@
 """
-Run every benchmark (issues 2, 3, 5, 6, 8 and 9) and collect the results (what `make bench` runs).
+Run every benchmark (issues 2, 3, 5, 6, 8, 9, 15) and collect the results (`make bench`).
 
 Each script runs in its own Python process (so the memory figures and numba's first-call cost
 of one do not leak into another), pinned to one core, in this order: bench_step_time.py,
 bench_chain_scaling.py, bench_accuracy.py, bench_pybullet.py, bench_drives.py,
 bench_joint_rows.py, bench_contacts.py, bench_inverse_dynamics.py (issue 8), bench_tree.py
-(issue 9).  Their CSV and markdown tables go to bench/results/; this script adds machine.csv
-(CPU, versions, commit, date, load) and report.md, every table in one file, and prints it.
+(issue 9), bench_published_urdfs.py (issue 15).  Their CSV and markdown tables go to
+bench/results/; this script adds machine.csv (CPU, versions, commit, date, load) and
+report.md, every table in one file, and prints it.
 
 Run: .venv/bin/python bench/run_all.py [--quick] [--cpu N] [--out DIR]
 (`make bench ARGS='--quick'` passes the options through).
@@ -21,9 +22,9 @@ from benchlib import BENCH_DIR, machine_facts, markdown_table, RESULTS_DIR, writ
 
 SCRIPTS = ('bench_step_time', 'bench_chain_scaling', 'bench_accuracy', 'bench_pybullet',
            'bench_drives', 'bench_joint_rows', 'bench_contacts', 'bench_inverse_dynamics',
-           'bench_tree')
+           'bench_tree', 'bench_published_urdfs')
 TABLES = ('step_time', 'chain_scaling', 'accuracy', 'pybullet', 'drives', 'joint_rows',
-          'contacts')
+          'contacts', 'published_urdfs')
 
 
 def main(argv=None):

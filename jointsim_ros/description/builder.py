@@ -6,10 +6,15 @@ The stages, in order:
    no cycle);
 2. decide the base (config ``base``, overridden by a URDF root link named ``world``);
 3. group links joined by merged fixed joints into bodies and place every link in its body frame;
-4. mass properties of each body, repairing unphysical link inertias (docs/model.md);
+4. mass properties of each body, repairing unphysical link inertias and giving a massless
+   body that carries bodies with mass a stand-in mass (docs/model.md);
 5. one JointModel per kept joint, and the parent-before-child ``tree_order``;
 6. check mimic references and the config's joint names against the model.
+
+Joint repairs (URDF as ROS reads it, docs/model.md: no <limit>, lower > upper, a <mimic> of a
+missing joint) are announced once per kind, listing the joints and their lines.
 """
+import dataclasses
 import logging
 import math
 
@@ -31,6 +36,20 @@ LOGGER = logging.getLogger('jointsim_ros')
 WORLD_LINK = 'world'
 #: Joint types whose <axis> is used (the axis of motion, or the plane normal for planar).
 AXIS_JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'planar')
+#: What each kind of joint repair assumes (URDF as ROS reads it, docs/model.md).
+REPAIR_TEXTS = {
+    'no limit': ('revolute or prismatic without <limit> (urdfdom and PyBullet refuse it); '
+                 'assumed unlimited position, effort and velocity, as a continuous joint.  '
+                 'Give <limit lower upper effort velocity>, or use type continuous.'),
+    'lower above upper': ('<limit> with lower > upper; assumed no position limit, as Bullet '
+                          'and PyBullet read it (urdfdom does not check).  If swapped limits '
+                          'were meant, write them in order.'),
+    'dangling mimic': ('<mimic> naming a joint that does not exist; assumed the joint moves on '
+                       'its own, as in PyBullet, which does not read <mimic> (urdfdom does not '
+                       'check the name).  Fix <mimic joint=...>.'),
+}
+#: Fraction of the mass a massless moving body carries that it is given (massless_stand_ins).
+MASSLESS_STAND_IN = 0.01
 #: An <axis> whose norm is further than this from 1 gets a warning before it is normalised.
 AXIS_NORM_TOLERANCE = 1e-3
 
@@ -66,6 +85,7 @@ class _ModelBuilder:
         self.config = config
         self.robot = description.robot
         self.warnings = []
+        self.repairs = {}
 
     # ---- helpers ----
 
@@ -81,6 +101,22 @@ class _ModelBuilder:
         """Raise a DescriptionError naming the source."""
         raise DescriptionError(message)
 
+    def note_repair(self, kind, joint, detail=''):
+        """Record a joint repaired in a way announced once per kind (see announce_repairs)."""
+        self.repairs.setdefault(kind, []).append((joint, detail))
+
+    def announce_repairs(self):
+        """Add one warning per kind of joint repair: the joints, their lines, what was assumed."""
+        source = self.description.source
+        for kind, items in self.repairs.items():
+            lines = [self.description.lines.get(('joint', j.name)) for j, _ in items]
+            place = source + (f" line{'s' if len(items) > 1 else ''} "
+                              + ', '.join(str(n) for n in lines[:4]) if all(lines) else '')
+            names = ', '.join(f"'{j.name}'" + (f' ({d})' if d else '') for j, d in items[:4])
+            names += f' and {len(items) - 4} more' if len(items) > 4 else ''
+            joints = f"joint{'s' if len(items) > 1 else ''} {names}"
+            self.warn(f'{place}: {joints}: ' + REPAIR_TEXTS[kind])
+
     # ---- the stages ----
 
     def build(self):
@@ -92,7 +128,8 @@ class _ModelBuilder:
         self.group_links()
         bodies = self.make_bodies()
         joints = self.make_joints()
-        self.check_mimics(joints)
+        joints = self.check_mimics(joints)
+        self.announce_repairs()
         self.check_config_joints(joints)
         drives = self.make_drives(joints)
         warnings = tuple(self.description.warnings) + tuple(self.warnings)
@@ -340,13 +377,18 @@ class _ModelBuilder:
         members = {}
         for link, _ in self.order:
             members.setdefault(self.group[link], []).append(link)
+        props = {}
+        for root, index in self.body_index.items():
+            if index >= 0:
+                parts = [self.link_mass_properties(name) for name in members[root]]
+                props[root] = combine_inertias(*zip(*parts))
+        stand_ins = self.massless_stand_ins(props)
         bodies = []
         for root, index in self.body_index.items():
             if index < 0:
                 continue
             links = members[root]
-            parts = [self.link_mass_properties(name) for name in links]
-            mass, com, inertia = combine_inertias(*zip(*parts))
+            mass, com, inertia = stand_ins.get(root, props[root])
             if mass <= 0.0:
                 self.fail_massless(root, links)
             if inertia_problems(inertia):  # only numerically possible after link repairs
@@ -355,6 +397,58 @@ class _ModelBuilder:
             bodies.append(BodyModel(name=root, mass=mass, com=com, inertia=inertia,
                                     links=tuple(links)))
         return bodies
+
+    def massless_stand_ins(self, props):
+        """
+        Mass properties for massless moving bodies that carry bodies with mass (one warning).
+
+        A link without mass between two joints (human.urdf's "virtual" hip links making a ball
+        joint of three revolutes, a force-torque sensor frame kept as a weld) is well posed in
+        reduced coordinates, but the maximal formulation divides by every moving body's mass.
+        Such a body gets MASSLESS_STAND_IN times the mass it carries, at its link origin, with
+        an isotropic inertia of MASSLESS_STAND_IN times the mean principal moment of the
+        heaviest body it carries.  A massless body that carries no mass stays an error.
+
+        Args:
+            props: body root link -> (mass kg, com (3,) m, inertia (3, 3) kg m^2).
+
+        Returns:
+            dict body root link -> stand-in (mass, com, inertia).
+        """
+        carried = {}  # massless body -> [mass carried, heaviest body's mass, its inertia]
+        for root, (mass, _, inertia) in props.items():
+            if mass <= 0.0:
+                continue
+            link = root
+            while link in self.parent_joint and self.parent_joint[link] is not self.base_joint:
+                link = self.group[self.parent_joint[link].parent]
+                if link in props and props[link][0] <= 0.0:
+                    item = carried.setdefault(link, [0.0, 0.0, None])
+                    item[0] += mass
+                    if mass > item[1]:
+                        item[1:] = [mass, inertia]
+        stand_ins = {}
+        for root, (total, _, inertia) in carried.items():
+            if self.parent_joint.get(root) in (None, self.base_joint):
+                continue  # a massless floating base: fail_massless explains it
+            moment = MASSLESS_STAND_IN * float(np.trace(inertia)) / 3.0
+            stand_ins[root] = (MASSLESS_STAND_IN * total, np.zeros(3), moment * np.eye(3))
+        if stand_ins:
+            items = sorted(stand_ins.items(), key=lambda item: self.body_index[item[0]])
+            lines = self.description.lines
+            named = ', '.join(f"'{root}'" + (f" (line {lines[('link', root)]})"
+                                             if ('link', root) in lines else '')
+                              + f' {mass:.3g} kg' for root, (mass, _, _) in items[:4])
+            more = f' and {len(items) - 4} more' if len(items) > 4 else ''
+            self.warn(f'{self.description.source}: {len(items)} moving '
+                      f"link{'s' if len(items) > 1 else ''} without mass that carry links "
+                      f'with mass through their joints ({named}{more}); assumed '
+                      f'{MASSLESS_STAND_IN:g} of the mass each carries, at its link origin, '
+                      'with an isotropic inertia of the same fraction of the heaviest carried '
+                      "body's mean principal moment (the maximal formulation needs mass on "
+                      'every moving body; urdfdom does not check, PyBullet assumes 1 kg for a '
+                      'link without <inertial>).  Give these links an <inertial>.')
+        return stand_ins
 
     def link_mass_properties(self, name):
         """(mass kg, COM (3,) m, inertia (3, 3) kg m^2) of one link in its body frame."""
@@ -559,13 +653,21 @@ class _ModelBuilder:
         if joint.type not in ('revolute', 'prismatic'):
             return lower, upper, effort, velocity
         if limit is None:
-            self.warn(f"{joint.type} {self.where('joint', joint.name)} has no <limit> (the URDF "
-                      'spec requires one); its position, effort and velocity are unlimited.')
+            # urdfdom and PyBullet refuse the file; PyBullet's own default limits (lower 0,
+            # upper -1) mean a free axis, and so does a missing <limit> here.
+            self.note_repair('no limit', joint)
             return lower, upper, effort, velocity
         lower, upper = float(_or(limit.lower, 0.0)), float(_or(limit.upper, 0.0))
-        if not (math.isfinite(lower) and math.isfinite(upper)) or lower > upper:
-            self.fail(f"{self.where('joint', joint.name)} has limits lower={lower:g} > "
-                      f'upper={upper:g}.  Swap them or fix <limit lower=... upper=...>.')
+        if not (math.isfinite(lower) and math.isfinite(upper)):
+            self.fail(f"{self.where('joint', joint.name)} has limits lower={lower:g}, "
+                      f'upper={upper:g}.  Give finite numbers in <limit lower=... upper=...> '
+                      '(leave <limit> out, or use type continuous, for no position limit).')
+        if lower > upper:
+            # Bullet reads lower > upper as a free axis (btGeneric6DofSpring2Constraint and
+            # PyBullet's URDF importer, which only adds a limit when lower <= upper); urdfdom
+            # does not check.  pybullet_data's cube_no_rotation.urdf relies on it.
+            self.note_repair('lower above upper', joint, f'lower={lower:g} upper={upper:g}')
+            return -math.inf, math.inf, effort, velocity
         if lower == upper:
             self.warn(f"{joint.type} {self.where('joint', joint.name)} has lower == upper == "
                       f'{lower:g} (the URDF default when lower/upper are left out): it cannot '
@@ -604,11 +706,13 @@ class _ModelBuilder:
                      if joint is not None and joint.name in index)
 
     def check_mimics(self, joints):
-        """Stage 6: mimic leaders exist, are scalar joints, and mimic chains end."""
+        """Stage 6: mimic leaders are scalar joints and mimic chains end; return the joints."""
         by_name = {j.name: j for j in joints}
         urdf_joints = {j.name: j for j in self.robot.joints}
+        out = []
         for joint in joints:
             if joint.mimic is None:
+                out.append(joint)
                 continue
             leader = joint.mimic.leader
             where = self.where('joint', joint.name)
@@ -616,19 +720,25 @@ class _ModelBuilder:
                 self.fail(f'{where} is {joint.type} and has a <mimic>; only revolute, '
                           'continuous and prismatic joints can mimic.  Remove the <mimic>.')
             if leader not in urdf_joints:
-                hint = close_matches(leader, by_name)
-                self.fail(f"{where} mimics joint '{leader}', which is not defined"
-                          f"{'; ' + hint if hint else '.'}  Fix <mimic joint=...>.")
+                # urdfdom does not check the name and PyBullet never reads <mimic>: the joint
+                # moves on its own there, and so it does here.
+                hint = close_matches(leader, by_name, n=1)
+                self.note_repair('dangling mimic', joint, f"mimics '{leader}'"
+                                 + (f', {hint}' if hint else ''))
+                out.append(dataclasses.replace(joint, mimic=None))
+                continue
             if leader not in by_name or by_name[leader].type not in SCALAR_JOINT_TYPES:
                 self.fail(f"{where} mimics joint '{leader}', which is "
                           f'{urdf_joints[leader].type}; a leader must be revolute, continuous '
                           'or prismatic.  Fix <mimic joint=...>.')
             chain = [joint.name]
-            while by_name[chain[-1]].mimic is not None:
+            while chain[-1] in by_name and by_name[chain[-1]].mimic is not None:
                 chain.append(by_name[chain[-1]].mimic.leader)
                 if chain[-1] in chain[:-1]:
                     self.fail(f"{where} is in a mimic cycle: {' -> '.join(chain)}.  One joint "
                               'of the chain must be a leader without <mimic>.')
+            out.append(joint)
+        return out
 
     def check_config_joints(self, joints):
         """Stage 6b: initial_positions/velocities name movable joints, within limits."""

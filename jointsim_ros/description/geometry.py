@@ -155,7 +155,8 @@ def repair_inertia(mass, inertia):
 
     The tensor is eigen-decomposed and its axes kept.  Principal moments below the floor
     ``max(2/5 m r^2 with r = INERTIA_FLOOR_RADIUS, INERTIA_FLOOR_RELATIVE * I3)`` are raised to
-    it (an all-zero tensor becomes that of a 1 cm solid sphere); then, if I1 + I2 < I3, the two
+    it when the tensor is not positive definite or even its largest moment is below the floor
+    (an all-zero tensor becomes that of a 1 cm solid sphere); then, if I1 + I2 < I3, the two
     smaller moments are each raised by (I3 - I1 - I2) / 2 so that I1 + I2 = I3.  Moments are only
     ever raised, never lowered.
 
@@ -168,8 +169,10 @@ def repair_inertia(mass, inertia):
     """
     moments, axes = principal_moments(inertia)
     largest = max(float(moments[2]), 0.0)
-    if moments[0] <= POSITIVE_TOLERANCE * largest:
-        floor = max(0.4 * mass * INERTIA_FLOOR_RADIUS ** 2, INERTIA_FLOOR_RELATIVE * largest)
+    # the floor applies to a triangle violation too: icub.urdf's r_ankle_1 has moments of
+    # 1e-20 kg m^2 (zero up to rounding) that fail the triangle test, not the positivity one
+    floor = max(0.4 * mass * INERTIA_FLOOR_RADIUS ** 2, INERTIA_FLOOR_RELATIVE * largest)
+    if moments[0] <= POSITIVE_TOLERANCE * largest or moments[2] < floor:
         moments = np.maximum(moments, floor)  # monotone: order and axes are kept
     excess = moments[2] - moments[0] - moments[1]
     if excess > 0.0:

@@ -23,6 +23,14 @@ What this module adds to ``urdf_parser_py`` (package urdfdom-py):
   extension urdf_parser_py lacks) is kept.
 - Trailing NUL bytes after the root element (pybullet_data's humanoid.urdf ends with one) are
   ignored.  Mesh URIs (``package://``, ``file://``) are kept as strings and never resolved here.
+- URDF as ROS reads it (docs/model.md): what urdfdom (robot_state_publisher's parser) or
+  PyBullet read and the XML or urdf_parser_py would refuse is repaired, each kind of repair
+  announced once per file with its lines and what was assumed: an XML declaration with a
+  version other than 1.0 or after a comment, a vector with extra neutral values, commas or a
+  leftover ``$(optenv VAR default)``, a number with a stray period, a ``<limit>`` without
+  effort or velocity, PyBullet's spherical joint limits, and a ``<texture>`` without filename
+  (visual only, dropped silently).  Joint-level repairs (limits, mimics, massless links) are
+  made in builder.py.
 """
 import contextlib
 from dataclasses import dataclass, field
@@ -62,6 +70,19 @@ _PARSER_LOCK = threading.Lock()
 _MATTERS = re.compile(r'^(joint|link/inertial)(/|$)')
 _UNKNOWN = re.compile(r'^Unknown (tag|attribute) "([^"]+)" in (\S+)$')
 _PATH_ELEMENT = re.compile(r"(link|joint)\[@name='([^']*)'\]")
+
+# XML declarations outside comments, and their version attribute (repaired before lxml parses).
+_DECLARATION = re.compile(rb'<\?xml\s[^?]*\?>')
+_COMMENT = re.compile(rb'<!--.*?-->', re.S)
+_VERSION = re.compile(rb'(version\s*=\s*)(["\'])([^"\']*)\2')
+#: Three-number attributes, and the value an extra number must have to be dropped without
+#: changing the meaning: 0 adds nothing to a position or an angle, 1 scales nothing.
+_VECTORS = {('origin', 'xyz'): 0.0, ('origin', 'rpy'): 0.0, ('axis', 'xyz'): 0.0,
+            ('mesh', 'scale'): 1.0}
+#: A decimal number followed by a stray period ("-1.57.", pybullet_data's biped2d_pybullet.urdf).
+_TRAILING_PERIOD = re.compile(r'\s*([-+]?\d*\.\d+)\.\s*')
+#: roslaunch/xacro substitution left in a .urdf by a build that did not run xacro.
+_OPTENV = re.compile(r'\$\(optenv\s+(\S+)\s*([^)]*)\)')
 
 
 @dataclass(frozen=True)
@@ -169,6 +190,9 @@ def parse_urdf(source, xacro_args=None):
     """
     with _PARSER_LOCK:
         text, name, from_xacro, warnings = _read_source(source, xacro_args)
+        if not from_xacro:
+            text, declaration_warnings = _repair_declarations(text, name)
+            warnings += declaration_warnings
         root = _parse_xml(text, name)
         if not from_xacro and _uses_xacro(root):
             text, xacro_warnings = _expand_xacro_string(text, name, xacro_args)
@@ -176,6 +200,7 @@ def parse_urdf(source, xacro_args=None):
             root = _parse_xml(text, name)
             from_xacro = True
         lines = _check_structure(root, name)
+        warnings += _repair_values(root, name, from_xacro)
         transmissions = _transmission_ratios(root)
         collisions, collision_warnings = _collisions(root, name)
         warnings += collision_warnings
@@ -373,6 +398,179 @@ def _parse_xml(data, name):
             'there (every tag closed, attribute values quoted, one root element).') from None
 
 
+def _place(name, lines):
+    """Return "'a.urdf' line 4" or "'a.urdf' lines 4, 9 and 2 more" ('a.urdf' alone: no lines)."""
+    lines = sorted({n for n in lines if n})
+    if not lines:
+        return name
+    shown = ', '.join(str(n) for n in lines[:4])
+    more = f' and {len(lines) - 4} more' if len(lines) > 4 else ''
+    return f"{name} line{'s' if len(lines) > 1 else ''} {shown}{more}"
+
+
+def _repair_declarations(data, name):
+    """
+    Make the XML declaration one lxml accepts; return (xml bytes, warnings).
+
+    TinyXML (PyBullet, urdfdom before 4.0) does not check the declaration: seven minitaur,
+    quadruped and bike files of pybullet_data declare version "0.0", and two start with blank
+    lines or a comment before it.  XML allows one declaration, first in the document.  A version
+    other than 1.0 is read as 1.0; a declaration after other content is blanked out (its
+    newlines kept, so every line number stays that of the file).
+    """
+    comments = [m.span() for m in _COMMENT.finditer(data)]
+    start = 3 if data.startswith(b'\xef\xbb\xbf') else 0
+    versions, late = [], []
+    out, done = [], 0
+    for match in _DECLARATION.finditer(data):
+        if any(a <= match.start() < b for a, b in comments):
+            continue
+        text = match.group()
+        line = data.count(b'\n', 0, match.start()) + 1
+        if match.start() == start:
+            version = _VERSION.search(text)
+            if version is None or version.group(3) == b'1.0':
+                continue
+            versions.append((line, version.group(3).decode('utf-8', 'replace')))
+            text = text[:version.start(3)] + b'1.0' + text[version.end(3):]
+        else:
+            late.append(line)
+            text = re.sub(rb'[^\n]', b' ', text)
+        out += [data[done:match.start()], text]
+        done = match.end()
+    warnings = []
+    if versions:
+        line, version = versions[0]
+        warnings.append(f'{_place(name, [line])}: XML declaration version="{version}" is not an '
+                        'XML version; assumed 1.0 (TinyXML, which PyBullet and urdfdom before '
+                        '4.0 use, does not check it).  Write <?xml version="1.0"?>.')
+    if late:
+        warnings.append(f'{_place(name, late)}: XML declaration after blank lines or a comment, '
+                        'where XML does not allow one; ignored and assumed XML 1.0 '
+                        'UTF-8 (PyBullet reads such files).  Move the declaration to the first '
+                        'line.')
+    return b''.join(out) + data[done:], warnings
+
+
+def _owner(element):
+    """Describe the link or joint holding an element: "joint 'knee'" ('' at the top level)."""
+    for ancestor in element.iterancestors():
+        if ancestor.tag in ('link', 'joint'):
+            return f"{ancestor.tag} '{ancestor.get('name')}'"
+    return 'the robot'
+
+
+def _repair_values(root, name, from_xacro):
+    """
+    Repair the values urdf_parser_py would refuse where PyBullet or urdfdom read them.
+
+    - ``$(optenv VAR default)`` left in a vector attribute (pybullet_data's husky.urdf, from a
+      xacro file that was never expanded): the default written there is used; the environment
+      is not read, a ``.urdf`` is not a template.
+    - Numbers separated by commas (pybullet_data's bike.urdf, ``xyz="0.07, 0, -0.69"``;
+      PyBullet reads them, urdfdom refuses): the commas are read as separators.
+    - A decimal number with a stray period after it in a ``<limit>``, ``<mass>``,
+      ``<inertia>``, ``<dynamics>`` or ``<mimic>`` attribute ("-1.57."; PyBullet reads the
+      number, urdfdom refuses): the number.
+    - More than three numbers in an xyz, rpy or mesh scale (PyBullet reads the first three,
+      urdfdom refuses): the extra ones are dropped when each is 0 (1 for a scale), which changes
+      nothing whichever three were meant; any other extra value is an error.
+    - A ``<limit>`` without effort or velocity (urdfdom refuses it, PyBullet reads 0): unlimited.
+    - PyBullet's spherical ``<limit lower upper twist>`` (swing about x, swing about y, twist,
+      rad): jointsim's ball joint has no limit; the values are announced and not used.
+
+    Args:
+        root: the <robot> element, changed in place.
+        name: display name of the source.
+        from_xacro: True when the XML is xacro output (its line numbers are not the file's).
+
+    Returns:
+        list of warnings, one per kind of repair.
+    """
+    found = {}
+
+    def note(kind, element, example):
+        found.setdefault(kind, ([], example))[0].append(
+            None if from_xacro else element.sourceline)
+
+    for element in root.iter('origin', 'axis', 'mesh'):
+        for attribute in ('xyz', 'rpy', 'scale'):
+            neutral = _VECTORS.get((element.tag, attribute))
+            value = element.get(attribute)
+            if neutral is None or value is None:
+                continue
+            substitution = _OPTENV.fullmatch(value.strip())
+            if substitution and substitution.group(2).strip():
+                note('optenv', element, f'<{element.tag} {attribute}="{value}"> in '
+                     f'{_owner(element)} read as "{substitution.group(2).strip()}"')
+                value = substitution.group(2).strip()
+                element.set(attribute, value)
+            if ',' in value and _numbers(value.replace(',', ' ')) is not None:
+                note('commas', element, f'<{element.tag} {attribute}="{value}"> in '
+                     f'{_owner(element)}')
+                value = ' '.join(value.replace(',', ' ').split())
+                element.set(attribute, value)
+            numbers = _numbers(value)
+            if numbers is None or len(numbers) <= 3:
+                continue
+            if any(v != neutral for v in numbers[3:]):
+                where = '' if from_xacro else f' (line {element.sourceline})'
+                raise DescriptionError(
+                    f'{_subject(name)}: <{element.tag} {attribute}="{value}"> in '
+                    f'{_owner(element)}{where} has {len(numbers)} numbers where 3 are '
+                    f'expected, and the extra ones are not {neutral:g}, so which three were '
+                    'meant is not known.  Give three numbers.')
+            note('extra', element, f'<{element.tag} {attribute}="{value}"> in {_owner(element)}')
+            element.set(attribute, ' '.join(value.split()[:3]))
+    for element in root.iter('limit', 'mass', 'inertia', 'dynamics', 'mimic'):
+        for attribute, value in element.attrib.items():
+            number = _TRAILING_PERIOD.fullmatch(value)
+            if number:
+                note('period', element, f'<{element.tag} {attribute}="{value}"> in '
+                     f'{_owner(element)}')
+                element.set(attribute, number.group(1))
+    for joint in root.iterfind('joint'):
+        limit = joint.find('limit')
+        if limit is None:
+            continue
+        if joint.get('type') == 'spherical':
+            swing = {k: limit.attrib.pop(k) for k in ('lower', 'upper', 'twist')
+                     if k in limit.attrib}
+            if swing:
+                values = ', '.join(f'{k}={v}' for k, v in swing.items())
+                note('spherical', limit, f"joint '{joint.get('name')}' ({values})")
+        missing = [k for k in ('effort', 'velocity') if limit.get(k) is None]
+        for key in missing:
+            limit.set(key, 'inf')
+        if missing:
+            note('limit', limit, f"joint '{joint.get('name')}' has no {' and no '.join(missing)}")
+    texts = {
+        'optenv': ('a $(optenv VAR default) substitution left in a vector ({example}){count}; '
+                   'assumed the default written there (the environment is not read: a .urdf '
+                   'is not expanded by xacro).  Expand the file with xacro or write the numbers.'),
+        'commas': ('numbers of a vector separated by commas ({example}){count}; assumed '
+                   'the commas are separators, as PyBullet reads them (urdfdom refuses '
+                   'them).  Separate the numbers with spaces.'),
+        'period': ('a number followed by a stray period ({example}){count}; assumed the '
+                   'number before it, as PyBullet reads it (urdfdom refuses it).  Remove the '
+                   'period.'),
+        'extra': ('a vector with more than three numbers ({example}){count}; the extra ones '
+                  'are 0 (1 for a scale), so assumed the first three, as PyBullet reads them '
+                  '(urdfdom refuses them).  Give three numbers.'),
+        'limit': ('<limit> without effort or velocity ({example}){count}; assumed unlimited '
+                  '(urdfdom requires both; PyBullet reads 0, no limit).  Give effort and '
+                  'velocity.'),
+        'spherical': ("PyBullet's spherical joint limit ({example}: lower and upper swing about "
+                      'x and y, twist, rad){count} is not enforced; assumed a free ball joint.'),
+    }
+    warnings = []
+    for kind, (lines, example) in found.items():
+        count = f' ({len(lines)} places)' if len(lines) > 1 else ''
+        warnings.append(f'{_place(name, lines)}: '
+                        + texts[kind].format(example=example, count=count))
+    return warnings
+
+
 def _uses_xacro(root):
     """Return True when the XML holds xacro elements (declaring the namespace alone is not use)."""
     return any(isinstance(e.tag, str) and e.tag.startswith('{' + XACRO_NAMESPACE)
@@ -448,6 +646,11 @@ def _prune(root, name):
     for element in list(root):
         if element.tag in IGNORED_TOP_LEVEL:
             root.remove(element)
+    # urdfdom and PyBullet read a <texture> without filename as no texture; urdf_parser_py
+    # raises.  Materials do not reach the model, so it is dropped without a warning.
+    for texture in list(root.iter('texture')):
+        if texture.get('filename') is None:
+            texture.getparent().remove(texture)
     dropped = {}
     for link in root.iterfind('link'):
         for shape in list(link):
