@@ -51,3 +51,53 @@ def test_the_variants_cover_every_kernel_and_say_how_long_they_take():
     assert set(precompile.VARIANTS) == {'maximal', 'contacts', 'tree'}
     for variant in precompile.VARIANTS:
         assert precompiled(variant)._engine.kernel_variant == variant
+
+
+def test_a_run_stopped_during_its_first_compile_still_leaves_the_cache(tmp_path):
+    # a copy of the package with an empty cache; a run starts the tree kernel's compile (the
+    # smallest variant) and is killed as soon as it says so: the detached compile goes on,
+    # and afterwards the variant is in the cache, so the next run compiles nothing
+    import fcntl
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+    shutil.copytree(ROOT / 'jointsim_ros', tmp_path / 'jointsim_ros',
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env.pop('JOINTSIM_PRECOMPILE_WORKER', None)
+    script = ('import logging, sys; logging.basicConfig(stream=sys.stderr, level=logging.INFO)\n'
+              'from jointsim_ros import precompile, Simulator\n'
+              'urdf, config = precompile.model("tree")\n'
+              'Simulator.from_urdf(urdf, config).step(1)\n')
+    run = subprocess.Popen([sys.executable, '-c', script], cwd=tmp_path, env=env,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    said = run.stderr.readline()
+    while said and 'compiling the physics kernels (tree)' not in said:
+        said = run.stderr.readline()
+    assert 'compiling the physics kernels (tree)' in said
+    time.sleep(1.0)
+    os.killpg(run.pid, signal.SIGKILL)  # the run, not the compile (a session of its own)
+    run.wait()
+    assert run.returncode == -signal.SIGKILL
+    # the detached compile holds the cache lock while it works (or has finished already)
+    cache = tmp_path / 'jointsim_ros' / 'physics' / '__pycache__'
+    cache.mkdir(exist_ok=True)
+    deadline = time.monotonic() + 60.0
+    while time.monotonic() < deadline and not list(cache.glob('tree.*.nbc')):
+        with open(cache / 'jointsim_precompile.lock', 'a') as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                break  # held: the compile runs
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        time.sleep(0.05)
+    # the next run waits for the detached compile (the cache lock), then finds everything
+    done = subprocess.run([sys.executable, '-m', 'jointsim_ros.precompile', '--variant', 'tree',
+                           '--jobs', '1'], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert 'already in the cache' in done.stdout
+    assert list(cache.glob('tree.*.nbc'))
