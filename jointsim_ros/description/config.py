@@ -100,9 +100,9 @@ class CollisionSettings:
         restitution_threshold: slower approaches come to rest instead of bouncing, m/s.
             Default 0.1.
         slop: penetration left alone (resting contacts sit this deep), m.  Default 1e-4.
-        erp: fraction of the penetration beyond the slop removed per position pass, 1.
-            Default 0.2.
-        max_correction: largest position correction of one point per pass, m.  Default 0.01.
+        erp: fraction of the penetration beyond the slop removed per step (the push solve of
+            the position stage, docs/contacts.md), 1.  Default 0.2.
+        max_correction: largest push of one point per step, m.  Default 0.01.
         match_distance: a contact point keeps its identity (and warm start) when it moved less
             than this on its body since the last step, m.  Default 0.01.
         mesh_paths: directories searched for ``package://`` and relative mesh files.
@@ -489,9 +489,9 @@ COLLISION_KEYS = (
     Key('restitution_threshold', _number(0.0, unit='m/s'), 'm/s',
         'slower approaches come to rest instead of bouncing'),
     Key('slop', _number(0.0, unit='m'), 'm', 'penetration left alone (resting depth)'),
-    Key('erp', _fraction(), '1', 'fraction of the penetration removed per position pass'),
+    Key('erp', _fraction(), '1', 'fraction of the penetration removed per step'),
     Key('max_correction', _number(0.0, strict=True, unit='m'), 'm',
-        'largest position correction of one contact point per pass'),
+        'largest push of one contact point per step'),
     Key('match_distance', _number(0.0, unit='m'), 'm',
         'a point keeps its identity and warm start if it moved less than this on its body'),
     Key('mesh_paths', _path_list, 'directories',

@@ -231,6 +231,14 @@ ContactWork = namedtuple('ContactWork', [
     'kinv',         # (n_max, 6) inverse effective masses: along n, t1, t2; about n, t1, t2
     'target',       # (n_max,) normal velocity target, m/s
     'k6',           # (6,) scratch
+    'push',         # (n_max, 6) accumulated pseudo-impulses of the push solve (as 'impulse')
+    'push_target',  # (n_max,) normal pseudo-velocity target of the push solve, m/s
+    # the push solve's joint and limit rows (here, not in Work: only a robot with collision
+    # shapes uses them, and every Work array costs each call that takes Work)
+    'push_vel',     # (n_body, 6) pseudo-velocity of the penetration push (split impulse), world
+    'push_bias',    # (n_row,) joint rows' drift C / dt in the push solve, m/s or rad/s
+    'push_impulse',  # (n_row,) accumulated pseudo-impulse of each joint row in the push solve
+    'push_limit',   # (n_axis, 4) the push's limit rows: lower, upper target rate; their impulses
 ])
 
 #: Results of the last step (float64 array, indices below).

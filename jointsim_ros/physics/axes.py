@@ -35,7 +35,7 @@ import numpy as np
 from .joints import PRISMATIC
 from .math3d import (cross, jit_inline, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
                      quat_to_mat, vadd, vscale, vsub)
-from .solver import frames_of_joint
+from .solver import frames_of_joint, joint_coordinate
 
 FRICTION, DAMPING, LOWER, UPPER, SPEED_UP, SPEED_DOWN, PRESCRIBED = range(7)
 #: Joint speed below which a joint counts as at rest for static friction, rad/s or m/s.
@@ -360,6 +360,69 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, setup, active, i
         for i in range(nrow):
             row_impulse[r0 + i] -= reaction[x, i] * P
         axis_rate[x] = qdot
+    return largest
+
+
+@jit_inline
+def prepare_push_limits(axes, joints, state, work, cwork, dt):
+    """
+    Limit rows of the penetration push (``step.push_out_penetration``) of every live axis.
+
+    With q at the poses after this step's motion, the lower row asks the pseudo-rate
+    qdot_u >= (lower - q) / dt and the upper one qdot_u <= (upper - q) / dt: a push may close a
+    limit's gap, never cross it, and takes an overlap back out, so the push and the limits do
+    not undo each other.
+    """
+    for t in range(work.axis_live_n[0]):
+        x = work.axis_live[t]
+        q = joint_coordinate(axes.joint[x], joints, state.body_pos, state.body_quat,
+                             state.joint_q, work.jrow, 0)
+        cwork.push_limit[x, 0] = (axes.lower[x] - q) / dt
+        cwork.push_limit[x, 1] = (axes.upper[x] - q) / dt
+        cwork.push_limit[x, 2] = 0.0
+        cwork.push_limit[x, 3] = 0.0
+
+
+@jit_inline
+def solve_push_limits(push, coord_J, response, inv_k, rows, live, n_live, axis_joint, body):
+    """
+    One pass over the push's limit rows (pseudo-velocities ``push``); returns the largest change.
+
+    The rows act along the constrained response u of ``prepare_axes``, so the joint's own block
+    stays satisfied; accumulated pseudo-impulses >= 0 (lower) and <= 0 (upper).
+    """
+    largest = 0.0
+    for t in range(n_live):
+        x = live[t]
+        k = inv_k[x]
+        if not k > 0.0:
+            continue
+        j = axis_joint[x]
+        a = body[j, 0]
+        b = body[j, 1]
+        qdot = 0.0
+        for c in range(6):
+            if a >= 0:
+                qdot += coord_J[x, 0, c] * push[a, c]
+            qdot += coord_J[x, 1, c] * push[b, c]
+        P = 0.0
+        if rows[x, 0] > -np.inf:
+            old = rows[x, 2]
+            new = max(old + (rows[x, 0] - qdot) / k, 0.0)
+            rows[x, 2] = new
+            P += new - old
+            qdot += k * (new - old)
+        if rows[x, 1] < np.inf:
+            old = rows[x, 3]
+            new = min(old + (rows[x, 1] - qdot) / k, 0.0)
+            rows[x, 3] = new
+            P += new - old
+        if P != 0.0:
+            for c in range(6):
+                if a >= 0:
+                    push[a, c] += response[x, 0, c] * P
+                push[b, c] += response[x, 1, c] * P
+            largest = max(largest, abs(P))
     return largest
 
 

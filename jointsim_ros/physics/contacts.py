@@ -24,17 +24,18 @@ Stages of a step (``step.py`` calls them in this order):
    - tangents, impulse (l1, l2) scaled back onto the disc |l| <= mu l_n (a cone, not a box);
    - rolling, angular rows about t1 and t2, |l| <= mu_r l_n (mu_r in m: torque per force);
    - spinning, angular row about n, |l| <= mu_s l_n (mu_s in m).
-6. ``project_contacts`` (with the joints' position projection): penetration beyond ``slop`` is
-   removed by moving positions only (Box2D v2.3 ``SolvePositionConstraints``, a fraction ``erp``
-   per pass, at most ``max_correction`` per pass); velocities are untouched, so no energy is
-   added, and angular momenta turn with their bodies as in the joints' projection.
+6. ``prepare_push`` (after the positions are integrated): penetration beyond ``slop`` is removed
+   by a split impulse (``step.push_out_penetration``): pseudo-velocities solved with the same
+   contact rows (``solve_contacts``) and the joints' rows, then integrated into the positions
+   only, a fraction ``erp`` per step, at most ``max_correction`` per step; the real velocities
+   are untouched, so no energy is added, and the push moves the whole articulation, not the
+   touching body alone.
 """
 import numpy as np
 
 from . import collide
-from .math3d import (cross, dot3, jit, mat_mul, mat_t_vec, mat_vec, quat_from_rotvec,
-                     quat_mul, quat_normalized, quat_to_mat, read3, read4, read_mat, vadd,
-                     vscale, vsub, write3, write4)
+from .math3d import (cross, dot3, jit, mat_mul, mat_t_vec, mat_vec, quat_to_mat, read3, read4,
+                     read_mat, vadd, vscale, vsub, write3)
 
 SPHERE, CAPSULE, BOX, CYLINDER, CONVEX = (collide.SPHERE, collide.CAPSULE, collide.BOX,
                                           collide.CYLINDER, collide.CONVEX)
@@ -45,9 +46,8 @@ KIND_CODES = {'sphere': SPHERE, 'capsule': CAPSULE, 'box': BOX, 'cylinder': CYLI
 MAX_PLANE_POINTS = 8
 MAX_PAIR_POINTS = collide.MAX_PAIR_POINTS
 #: contact_param entries (ContactSettings in settings.py).
-(P_MARGIN, P_RESTITUTION_SPEED, P_SLOP, P_ERP, P_MAX_CORRECTION, P_MATCH_DISTANCE,
- P_POSITION_TOLERANCE) = range(7)
-N_PARAM = 7
+(P_MARGIN, P_RESTITUTION_SPEED, P_SLOP, P_ERP, P_MAX_CORRECTION, P_MATCH_DISTANCE) = range(6)
+N_PARAM = 6
 #: Material columns.
 M_FRICTION, M_RESTITUTION, M_ROLLING, M_SPINNING = range(4)
 #: Impulse columns: normal, tangent 1, tangent 2, rolling about t1, rolling about t2, spinning.
@@ -614,14 +614,15 @@ def onto_disc(x, y, radius):
 
 
 @jit
-def project_contacts(contacts, bodies, state, work, param):
+def prepare_push(contacts, cwork, state, param, dt):
     """
-    One position pass over the points; returns the largest penetration beyond the slop, m.
+    Targets of the penetration push (split impulse); returns the largest penetration beyond slop.
 
-    Separation s = (p_a - p_b) . n of the surface points as the bodies now stand (s = -depth
-    when the point was found); C = erp (s + slop), clamped to [-max_correction, 0], is removed
-    by the position impulse P = -C / k along n, k = 1/m_a + 1/m_b + (r_a x n).I_a^-1 (r_a x n)
-    + (r_b x n).I_b^-1 (r_b x n).
+    Separation s = (p_a - p_b) . n of the surface points at the poses after this step's motion
+    (s = -depth when the point was found).  A point deeper than the slop asks for the normal
+    pseudo-velocity v_n >= min(erp (-s - slop), max_correction) / dt, one within the slop
+    v_n >= 0 (a push elsewhere must not drive it in) and a gap v_n >= -s / dt (the push may close
+    it, not cross it).  The pseudo-impulses start from zero every step.
     """
     slop = param[P_SLOP]
     erp = param[P_ERP]
@@ -646,35 +647,10 @@ def project_contacts(contacts, bodies, state, work, param):
                 pb = p
         s = dot3(vsub(pa, pb), n)
         largest = max(largest, -(s + slop))
-        C = min(max(erp * (s + slop), -cap), 0.0)
-        if C >= 0.0:
-            continue
-        k = 0.0
-        for side in range(2):
-            b = contacts.body[i, side]
-            if b < 0:
-                continue
-            p = pa if side == 0 else pb
-            rn = cross(vsub(p, read3(state.body_pos, b)), n)
-            k += bodies.inv_mass[b] + dot3(rn, mat_vec(read_mat(work.inv_inertia_w, b), rn))
-        if k <= 0.0:
-            continue
-        mag = -C / k
-        for side in range(2):
-            b = contacts.body[i, side]
-            if b < 0:
-                continue
-            sign = 1.0 if side == 0 else -1.0
-            p = pa if side == 0 else pb
-            impulse = vscale(n, sign * mag)
-            write3(state.body_pos, b,
-                   vadd(read3(state.body_pos, b), vscale(impulse, bodies.inv_mass[b])))
-            turn_vec = mat_vec(read_mat(work.inv_inertia_w, b),
-                               cross(vsub(p, read3(state.body_pos, b)), impulse))
-            turn = quat_from_rotvec(turn_vec)
-            write4(state.body_quat, b,
-                   quat_normalized(quat_mul(turn, read4(state.body_quat, b))))
-            # as in the joints' projection: the momentum turns with the body (no energy change)
-            write3(state.body_ang_mom, b,
-                   mat_vec(quat_to_mat(turn), read3(state.body_ang_mom, b)))
+        if s > 0.0:
+            cwork.push_target[i] = -s / dt
+        else:
+            cwork.push_target[i] = min(max(erp * (-s - slop), 0.0), cap) / dt
+        for c in range(6):
+            cwork.push[i, c] = 0.0
     return max(largest, 0.0)

@@ -349,7 +349,6 @@ class Engine:
         param[ct.P_ERP] = get('erp', 0.2)
         param[ct.P_MAX_CORRECTION] = get('max_correction', 0.01)
         param[ct.P_MATCH_DISTANCE] = get('match_distance', 0.01)
-        param[ct.P_POSITION_TOLERANCE] = 1e-6
         return param
 
     def _pair_capacity(self):
@@ -395,7 +394,11 @@ class Engine:
             scratch=collide.scratch_arrays(self._max_face_vertices()),
             rx=np.zeros((n_max, 2, 3, 3)),
             irx=np.zeros((n_max, 2, 3, 3)), idir=np.zeros((n_max, 2, 3, 3)),
-            kinv=np.zeros((n_max, 6)), target=np.zeros(n_max), k6=np.zeros(6))
+            kinv=np.zeros((n_max, 6)), target=np.zeros(n_max), k6=np.zeros(6),
+            push=np.zeros((n_max, 6)), push_target=np.zeros(n_max),
+            push_vel=np.zeros((len(self.state.body_pos), 6)),
+            push_bias=np.zeros(len(self.work.row_C)), push_impulse=np.zeros(len(self.work.row_C)),
+            push_limit=np.zeros((len(self.axes.joint), 4)))
 
     def _max_face_vertices(self):
         starts = self.polytopes.face_vert_start

@@ -18,10 +18,11 @@ from .arrays import (BLOCK_JOINT, INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INF
                      INFO_PENETRATION, INFO_POS_ERROR, INFO_RESIDUAL, INFO_STATUS, INFO_STOP,
                      STATUS_CONTACT_OVERFLOW, STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS,
                      STOP_TIME_BUDGET, STOP_TOLERANCE)
-from .axes import prepare_axes, project_limits, solve_axes, warm_start_axes
+from .axes import (prepare_axes, prepare_push_limits, project_limits, solve_axes,
+                   solve_push_limits, warm_start_axes)
 from .clock import monotonic
-from .contacts import (find_contacts, P_POSITION_TOLERANCE, prepare_contacts, project_contacts,
-                       solve_contacts, warm_start_contacts)
+from .contacts import (find_contacts, prepare_contacts, prepare_push, solve_contacts,
+                       warm_start_contacts)
 from .drives import finish_drives, prepare_drives, warm_start_drives
 from .free_friction import prepare_free_friction, solve_free_friction, warm_start_free_friction
 from .math3d import (jit, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul,
@@ -237,10 +238,69 @@ def integrate_positions(state, work, dt):
 
 
 @jit_inline
-def project_positions(blocks, joints, mimics, axes, state, work, iterations, tolerance, bodies,
-                      contacts, param, info):
+def push_out_penetration(blocks, joints, mimics, axes, state, work, bodies, contacts, cwork,
+                         param, dt, iterations, tolerance, info):
     """
-    Nonlinear Gauss-Seidel on the position errors; returns the largest error left.
+    Split impulse: remove penetration beyond the slop with the joints and limits in one solve.
+
+    Returns True when there was penetration to remove and the solve ran (the joints' drift is
+    then corrected here, and the nonlinear projection is skipped).  Pseudo-velocities u, zero at
+    the start, are swept as the velocities are: the joints' blocks ask J u = -C / dt (their
+    drift at the poses after this step's motion), the live axes' limit rows keep a push from
+    crossing a limit and take an overlap out (``axes.prepare_push_limits``), and the contacts'
+    rows ask their push targets (``contacts.prepare_push``), friction cone included; then
+    x += dt u, q = exp(dt u_w) q.  Corrected on its own, a contact's push moves the touching body
+    alone (a foot), opening its joints; the joints' projection and the limits' projection then
+    drive it back into the ground, and the velocity stage keeps whatever joint error is left
+    (docs/contacts.md).  The real velocities are untouched and angular momenta turn with their
+    bodies, so no energy is added (pseudo-velocities: Catto, 'Iterative dynamics with temporal
+    coherence', 2005; Bullet's split impulse).
+    """
+    n_contact = contacts.count[0]
+    deepest = prepare_push(contacts, cwork, state, param, dt) if n_contact > 0 else 0.0
+    info[INFO_PENETRATION] = deepest
+    if deepest <= 0.0:
+        return False
+    push = cwork.push_vel
+    push[:, :] = 0.0
+    bias = cwork.push_bias
+    C = work.C_pred
+    for k in range(blocks.dim.shape[0]):
+        r0 = blocks.row0[k]
+        block_constraint(k, blocks, joints, mimics, state.body_pos, state.body_quat,
+                         state.joint_q, C, work.J_pred, 0)
+        for i in range(blocks.dim[k]):
+            bias[r0 + i] = C[i] / dt
+            cwork.push_impulse[r0 + i] = 0.0
+    prepare_push_limits(axes, joints, state, work, cwork, dt)
+    n_live = work.axis_live_n[0]
+    for it in range(iterations):
+        largest = sweep_blocks(push, work.row_J, work.row_MJ, bias, work.block_kinv, work.vec6a,
+                               work.vec6b, blocks.body, blocks.row0, blocks.dim,
+                               cwork.push_impulse)
+        if n_live > 0:
+            largest = max(largest, solve_push_limits(
+                push, work.axis_J, work.axis_u, work.axis_k, cwork.push_limit, work.axis_live,
+                n_live, axes.joint, joints.body))
+        largest = max(largest, solve_contacts(push, bodies.inv_mass, n_contact, contacts.body,
+                                              contacts.frame, contacts.material, cwork.push,
+                                              cwork.rx, cwork.irx, cwork.idir, cwork.kinv,
+                                              cwork.push_target))
+        if largest < tolerance:
+            break
+    for b in range(state.body_pos.shape[0]):
+        for c in range(3):
+            state.body_pos[b, c] += dt * push[b, c]
+        turn = quat_from_rotvec((dt * push[b, 3], dt * push[b, 4], dt * push[b, 5]))
+        write4(state.body_quat, b, quat_normalized(quat_mul(turn, read4(state.body_quat, b))))
+        write3(state.body_ang_mom, b, mat_vec(quat_to_mat(turn), read3(state.body_ang_mom, b)))
+    return True
+
+
+@jit_inline
+def project_positions(blocks, joints, mimics, state, work, iterations, tolerance):
+    """
+    Nonlinear Gauss-Seidel on the joints' position errors; returns the largest error left.
 
     Each pass moves the bodies of a block by dx = M^-1 J^T mu, dtheta = I^-1 J_ang^T mu with
     mu = -K^-1 C(x), using this step's J and K (a quasi-Newton step, exact to first order).
@@ -251,13 +311,8 @@ def project_positions(blocks, joints, mimics, axes, state, work, iterations, tol
     J = work.J_pred
     mu = work.vec6b
     largest = 0.0
-    contact_tolerance = param[P_POSITION_TOLERANCE]
-    has_contacts = contacts.count[0] > 0
-    penetration = 0.0
     for it in range(iterations + 1):
         largest = 0.0
-        if has_contacts and it < iterations:
-            penetration = project_contacts(contacts, bodies, state, work, param)
         for k in range(blocks.dim.shape[0]):
             d = blocks.dim[k]
             r0 = blocks.row0[k]
@@ -295,9 +350,8 @@ def project_positions(blocks, joints, mimics, axes, state, work, iterations, tol
                 # so the kinetic energy 1/2 L.I^-1 L does not change
                 write3(state.body_ang_mom, b,
                        mat_vec(quat_to_mat(turn), read3(state.body_ang_mom, b)))
-        if largest < tolerance and penetration < contact_tolerance:
+        if largest < tolerance:
             break
-    info[INFO_PENETRATION] = penetration
     return largest
 
 
@@ -409,10 +463,16 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         finish_drives(drives, state, dt)
         # 7. positions with the exact rotation update
         integrate_positions(state, work, dt)
-        # 8. remove leftover drift and penetration without touching velocities
-        info[INFO_POS_ERROR] = project_positions(blocks, joints, mimics, axes, state, work,
-                                                 position_iterations, position_tolerance,
-                                                 bodies, contacts, contact_param, info)
+        # 8. remove the joints' leftover drift without touching velocities: with penetration
+        # to remove, in one solve with the contacts and limits (split impulse), otherwise by
+        # the nonlinear projection
+        passes = position_iterations
+        if shapes is not None:
+            if push_out_penetration(blocks, joints, mimics, axes, state, work, bodies, contacts,
+                                    cwork, contact_param, dt, iterations, tolerance, info):
+                passes = 0  # only measure what is left
+        info[INFO_POS_ERROR] = project_positions(blocks, joints, mimics, state, work, passes,
+                                                 position_tolerance)
         # 9. divergence check, scalar joint coordinates, clock
         bad = diverged_body(state, work)
         if bad >= 0:

@@ -1,0 +1,95 @@
+"""
+Published legged robots and humanoids land on the ground and come to rest (issue 15, item 1).
+
+The robots are example-robot-data's (a test-only dependency: ``make test`` installs it),
+unmodified, with default settings: each is dropped with its lowest link frame 0.5 m above the
+ground and simulated for 5 s.  It must stay finite, come to rest (kinetic energy a small part
+of the energy of the fall) and lie on the ground, not in it.  A quadruped standing under joint
+PD keeps its feet still.
+"""
+from importlib import metadata
+import pathlib
+
+from jointsim_ros import Simulator
+import numpy as np
+import pytest
+
+G = 9.81
+DROP = 0.5  # m, the lowest link frame above the ground at the start
+SECONDS = 5.0
+#: Robots as (name, path under example-robot-data's robots/); Cassie ships only SDF.
+ROBOTS = [
+    ('g1_29dof', 'g1_description/urdf/g1_29dof_rev_1_0.urdf'),
+    ('talos_reduced', 'talos_data/robots/talos_reduced.urdf'),
+    ('anymal_c', 'anymal_c_simple_description/urdf/anymal.urdf'),
+    ('go2', 'go2_description/urdf/go2.urdf'),
+    ('solo12', 'solo_description/robots/solo12.urdf'),
+    ('a1', 'a1_description/urdf/a1.urdf'),
+    ('bolt', 'bolt_description/robots/bolt.urdf'),
+]
+
+
+def robots_folder():
+    """Return example-robot-data's robots/ folder, or skip when the package is not installed."""
+    try:
+        dist = metadata.distribution('example-robot-data')
+    except metadata.PackageNotFoundError:
+        pytest.skip('example-robot-data is not installed (make test installs it)')
+    folder = pathlib.Path(dist.locate_file('cmeel.prefix/share/example-robot-data/robots'))
+    if not folder.is_dir():
+        pytest.skip(f'example-robot-data has no robots folder at {folder}')
+    return folder
+
+
+def dropped(path, config=None, drop=DROP):
+    """Return a floating-base Simulator whose lowest link frame starts ``drop`` above z = 0."""
+    config = {'base': 'floating', **(config or {})}
+    probe = Simulator.from_urdf(str(path), {**config, 'base_pose': {'position': [0, 0, 2.0]}})
+    low = min(probe.link_pose(link)[0][2] for link in probe.model.links)
+    start = {'position': [0.0, 0.0, 2.0 - low + drop]}
+    return Simulator.from_urdf(str(path), {**config, 'base_pose': start})
+
+
+@pytest.mark.parametrize('name,relative', ROBOTS, ids=[r[0] for r in ROBOTS])
+def test_dropped_robot_lands_and_comes_to_rest_on_the_ground(name, relative):
+    sim = dropped(robots_folder() / relative)
+    mass = sum(body.mass for body in sim.model.bodies)
+    fall = mass * G * DROP  # J, the energy the drop releases
+    sim.step(int(round(SECONDS / sim.dt)))  # raises DivergenceError if it comes apart
+    assert np.all(np.isfinite(sim.joint_positions()))
+    assert np.all(np.isfinite(sim.joint_velocities()))
+    kinetic, _ = sim.mechanical_energy()
+    assert kinetic < 1e-3 * fall, (kinetic, fall)
+    contacts = sim.contacts(touching=False)
+    assert contacts  # it lies on the ground
+    deepest = max(c.depth for c in contacts)
+    assert deepest < 3e-3, deepest  # the lowest point of its shapes is above z = -3 mm
+    assert max(sim.joint_anchor_errors().values()) < 1e-3  # the joints held together
+
+
+def test_quadruped_stands_under_joint_pd_with_its_feet_still():
+    """Solo12 under a PD on its joints, computed from the simulated state every step, 5 s."""
+    path = robots_folder() / 'solo_description/robots/solo12.urdf'
+    stand = {}
+    for leg in ('FL', 'FR', 'HL', 'HR'):
+        front = leg[0] == 'F'
+        stand[f'{leg}_HFE'] = 0.8 if front else -0.8
+        stand[f'{leg}_KFE'] = -1.6 if front else 1.6
+    sim = dropped(path, {'initial_positions': stand}, drop=0.0)
+    names = sim.joint_names
+    target = np.array([stand.get(n, 0.0) for n in names])
+    feet = [f'{leg}_FOOT' for leg in ('FL', 'FR', 'HL', 'HR')]
+
+    def hold(seconds):
+        for _ in range(int(round(seconds / sim.dt))):
+            effort = 5.0 * (target - sim.joint_positions()) - 0.1 * sim.joint_velocities()
+            sim.set_joint_efforts(dict(zip(names, effort)))
+            sim.step(1)
+
+    hold(1.0)  # settle onto the feet
+    start = {f: sim.link_pose(f)[0] for f in feet}
+    hold(5.0)
+    for foot in feet:
+        moved = np.linalg.norm(sim.link_pose(foot)[0] - start[foot])
+        assert moved < 1e-3, (foot, moved)
+    assert sim.link_pose('base_link')[0][2] > 0.15  # standing, not collapsed
