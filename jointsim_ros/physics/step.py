@@ -318,10 +318,12 @@ def save_backup(state, work):
         work.drive_backup[d, 0] = state.rotor_speed[d]
         work.drive_backup[d, 1] = state.drive_current[d]
     for b in range(state.body_pos.shape[0]):
-        work.backup[b, 0:3] = state.body_pos[b]
-        work.backup[b, 3:7] = state.body_quat[b]
-        work.backup[b, 7:10] = state.body_lin_vel[b]
-        work.backup[b, 10:13] = state.body_ang_mom[b]
+        for c in range(3):
+            work.backup[b, c] = state.body_pos[b, c]
+            work.backup[b, 7 + c] = state.body_lin_vel[b, c]
+            work.backup[b, 10 + c] = state.body_ang_mom[b, c]
+        for c in range(4):
+            work.backup[b, 3 + c] = state.body_quat[b, c]
 
 
 @jit_inline
@@ -331,10 +333,12 @@ def restore_backup(state, work):
         state.rotor_speed[d] = work.drive_backup[d, 0]
         state.drive_current[d] = work.drive_backup[d, 1]
     for b in range(state.body_pos.shape[0]):
-        state.body_pos[b] = work.backup[b, 0:3]
-        state.body_quat[b] = work.backup[b, 3:7]
-        state.body_lin_vel[b] = work.backup[b, 7:10]
-        state.body_ang_mom[b] = work.backup[b, 10:13]
+        for c in range(3):
+            state.body_pos[b, c] = work.backup[b, c]
+            state.body_lin_vel[b, c] = work.backup[b, 7 + c]
+            state.body_ang_mom[b, c] = work.backup[b, 10 + c]
+        for c in range(4):
+            state.body_quat[b, c] = work.backup[b, 3 + c]
 
 
 @jit_inline
