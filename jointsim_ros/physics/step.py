@@ -126,8 +126,8 @@ def curvature_bias(blocks, joints, mimics, state, work, dt):
 
 
 @jit_inline
-def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bodies, contacts,
-                     cwork, dt, iterations, tolerance, time_budget, info):
+def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bodies, shapes,
+                     contacts, cwork, dt, iterations, tolerance, time_budget, info):
     """
     Sweep blocks and drives until the tolerance, the iteration cap or the wall-clock budget.
 
@@ -196,7 +196,7 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
                 axis_rate, prescribed, prescribed_rate))
         if free.joint.shape[0] > 0:
             largest = max(largest, solve_free_friction(free, blocks, joints, state, work))
-        if n_contact > 0:
+        if shapes is not None and n_contact > 0:
             largest = max(largest, solve_contacts(vel, inv_mass, n_contact, c_body, c_frame,
                                                   c_material, c_impulse, c_rx, c_irx, c_idir,
                                                   c_kinv, c_target))
@@ -238,7 +238,7 @@ def integrate_positions(state, work, dt):
 
 @jit_inline
 def project_positions(blocks, joints, mimics, axes, state, work, iterations, tolerance, bodies,
-                      contacts, param, info):
+                      shapes, contacts, param, info):
     """
     Nonlinear Gauss-Seidel on the position errors; returns the largest error left.
 
@@ -256,7 +256,7 @@ def project_positions(blocks, joints, mimics, axes, state, work, iterations, tol
     penetration = 0.0
     for it in range(iterations + 1):
         largest = 0.0
-        if has_contacts and it < iterations:
+        if shapes is not None and has_contacts and it < iterations:
             penetration = project_contacts(contacts, bodies, state, work, param)
         for k in range(blocks.dim.shape[0]):
             d = blocks.dim[k]
@@ -380,8 +380,9 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         # 2. external forces: gravity and joint efforts
         integrate_velocities(bodies, joints, state, work, dt, gravity)
         # 2b. contact points at x, matched to the last step's
-        # shapes is None for a robot without collision shapes: numba prunes this branch at
-        # compile time, so such robots never compile the collision code (about 13 s)
+        # shapes is None for a robot without collision shapes: numba prunes this branch (and
+        # the other contact stages, each under the same test) at compile time, so such robots
+        # never compile the contact code
         if shapes is not None:
             if find_contacts(shapes, polys, contacts, cwork, state, work, contact_param,
                              dt) < 0:
@@ -398,16 +399,18 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         prepare_drives(drives, work, state, dt)
         if free.joint.shape[0] > 0:
             prepare_free_friction(free, blocks, bodies, joints, state, work, dt)
-        prepare_contacts(contacts, cwork, bodies, state, work, contact_param, dt)
+        if shapes is not None:
+            prepare_contacts(contacts, cwork, bodies, state, work, contact_param, dt)
         # 4. warm start from the previous step's impulses
         warm_start(blocks, work, state.row_impulse, warm)
         warm_start_axes(axes, bodies, joints, state, work, warm)
         warm_start_drives(bodies, joints, drives, state, work, warm)
         warm_start_free_friction(free, bodies, joints, state, work, warm)
-        warm_start_contacts(contacts, cwork, bodies, work, warm)
+        if shapes is not None:
+            warm_start_contacts(contacts, cwork, bodies, work, warm)
         # 5. sequential impulses
         solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bodies,
-                         contacts, cwork, dt, iterations, tolerance, time_budget, info)
+                         shapes, contacts, cwork, dt, iterations, tolerance, time_budget, info)
         # 6. velocities, angular momenta, armature currents
         store_angular_momentum(state, work)
         finish_drives(drives, state, dt)
@@ -416,7 +419,7 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         # 8. remove leftover drift and penetration without touching velocities
         info[INFO_POS_ERROR] = project_positions(blocks, joints, mimics, axes, state, work,
                                                  position_iterations, position_tolerance,
-                                                 bodies, contacts, contact_param, info)
+                                                 bodies, shapes, contacts, contact_param, info)
         # 9. divergence check, scalar joint coordinates, clock
         bad = diverged_body(state, work)
         if bad >= 0:
