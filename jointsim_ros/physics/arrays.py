@@ -157,6 +157,8 @@ Work = namedtuple('Work', [
     'free_kcw',     # (n_free, 3, 6) the joint block's reaction per unit friction impulse
     'free_kinv',    # (n_free, 3, 3) inverse constrained effective mass of the friction rows
     'free_bound',   # (n_free,) friction impulse bound this step, N s or N m s
+    'free_mj',      # (3, 2, 6) scratch: M^-1 J^T of one joint's friction rows
+    'free_w',       # (3, 6) scratch: J_c M^-1 J_f^T of one joint's friction rows
 ])
 
 #: Collision shapes (physics/contacts.py); static shapes (body -1) are in the world frame.

@@ -99,7 +99,7 @@ class Engine:
             drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
             free_J=np.zeros((n_free, 3, 2, 6)), free_u=np.zeros((n_free, 3, 2, 6)),
             free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
-            free_bound=np.zeros(n_free))
+            free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)))
         self.shapes, self.polytopes = self._build_shapes(model)
         self.contact_param = self._contact_param(collision)
         self._allocate_contacts(self._contact_capacity(), self._pair_capacity())

@@ -32,8 +32,8 @@ def prepare_free_friction(free, blocks, bodies, joints, state, work, dt):
     row_MJ = work.row_MJ
     kinv = work.block_kinv
     inv_inertia = work.inv_inertia_w
-    mj = np.zeros((3, 2, 6))
-    w = np.zeros((3, 6))
+    mj = work.free_mj
+    w = work.free_w
     for f in range(free.joint.shape[0]):
         j = free.joint[f]
         m = free.dim[f]

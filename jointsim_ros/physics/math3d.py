@@ -4,14 +4,9 @@
 A vector is a 3-tuple of floats, a quaternion a 4-tuple (w, x, y, z), a matrix a 3-tuple of
 row 3-tuples.  ``read3``/``write3`` move vectors in and out of the state arrays.
 """
-import numba
 import numpy as np
 
-jit = numba.njit(cache=True, nogil=True)
-#: For helpers called in the solver's inner loops with the namedtuple containers: inlined in
-#: numba's IR, so a call does not increment and decrement the reference count of every array
-#: in the container (about 0.7 us per call with the engine's ~35 work arrays).
-jit_inline = numba.njit(cache=True, nogil=True, inline='always')
+from .compiler import jit, jit_inline  # noqa: F401 - the engine's decorators
 
 
 @jit

@@ -66,13 +66,20 @@ def block_constraint(k, blocks, joints, mimics, pos, quat, q_prev, C, J, r0):
                 C[r0 + i] = 0.0  # a switched-off element: no error to correct
     else:
         m = blocks.source[k]
+        multiplier = mimics.multiplier[m]
         qf = joint_coordinate(mimics.follower[m], joints, pos, quat, q_prev, J, r0)
-        # the leader's row is built in slots 0-1 and moved to slots 2-3, scaled by -multiplier
-        saved = J[r0, 0:2, :].copy()
+        # the follower's row waits in slots 2-3 while the leader's is built in slots 0-1; then
+        # they swap, the leader's scaled by -multiplier (in place: the engine allocates nothing)
+        for s in range(2):
+            for c in range(6):
+                J[r0, 2 + s, c] = J[r0, s, c]
         ql = joint_coordinate(mimics.leader[m], joints, pos, quat, q_prev, J, r0)
-        J[r0, 2:4, :] = -mimics.multiplier[m] * J[r0, 0:2, :]
-        J[r0, 0:2, :] = saved
-        C[r0] = qf - mimics.multiplier[m] * ql - mimics.offset[m]
+        for s in range(2):
+            for c in range(6):
+                leader = J[r0, s, c]
+                J[r0, s, c] = J[r0, 2 + s, c]
+                J[r0, 2 + s, c] = -multiplier * leader
+        C[r0] = qf - multiplier * ql - mimics.offset[m]
         rows = 1
     return rows
 

@@ -127,8 +127,8 @@ def curvature_bias(blocks, joints, mimics, state, work, dt):
 
 
 @jit_inline
-def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bodies, contacts,
-                     cwork, dt, iterations, tolerance, time_budget, info):
+def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bodies, shapes,
+                     contacts, cwork, dt, iterations, tolerance, time_budget, info):
     """
     Sweep blocks and drives until the tolerance, the iteration cap or the wall-clock budget.
 
@@ -197,7 +197,7 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
                 axis_rate, prescribed, prescribed_rate))
         if free.joint.shape[0] > 0:
             largest = max(largest, solve_free_friction(free, blocks, joints, state, work))
-        if n_contact > 0:
+        if shapes is not None and n_contact > 0:
             largest = max(largest, solve_contacts(vel, inv_mass, n_contact, c_body, c_frame,
                                                   c_material, c_impulse, c_rx, c_irx, c_idir,
                                                   c_kinv, c_target))
@@ -372,10 +372,12 @@ def save_backup(state, work):
         work.drive_backup[d, 0] = state.rotor_speed[d]
         work.drive_backup[d, 1] = state.drive_current[d]
     for b in range(state.body_pos.shape[0]):
-        work.backup[b, 0:3] = state.body_pos[b]
-        work.backup[b, 3:7] = state.body_quat[b]
-        work.backup[b, 7:10] = state.body_lin_vel[b]
-        work.backup[b, 10:13] = state.body_ang_mom[b]
+        for c in range(3):
+            work.backup[b, c] = state.body_pos[b, c]
+            work.backup[b, 7 + c] = state.body_lin_vel[b, c]
+            work.backup[b, 10 + c] = state.body_ang_mom[b, c]
+        for c in range(4):
+            work.backup[b, 3 + c] = state.body_quat[b, c]
 
 
 @jit_inline
@@ -385,10 +387,12 @@ def restore_backup(state, work):
         state.rotor_speed[d] = work.drive_backup[d, 0]
         state.drive_current[d] = work.drive_backup[d, 1]
     for b in range(state.body_pos.shape[0]):
-        state.body_pos[b] = work.backup[b, 0:3]
-        state.body_quat[b] = work.backup[b, 3:7]
-        state.body_lin_vel[b] = work.backup[b, 7:10]
-        state.body_ang_mom[b] = work.backup[b, 10:13]
+        for c in range(3):
+            state.body_pos[b, c] = work.backup[b, c]
+            state.body_lin_vel[b, c] = work.backup[b, 7 + c]
+            state.body_ang_mom[b, c] = work.backup[b, 10 + c]
+        for c in range(4):
+            state.body_quat[b, c] = work.backup[b, 3 + c]
 
 
 @jit_inline
@@ -430,8 +434,9 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         # 2. external forces: gravity and joint efforts
         integrate_velocities(bodies, joints, state, work, dt, gravity)
         # 2b. contact points at x, matched to the last step's
-        # shapes is None for a robot without collision shapes: numba prunes this branch at
-        # compile time, so such robots never compile the collision code (about 13 s)
+        # shapes is None for a robot without collision shapes: numba prunes this branch (and
+        # the other contact stages, each under the same test) at compile time, so such robots
+        # never compile the contact code
         if shapes is not None:
             if find_contacts(shapes, polys, contacts, cwork, state, work, contact_param,
                              dt) < 0:
@@ -448,16 +453,18 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         prepare_drives(drives, work, state, dt)
         if free.joint.shape[0] > 0:
             prepare_free_friction(free, blocks, bodies, joints, state, work, dt)
-        prepare_contacts(contacts, cwork, bodies, state, work, contact_param, dt)
+        if shapes is not None:
+            prepare_contacts(contacts, cwork, bodies, state, work, contact_param, dt)
         # 4. warm start from the previous step's impulses
         warm_start(blocks, work, state.row_impulse, warm)
         warm_start_axes(axes, bodies, joints, state, work, warm)
         warm_start_drives(bodies, joints, drives, state, work, warm)
         warm_start_free_friction(free, bodies, joints, state, work, warm)
-        warm_start_contacts(contacts, cwork, bodies, work, warm)
+        if shapes is not None:
+            warm_start_contacts(contacts, cwork, bodies, work, warm)
         # 5. sequential impulses
         solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bodies,
-                         contacts, cwork, dt, iterations, tolerance, time_budget, info)
+                         shapes, contacts, cwork, dt, iterations, tolerance, time_budget, info)
         # 6. velocities, angular momenta, armature currents
         store_angular_momentum(state, work)
         finish_drives(drives, state, dt)

@@ -396,14 +396,16 @@ def _set_scalar_pose(tm, i, q, node_rel):
 @jit
 def _relative_twist(tm, i, qd):
     """Angular w_c and linear v_c relative velocity of node i in its child joint frame."""
-    w = [0.0, 0.0, 0.0]
-    v = [0.0, 0.0, 0.0]
+    w0 = w1 = w2 = v0 = v1 = v2 = 0.0  # scalars, not lists: the engine allocates nothing
     for k in range(tm.dof[i]):
         x = qd[tm.v0[i] + k]
-        for m in range(3):
-            w[m] += tm.col[i, k, m] * x
-            v[m] += tm.col[i, k, 3 + m] * x
-    return (w[0], w[1], w[2]), (v[0], v[1], v[2])
+        w0 += tm.col[i, k, 0] * x
+        w1 += tm.col[i, k, 1] * x
+        w2 += tm.col[i, k, 2] * x
+        v0 += tm.col[i, k, 3] * x
+        v1 += tm.col[i, k, 4] * x
+        v2 += tm.col[i, k, 5] * x
+    return (w0, w1, w2), (v0, v1, v2)
 
 
 @jit
