@@ -15,14 +15,12 @@ finite and the base ended above the ground.
 Run: .venv/bin/python bench/bench_drop.py [--runs 5] [--steps 1000] [--quick]
 Writes drop.csv and drop.md in bench/results/.
 """
-import contextlib
 import math
-import os
 from pathlib import Path
 import sys
-import time
 
-from benchlib import markdown_table, parse_args, pin_to_one_core, save_markdown, spread, write_csv
+from benchlib import (markdown_table, parse_args, pin_to_one_core, quiet_c_output, save_markdown,
+                      spread, time_calls, write_csv)
 from jointsim_ros import Simulator
 from jointsim_ros.errors import JointsimError
 import numpy as np
@@ -65,34 +63,11 @@ def time_jointsim(path, steps):
         sim = Simulator.from_urdf(str(path), {'base': 'floating',
                                               'base_pose': {'position': [0, 0, height]}})
         sim.step(int(round(SETTLE / sim.dt)))
-        times = np.empty(steps)
-        clock = time.perf_counter_ns
-        for k in range(steps):
-            start = clock()
-            sim.step(1)
-            times[k] = clock() - start
+        times = time_calls(sim.step, steps)
     except JointsimError as error:
         return None, False, str(error).split('.')[0][:120]
     base = sim.link_pose(sim.model.bodies[0].name)[0]
-    return times / 1e3, bool(np.all(np.isfinite(base)) and base[2] > 0.0), ''
-
-
-@contextlib.contextmanager
-def quiet_c_output():
-    """Send what PyBullet's C code prints to /dev/null."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved + [null]:
-            os.close(fd)
+    return times, bool(np.all(np.isfinite(base)) and base[2] > 0.0), ''
 
 
 def time_pybullet(path, height, steps, maximal):
@@ -119,14 +94,9 @@ def time_pybullet(path, height, steps, maximal):
                                                    physicsClientId=client)
             for _ in range(int(round(SETTLE / 0.001))):
                 pybullet.stepSimulation(physicsClientId=client)
-            times = np.empty(steps)
-            clock = time.perf_counter_ns
-            for k in range(steps):
-                start = clock()
-                pybullet.stepSimulation(physicsClientId=client)
-                times[k] = clock() - start
+            times = time_calls(lambda _: pybullet.stepSimulation(physicsClientId=client), steps)
             base = pybullet.getBasePositionAndOrientation(body, physicsClientId=client)[0]
-            return times / 1e3, all(math.isfinite(v) for v in base) and base[2] > 0.0
+            return times, all(math.isfinite(v) for v in base) and base[2] > 0.0
         finally:
             pybullet.disconnect(physicsClientId=client)
 

@@ -29,7 +29,6 @@ Run: .venv/bin/python bench/bench_published_urdfs.py [--out DIR] [--quick] (--qu
 tenth file; --runs, --steps and --cpu are accepted for run_all.py and not used: each file is
 loaded and stepped once, and nothing is timed but the whole walk).
 """
-import contextlib
 import glob
 import logging
 import math
@@ -39,7 +38,7 @@ import re
 import sys
 import time
 
-from benchlib import markdown_table, parse_args, save_markdown, write_csv
+from benchlib import markdown_table, parse_args, quiet_c_output, save_markdown, write_csv
 from jointsim_ros import JointsimError, Simulator
 from lxml import etree
 import numpy as np
@@ -112,24 +111,6 @@ def jointsim_run(path, label):
     out['jointsim_finite'] = bool(np.all(np.isfinite(sim.joint_positions()))
                                   and np.all(np.isfinite(sim.joint_velocities())))
     return out
-
-
-@contextlib.contextmanager
-def quiet_c_output():
-    """Send what PyBullet's C code prints (stdout and stderr) to /dev/null."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved + [null]:
-            os.close(fd)
 
 
 def pybullet_run(path, maximal):

@@ -7,6 +7,7 @@ runs and the reported figure is the median of the run medians, with the smallest
 median beside it, so that a run disturbed by another process shows as spread, not as the result.
 """
 import argparse
+import contextlib
 import csv
 import datetime
 import os
@@ -236,6 +237,35 @@ def save_markdown(out_dir, name, text):
     print(text, flush=True)
 
 
+def time_calls(step, steps):
+    """Call ``step(1)`` ``steps`` times; return each call's wall time, us, (steps,)."""
+    times = np.empty(steps)
+    clock = time.perf_counter_ns
+    for k in range(steps):
+        start = clock()
+        step(1)
+        times[k] = clock() - start
+    return times / 1e3
+
+
+@contextlib.contextmanager
+def quiet_c_output():
+    """Send what C code (PyBullet) prints on stdout and stderr to /dev/null meanwhile."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [null]:
+            os.close(fd)
+
+
 def time_steps(sim, pose, steps, per_call):
     """
     Time one run of ``sim`` from a pose at rest.
@@ -255,13 +285,7 @@ def time_steps(sim, pose, steps, per_call):
     else:
         sim.set_joint_state(pose)
     if per_call:
-        times = np.empty(steps)
-        clock = time.perf_counter_ns
-        for k in range(steps):
-            start = clock()
-            sim.step(1)
-            times[k] = clock() - start
-        return times / 1e3
+        return time_calls(sim.step, steps)
     block = min(1000, steps)
     calls = max(1, -(-steps // block))
     start = time.perf_counter_ns()
