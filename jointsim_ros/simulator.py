@@ -364,15 +364,7 @@ class Simulator(ElementsMixin):
                 changed).
         """
         values = self._finite_values(volts, 'set_voltages')
-        drives = []
-        for name in volts:
-            if name not in self._drive_index:
-                hint = close_matches(name, self.drive_names)
-                driven = ', '.join(self.drive_names) or '(none: add a drives config section)'
-                raise CommandError(
-                    f'set_voltages: joint {name!r} has no drive; the driven joints are {driven}'
-                    + (f' ({hint})' if hint else '') + '.  Nothing was changed.')
-            drives.append(self._drive_index[name])
+        drives = [self._driven(name, 'set_voltages: joint {!r} has no drive') for name in volts]
         clipped = {}
         self._servo.reset(drives)
         for name, d, value in zip(volts, drives, values):
@@ -381,6 +373,15 @@ class Simulator(ElementsMixin):
                 clipped[name] = applied
             self._engine.state.drive_voltage[d] = applied
         return clipped
+
+    def _driven(self, name, problem):
+        """Return a joint's drive index, or raise CommandError: ``problem`` names the joint."""
+        if name not in self._drive_index:
+            hint = close_matches(name, self.drive_names)
+            driven = ', '.join(self.drive_names) or '(none: add a drives config section)'
+            raise CommandError(problem.format(name) + f'; the driven joints are {driven}'
+                               + (f' ({hint})' if hint else '') + '.  Nothing was changed.')
+        return self._drive_index[name]
 
     def set_servo_targets(self, positions=None, velocities=None, efforts=None):
         """
@@ -408,13 +409,8 @@ class Simulator(ElementsMixin):
         for what, values in fields.items():
             self._finite_values(values, f'set_servo_targets {what}')
             for name in values:
-                if name not in self._drive_index:
-                    hint = close_matches(name, self.drive_names)
-                    driven = ', '.join(self.drive_names) or '(none: add a drives config section)'
-                    raise CommandError(
-                        f'servo command: joint {name!r} has no drive, so it has no position, '
-                        f'velocity or current loop; the driven joints are {driven}'
-                        + (f' ({hint})' if hint else '') + '.  Nothing was changed.')
+                self._driven(name, 'servo command: joint {!r} has no drive, so it has no '
+                                   'position, velocity or current loop')
         clipped = {}
         index = self._engine.joint_index
         for name in set(fields['positions']) | set(fields['velocities']) | set(fields['efforts']):
