@@ -81,6 +81,16 @@ def test_headless_tool_runs_the_default_robot(capsys):
     assert 't =  1.00 s' in out and 'real-time factor' in out
 
 
+def test_headless_tool_uses_the_arms_config_only_for_the_arm(capsys):
+    # another robot without --config runs on the defaults: the arm's drives name joints
+    # (joint_a1...) that panda lacks, and would be refused
+    from pathlib import Path
+    panda = Path(__file__).parent / 'fixtures' / 'urdf' / 'panda.urdf'
+    assert headless.main(['--robot', str(panda), '--seconds', '0.1']) == 0
+    out = capsys.readouterr().out
+    assert "robot 'panda'" in out and '9 movable' in out
+
+
 def test_headless_tool_reports_a_bad_robot_without_traceback(tmp_path, capsys):
     broken = tmp_path / 'broken.urdf'
     broken.write_text('<robot name="x"><link name="a"></robot>')
