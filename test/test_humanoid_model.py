@@ -46,7 +46,7 @@ def standing():
     sim.set_servo_targets(positions=dict(zip(names, sim.joint_positions())))
     start = {'pelvis': sim.link_pose('pelvis')[0].copy(),
              'soles': {side: sole(sim, side) for side in 'lr'}}
-    heights, slips, ankle_sums = [], [], []
+    heights, slips, ankle_sums, wrists = [], [], [], []
     for step in range(2500):
         sim.step(1)
         heights.append(sim.link_pose('pelvis')[0][2])
@@ -58,8 +58,11 @@ def standing():
             ankle_sums.append(sum(
                 (quat_to_matrix(sim.link_pose(f'{side}_foot')[1])
                  @ sim.measure_wrench(f'{side}_ankle_ft')[:3])[2] for side in 'lr'))
+            wrists.append([quat_to_matrix(sim.link_pose(f'{side}_hand')[1])
+                           @ sim.measure_wrench(f'{side}_wrist_ft')[:3] for side in 'lr'])
     return {'sim': sim, 'start': start, 'heights': np.array(heights),
-            'slips': np.array(slips), 'ankle_sums': np.array(ankle_sums)}
+            'slips': np.array(slips), 'ankle_sums': np.array(ankle_sums),
+            'wrists': np.array(wrists)}
 
 
 def test_loads_without_warnings_with_its_joints_mass_drives_and_sensors(caplog):
@@ -104,3 +107,13 @@ def test_ankle_sensors_carry_the_weight_above_the_ankles(standing):
     sim = standing['sim']
     above = total_mass(sim) - link_mass(sim, 'l_foot') - link_mass(sim, 'r_foot')
     assert np.mean(standing['ankle_sums']) == pytest.approx(above * G, rel=0.01)
+
+
+def test_wrist_sensors_carry_the_hands_weight(standing):
+    sim = standing['sim']
+    # the hand pulls the forearm down by its weight (world axes, as above), on average over
+    # the servo loops' jitter
+    for k, side in enumerate('lr'):
+        mean = standing['wrists'][:, k].mean(axis=0)
+        assert mean[2] == pytest.approx(-link_mass(sim, f'{side}_hand') * G, rel=0.01)
+        assert np.linalg.norm(mean[:2]) < 0.01 * link_mass(sim, f'{side}_hand') * G
