@@ -14,10 +14,12 @@ In a fresh ``git clone`` of this checkout's HEAD (with the project's venv, the c
 Run: .venv/bin/python bench/bench_first_run.py [--runs N] [--quick] [--out DIR]
 Writes first_run.csv and first_run.md (medians, with the smallest and largest run).
 """
+import contextlib
 import os
 from pathlib import Path
 import re
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -54,7 +56,7 @@ def seconds_to_motion(clone, env, limit=60.0):
     start = time.monotonic()
     process = subprocess.Popen([sys.executable, '-m', 'jointsim_ros.tools.demo', '--seconds',
                                 '4'], cwd=clone, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
     found = None
     try:
         for line in process.stdout:
@@ -65,11 +67,15 @@ def seconds_to_motion(clone, env, limit=60.0):
             if time.monotonic() - start > limit:
                 break
     finally:
-        process.terminate()
+        # Ctrl-C as a terminal sends it (the demo stops its node and controller), then kill
+        # whatever of its process group is left
+        os.killpg(process.pid, signal.SIGINT)
         try:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
-            process.kill()
+            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
     if found is None:
         raise RuntimeError('the demo printed no motion')
     return found

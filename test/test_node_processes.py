@@ -147,6 +147,37 @@ def test_make_run_demo_moves_the_arm_and_stops_cleanly(tmp_path):
     assert 'Traceback' not in result.stdout, result.stdout
 
 
+def test_make_run_demo_stops_its_node_and_controller_when_terminated(tmp_path):
+    # a closed terminal or a supervisor sends SIGTERM/SIGHUP, not Ctrl-C: the children go too
+    import signal
+    import time
+    with domain() as domain_id:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
+        demo = subprocess.Popen(
+            [sys.executable, '-m', 'jointsim_ros.tools.demo', '--seconds', '60'],
+            cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        try:
+            line = demo.stdout.readline()
+            while line and not line.startswith('t = '):
+                line = demo.stdout.readline()
+            assert line.startswith('t = ')
+            children = subprocess.run(['pgrep', '-P', str(demo.pid)], capture_output=True,
+                                      text=True).stdout.split()
+            assert len(children) == 2  # the node and the controller
+            demo.send_signal(signal.SIGTERM)
+            out, _ = demo.communicate(timeout=30)
+        finally:
+            if demo.poll() is None:
+                demo.kill()
+        assert 'jointsim demo: stopped' in out
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline and any(
+                os.path.exists(f'/proc/{pid}') for pid in children):
+            time.sleep(0.1)
+        assert not any(os.path.exists(f'/proc/{pid}') for pid in children)
+
+
 def test_make_run_headless_reaches_the_headless_tool():
     result = subprocess.run(
         [sys.executable, '-m', 'jointsim_ros.tools.demo', '--headless', '--seconds', '0.1'],

@@ -133,6 +133,13 @@ def main(argv=None):
           f'{Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
           f'  (on a ROS install: ROS_DOMAIN_ID={domain} ros2 topic echo /joint_states)\n'
           f'  Ctrl-C stops.', flush=True)
+    # a terminate or hang-up (a closed terminal, a supervisor) stops the node and the controller
+    # as Ctrl-C does, instead of leaving them running
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGHUP, interrupt)
     node = start('jointsim_ros.node', '--ros-args', '-p', f'robot_description_file:={robot}',
                  '-p', f'config_file:={config}')
     processes = [node]
