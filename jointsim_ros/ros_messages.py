@@ -18,6 +18,7 @@ from std_msgs.msg import ColorRGBA, String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
+from .description.ros2_control import DRIVE_STATE_INTERFACES, JOINT_STATE_INTERFACES
 from .errors import CommandError
 
 
@@ -43,12 +44,6 @@ def joint_state(sim):
     return msg
 
 
-#: Interfaces of every joint on dynamic_joint_states, as joint_state_broadcaster names them.
-JOINT_INTERFACES = ('position', 'velocity', 'effort')
-#: Interfaces a drive adds, with their units (docs/node.md, docs/drives.md).
-DRIVE_INTERFACES = ('voltage', 'current', 'motor_torque', 'rotor_speed', 'output_effort')
-
-
 def dynamic_joint_state(sim):
     """
     Return the control_msgs/DynamicJointState of every scalar joint and its drive.
@@ -68,12 +63,12 @@ def dynamic_joint_state(sim):
     driven = set(sim.drive_names)
     values = []
     for k, name in enumerate(sim.joint_names):
-        names = list(JOINT_INTERFACES)
+        names = list(JOINT_STATE_INTERFACES)
         numbers = [positions[k], velocities[k], efforts[k]]
         if name in driven:
             drive = sim.drive_state(name)
-            names += DRIVE_INTERFACES
-            numbers += [drive[key] for key in DRIVE_INTERFACES]
+            names += DRIVE_STATE_INTERFACES
+            numbers += [drive[key] for key in DRIVE_STATE_INTERFACES]
         values.append(InterfaceValue(interface_names=names, values=numbers))
     msg.interface_values = values
     return msg

@@ -37,7 +37,9 @@ TOPIC_DEFAULTS = {'joint_commands_topic': '/robot_joint_commands',
 #: Command interfaces the node serves: effort on every joint (on a driven joint, the motor
 #: current that gives it), position and velocity through a drive's servo loops.
 COMMAND_INTERFACES = ('position', 'velocity', 'effort')
-#: State interfaces on joint_states (every joint) and dynamic_joint_states (drives).
+#: State interfaces on joint_states and dynamic_joint_states (every joint, as
+#: joint_state_broadcaster names them) and those a drive adds on dynamic_joint_states
+#: (ros_messages.dynamic_joint_state publishes exactly these; units in docs/ros2_control.md).
 JOINT_STATE_INTERFACES = ('position', 'velocity', 'effort')
 DRIVE_STATE_INTERFACES = ('voltage', 'current', 'motor_torque', 'rotor_speed', 'output_effort')
 
