@@ -90,13 +90,13 @@ class Simulator(ElementsMixin):
         self._servo = None
         self.reset()
         # the drives' servo loops, tuned for what each joint carries at the initial pose
-        joint_index = engine_index = self._engine.joint_index
+        joint_index = self._engine.joint_index
         self._drive_joint = np.array([self._joint_position[d.joint] for d in model.drives],
                                      dtype=np.int64)
         self._servo = ServoLoops(
             model.drives, self.dt,
             [carried_inertia(self._engine, model, joint_index[d.joint]) for d in model.drives],
-            [model.joints[engine_index[d.joint]].velocity_limit for d in model.drives])
+            [model.joints[joint_index[d.joint]].velocity_limit for d in model.drives])
 
     @classmethod
     def from_urdf(cls, source, config=None):
