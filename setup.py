@@ -44,6 +44,7 @@ setup(
             'jointsim_headless = jointsim_ros.tools.headless:main',
             'jointsim_node = jointsim_ros.node:main',
             'jointsim_example_controller = jointsim_ros.tools.example_controller:main',
+            'jointsim_humanoid_controller = jointsim_ros.tools.humanoid_controller:main',
             'jointsim_inverse_dynamics = jointsim_ros.tools.inverse_dynamics:main',
             'jointsim_compare_formulations = jointsim_ros.tools.compare_formulations:main',
             'jointsim_precompile = jointsim_ros.precompile:main',

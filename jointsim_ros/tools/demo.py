@@ -2,6 +2,7 @@
 ``make run``: the simulator node and the example controller on the bundled arm, with a status.
 
     python -m jointsim_ros.tools.demo [--effort] [--robot FILE] [--config FILE] [--seconds S]
+    python -m jointsim_ros.tools.demo --humanoid [--steps N] [--seconds S]
     python -m jointsim_ros.tools.demo --headless [headless options]
 
 Starts ``jointsim_node`` and ``jointsim_example_controller`` as two processes: by default the
@@ -9,6 +10,9 @@ arm with its DC drives (config/jointsim_arm.yaml) under voltage control; ``--eff
 arm (config/default.yaml) under effort control (loose: see example_controller).  It prints the
 joint positions once a second from ``joint_states`` and ends both cleanly on Ctrl-C (or after
 ``--seconds`` of wall time).
+``--humanoid``: the bundled humanoid (urdf/jointsim_humanoid.urdf.xacro) and its walking
+controller (``jointsim_humanoid_controller``): it stands up, shifts its weight and walks
+``--steps`` steps (10), then stands; the status line shows where the pelvis is.
 ``--headless`` runs ``jointsim_ros.tools.headless`` instead, without ROS.
 """
 import argparse
@@ -35,6 +39,10 @@ def parse_args(argv):
     parser.add_argument('--robot', help='URDF or xacro file (default: the bundled arm)')
     parser.add_argument('--config', help='simulator YAML (default: config/jointsim_arm.yaml, '
                         'or config/default.yaml with --effort)')
+    parser.add_argument('--humanoid', action='store_true',
+                        help='the bundled humanoid walking (its own controller)')
+    parser.add_argument('--steps', type=int, default=10,
+                        help='--humanoid: number of steps to walk (10)')
     parser.add_argument('--seconds', type=float, default=0.0,
                         help='stop after this many wall-clock seconds (0: run until Ctrl-C)')
     return parser.parse_args(argv)
@@ -75,8 +83,12 @@ def stop(processes):
             process.wait()
 
 
-def watch(seconds, processes):
-    """Print the joint positions once a second until Ctrl-C, a process ends, or time is up."""
+def watch(seconds, processes, base=None):
+    """
+    Print the joint positions once a second until Ctrl-C, a process ends, or time is up.
+
+    With ``base`` (a link name) print where that link is (from /tf) instead of the joints.
+    """
     os.environ.update({k: v for k, v in ros_environment().items() if k not in os.environ})
     import rclpy
     from rclpy.signals import SignalHandlerOptions
@@ -86,6 +98,15 @@ def watch(seconds, processes):
     node = rclpy.create_node('jointsim_demo_status')
     latest = []
     node.create_subscription(JointState, 'joint_states', lambda m: latest.append(m), 10)
+    where = {}
+    if base:
+        from tf2_msgs.msg import TFMessage
+
+        def on_tf(msg):
+            for transform in msg.transforms:
+                if transform.child_frame_id == base:
+                    where['xyz'] = transform.transform.translation
+        node.create_subscription(TFMessage, '/tf', on_tf, 100)
     start_wall = time.monotonic()
     last_print, last_sim = start_wall, None
     try:
@@ -103,8 +124,13 @@ def watch(seconds, processes):
                 t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
                 rate = ('' if last_sim is None
                         else f'  ({(t - last_sim) / (now - last_print):.2f}x real time)')
-                q = ' '.join(f'{v:+.2f}' for v in msg.position)
-                print(f't = {t:7.2f} s  q = [{q}] rad{rate}', flush=True)
+                if base:
+                    p = where.get('xyz')
+                    shown = (f'{base} at x {p.x:+.3f} y {p.y:+.3f} z {p.z:.3f} m' if p
+                             else f'{base}: no /tf yet')
+                else:
+                    shown = 'q = [' + ' '.join(f'{v:+.2f}' for v in msg.position) + '] rad'
+                print(f't = {t:7.2f} s  {shown}{rate}', flush=True)
                 last_print, last_sim = now, t
     finally:
         node.destroy_node()
@@ -118,6 +144,8 @@ def main(argv=None):
         from jointsim_ros.tools import headless
         return headless.main([a for a in argv if a != '--headless'])
     args = parse_args(argv)
+    if args.humanoid:
+        return humanoid(args)
     robot = args.robot or str(resources.share_file(*resources.DEFAULT_ROBOT))
     if args.effort and args.voltage:
         print('jointsim demo: give --effort or --voltage, not both', file=sys.stderr)
@@ -148,6 +176,42 @@ def main(argv=None):
         controller = start('jointsim_ros.tools.example_controller', '--mode', mode)
         processes.append(controller)
         watch(args.seconds, processes)
+        if node.poll() is not None:
+            status = node.returncode or 1
+            print(f'jointsim demo: the node ended with status {node.returncode}',
+                  file=sys.stderr)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop(processes)
+    print('jointsim demo: stopped', flush=True)
+    return status
+
+
+def humanoid(args):
+    """``make run ARGS=--humanoid``: the humanoid node and its walking controller."""
+    robot = args.robot or str(resources.share_file('urdf', 'jointsim_humanoid.urdf.xacro'))
+    config = args.config or str(resources.share_file('config', 'jointsim_humanoid.yaml'))
+    domain = os.environ.get('ROS_DOMAIN_ID', '0')
+    print(f'jointsim demo: the humanoid {robot} with {config}, walking {args.steps} steps on '
+          f'its DC drives; ROS_DOMAIN_ID={domain}\n'
+          f'  watch it in rviz2 (fixed frame world, RobotModel on /robot_description) or\n'
+          f'  {Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
+          f'  Ctrl-C stops.', flush=True)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGHUP, interrupt)
+    # 200 joint states a second: the controller's rate (docs/humanoid.md, "Walking")
+    node = start('jointsim_ros.node', '--ros-args', '-p', f'robot_description_file:={robot}',
+                 '-p', f'config_file:={config}', '-p', 'publish_rate:=200.0')
+    processes = [node]
+    status = 0
+    try:
+        processes.append(start('jointsim_ros.tools.humanoid_controller', '--robot', robot,
+                               '--config', config, '--steps', str(args.steps)))
+        watch(args.seconds, processes, base='pelvis')
         if node.poll() is not None:
             status = node.returncode or 1
             print(f'jointsim demo: the node ended with status {node.returncode}',

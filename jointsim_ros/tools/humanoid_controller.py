@@ -1,0 +1,140 @@
+"""
+Walking controller for the bundled humanoid: stands it up, shifts its weight and walks.
+
+    python -m jointsim_ros.tools.humanoid_controller [--steps N] [--stride M]
+    ros2 run jointsim_ros jointsim_humanoid_controller --ros-args -r __ns:=/r1
+
+Talks to ``jointsim_node`` only over topics: on every ``joint_states`` message it publishes
+one ``joint_voltages`` message (sensor_msgs/JointState: names, volts in ``effort``) for every
+joint.  The gait is jointsim_ros.walking's ZMP preview control over joint PD on the DC drives
+(docs/humanoid.md, "Walking"); the plan is made at start-up from the robot's URDF and config
+(the node's own files: ``--robot``, ``--config``, by default the bundled humanoid), in
+simulated time from the first ``joint_states`` stamp.  After the walk it keeps standing.
+"""
+import argparse
+import sys
+
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.utilities import remove_ros_args
+from sensor_msgs.msg import JointState
+
+from .. import resources
+from ..description import load_model
+from ..errors import JointsimError
+from ..walking import GaitSettings, WalkingController
+
+ROBOT = ('urdf', 'jointsim_humanoid.urdf.xacro')
+CONFIG = ('config', 'jointsim_humanoid.yaml')
+
+
+class HumanoidController(Node):
+    """Publishes the walking controller's voltages on each joint state."""
+
+    def __init__(self, controller):
+        super().__init__('jointsim_humanoid_controller')
+        self.controller = controller
+        self.names = list(controller.joint_names)
+        self.rows = None
+        self.t0 = None
+        self.last_report = -1.0
+        self.finished = False
+        self.publisher = self.create_publisher(JointState, 'joint_voltages', 10)
+        self.create_subscription(JointState, 'joint_states', self.on_state, 10)
+        plan = controller.plan
+        self.get_logger().info(
+            f'walking plan: {len(plan.footholds)} steps of {controller.settings.stride:g} m, '
+            f'{controller.duration():.1f} s; waiting for joint_states')
+
+    def on_state(self, msg):
+        """Compute and publish the voltages for one joint state."""
+        if self.rows is None or len(msg.name) != len(self._names_seen):
+            index = {name: i for i, name in enumerate(msg.name)}
+            missing = [name for name in self.names if name not in index]
+            if missing:
+                self.get_logger().error(
+                    'joint_states lacks the joints ' + ', '.join(missing)
+                    + ': is the node running the humanoid (--robot, --config)?',
+                    throttle_duration_sec=5.0)
+                return
+            self.rows = [index[name] for name in self.names]
+            self._names_seen = list(msg.name)
+        t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        if self.t0 is None or t < self.t0:
+            self.t0 = t                      # first message, or the simulation was reset
+            self.controller.restart()
+        elapsed = t - self.t0
+        q = np.array([msg.position[i] for i in self.rows])
+        qd = np.array([msg.velocity[i] for i in self.rows])
+        volts = self.controller.voltages(elapsed, q, qd)
+        out = JointState(name=self.names, effort=volts.tolist())
+        out.header.stamp = msg.header.stamp
+        self.publisher.publish(out)
+        if elapsed - self.last_report >= 1.0:
+            self.last_report = elapsed
+            target, _ = self.controller.plan.sample(elapsed)
+            self.get_logger().info(
+                f't = {elapsed:5.2f} s  {self.controller.phase(elapsed):13s} largest joint error '
+                f'{np.max(np.abs(target - q)):.3f} rad')
+        if not self.finished and elapsed >= self.controller.duration():
+            self.finished = True
+            self.get_logger().info('walk done; standing')
+
+    _names_seen = ()
+
+
+def parse_args(argv):
+    """Command-line arguments (ROS arguments removed)."""
+    defaults = GaitSettings()
+    parser = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
+    parser.add_argument('--robot', help='URDF or xacro of the humanoid (default: the bundled '
+                        'urdf/jointsim_humanoid.urdf.xacro)')
+    parser.add_argument('--config', help='its simulator config, for the drives and the start '
+                        'pose (default: config/jointsim_humanoid.yaml)')
+    parser.add_argument('--steps', type=int, default=defaults.steps,
+                        help=f'number of steps ({defaults.steps}); 0 stands')
+    parser.add_argument('--stride', type=float, default=defaults.stride,
+                        help=f'step length, m ({defaults.stride})')
+    return parser.parse_args(argv)
+
+
+def build(options):
+    """Return the WalkingController for the options; raise JointsimError with the fix."""
+    robot = options.robot or str(resources.share_file(*ROBOT))
+    config = options.config or str(resources.share_file(*CONFIG))
+    model, sim_config = load_model(robot, config)
+    if options.steps < 0 or not 0.0 <= options.stride <= 0.2:
+        raise JointsimError('--steps must be >= 0 and --stride between 0 and 0.2 m')
+    settings = GaitSettings(steps=options.steps, stride=options.stride)
+    if options.steps == 0:
+        settings.shift = 0.0
+    return WalkingController(model, sim_config, settings)
+
+
+def main(args=None):
+    """Entry point of ``jointsim_humanoid_controller``."""
+    argv = remove_ros_args(sys.argv if args is None else args)[1:]
+    options = parse_args(argv)
+    try:
+        controller = build(options)
+    except (JointsimError, ValueError) as error:
+        print(f'jointsim_humanoid_controller: {error}', file=sys.stderr)
+        return 2
+    rclpy.init(args=sys.argv if args is None else args)
+    node = None
+    try:
+        node = HumanoidController(controller)
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
