@@ -539,9 +539,8 @@ def centre_of_pressure(readings, sole_height):
     """
     Return the centre of pressure (3,) and total normal force from ankle force-torque sensors.
 
-    Each reading is the wrench the foot passes to the leg (the ground's push, less the
-    foot's own weight, which is neglected here) at the sensor origin, turned to the world
-    axes: for a sole plane ``sole_height`` below the sensor (m), the ground force ``f`` acts
+    Each reading is the ground's push on a foot about the sensor origin, in the world axes
+    (:func:`ankle_readings`): for a sole plane ``sole_height`` below the sensor (m), the ground force ``f`` acts
     at ``p`` with ``tau = (p - s) x f``, so ``p_x = s_x - (tau_y + h f_x) / f_z`` and
     ``p_y = s_y + (tau_x - h f_y) / f_z``.  Feet in the air (f_z <= 1 N) are left out.
 
@@ -571,14 +570,27 @@ ANKLE_SENSORS = {'l': 'l_ankle_ft', 'r': 'r_ankle_ft'}
 SOLE_HEIGHT = 0.07      # m, the sole plane below the ankle axes (the sensors' origin)
 
 
-def ankle_readings(sim):
-    """Return the ankle sensors' latest samples, turned to the world: [(origin, f, tau)]."""
+def ankle_readings(sim, exact=False):
+    """
+    Return the ground's push on each foot from its ankle sensor, world axes: [(origin, f, tau)].
+
+    A sensor reads what the foot passes to the leg: the ground's push less the foot's weight
+    (and its inertia, neglected here: a foot on the ground hardly accelerates).  Adding the
+    weight back, ``f = f_s - m g`` and ``tau = tau_s - r x m g`` about the sensor origin, with
+    ``r`` the foot's centre of mass from it.  The latest samples (the sensors' rate, noise and
+    filter), or with ``exact`` what the joints transmitted in the last step.
+    """
     readings = []
+    gravity = np.asarray(sim.config.gravity, dtype=float)
     for side, sensor in ANKLE_SENSORS.items():
         origin, quat = sim.link_pose(f'{side}_foot')
         rot = quat_to_matrix(quat)
-        wrench = sim.wrench(sensor)
-        readings.append((origin, rot @ wrench[:3], rot @ wrench[3:]))
+        wrench = sim.measure_wrench(sensor) if exact else sim.wrench(sensor)
+        body = sim.model.bodies[sim.model.links[f'{side}_foot'].body]
+        weight = body.mass * gravity
+        lever = rot @ np.asarray(body.com)          # the foot frame is its body frame
+        readings.append((origin, rot @ wrench[:3] - weight,
+                         rot @ wrench[3:] - np.cross(lever, weight)))
     return readings
 
 

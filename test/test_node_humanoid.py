@@ -1,0 +1,100 @@
+"""
+The humanoid walks through the node over DDS: jointsim_node and jointsim_humanoid_controller
+as two processes, the test a third that only listens (TF, ankle sensors, joint states).
+"""
+import math
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+
+from geometry_msgs.msg import WrenchStamped
+import numpy as np
+import pytest
+from sensor_msgs.msg import JointState
+from tf2_msgs.msg import TFMessage
+
+from jointsim_ros.walking import GaitSettings
+
+from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
+                          stamp_seconds)
+
+URDF = PACKAGE_ROOT / 'urdf' / 'jointsim_humanoid.urdf.xacro'
+CONFIG = PACKAGE_ROOT / 'config' / 'jointsim_humanoid.yaml'
+WALK = GaitSettings().duration()     # s of simulated time: the plan for 10 steps
+
+
+def start_controller(domain_id, log_path, *args):
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
+    log = open(log_path, 'w')
+    return subprocess.Popen([sys.executable, '-m', 'jointsim_ros.tools.humanoid_controller',
+                             '--robot', str(URDF), '--config', str(CONFIG), *args],
+                            cwd=PACKAGE_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def swings(forces, rate=500.0, air=30.0, shortest=0.3):
+    """
+    Count a foot's swings: runs of samples whose vertical force is below ``air`` (N) lasting
+    at least ``shortest`` s.  A swing lasts 0.45 s; an edge of a foot lifting as the robot
+    rocks, up to about 0.2 s (docs/humanoid.md, "Walking").
+    """
+    count, run = 0, 0
+    for f in list(forces) + [np.inf]:
+        if f < air:
+            run += 1
+            continue
+        if run >= shortest * rate:
+            count += 1
+        run = 0
+    return count
+
+
+@pytest.fixture(scope='module')
+def walk(tmp_path_factory):
+    """Run the walk over DDS; return what the listening test saw."""
+    folder = tmp_path_factory.mktemp('humanoid_node')
+    with domain() as domain_id:
+        with running_node(domain_id, folder / 'node.log', parameters={
+                'robot_description_file': str(URDF), 'config_file': str(CONFIG),
+                'publish_rate': 200.0}) as node:
+            client = RosClient(domain_id)
+            tf = client.subscribe(TFMessage, '/tf', 100)
+            wrenches = {side: client.subscribe(WrenchStamped, f'{side}_ankle_ft/wrench', 100)
+                        for side in 'lr'}
+            states = client.subscribe(JointState, 'joint_states', 100)
+            controller = start_controller(domain_id, folder / 'controller.log')
+            try:
+                assert client.wait_for(lambda: states), 'no joint_states'
+                start = stamp_seconds(states[0].header.stamp)
+                done = client.wait_for(
+                    lambda: stamp_seconds(states[-1].header.stamp) - start > WALK + 1.0,
+                    timeout=120.0)
+                assert done, node.output()
+            finally:
+                controller.send_signal(signal.SIGINT)
+                controller.wait(timeout=10)
+                client.close()
+            pelvis = [(t.transform.translation.x, t.transform.translation.y,
+                       t.transform.translation.z, t.transform.rotation.w,
+                       t.transform.rotation.x, t.transform.rotation.y, t.transform.rotation.z)
+                      for msg in tf for t in msg.transforms if t.child_frame_id == 'pelvis']
+            feet = {side: [m.wrench.force.z for m in received]
+                    for side, received in wrenches.items()}
+            return {'pelvis': np.array(pelvis), 'feet': feet,
+                    'controller': Path(folder / 'controller.log').read_text(),
+                    'node': node.output(), 'status': controller.returncode}
+
+
+def test_it_walks_ten_steps_and_a_metre_through_the_node(walk):
+    pelvis = walk['pelvis']
+    assert len(pelvis) > 100, walk['node']
+    assert pelvis[-1, 0] - pelvis[0, 0] >= 1.0, walk['controller']
+    assert np.min(pelvis[:, 2]) > pelvis[0, 2] - 0.03                     # never falls
+    # tilt of the pelvis z axis from the quaternion: 1 - 2 (x^2 + y^2) = cos(tilt)
+    cos_tilt = 1.0 - 2.0 * (pelvis[:, 4] ** 2 + pelvis[:, 5] ** 2)
+    assert np.min(cos_tilt) > math.cos(math.radians(8.0))
+    # ten steps, read from the ankle sensors: five swings of each foot
+    assert swings(walk['feet']['l']) == 5 and swings(walk['feet']['r']) == 5
+    assert 'walk done; standing' in walk['controller']
+    assert walk['status'] == 0
