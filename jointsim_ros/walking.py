@@ -516,11 +516,12 @@ class WalkingController:
         """
         Return the armature voltages (n,), V, in ``joint_names`` order.
 
+        The first call's positions are the start pose that standing up starts from.
+
         Args:
             t: s since the controller started.
-            positions, velocities: (n,) measured, rad and rad/s, in ``joint_names`` order.
-
-        The first call's positions are the start pose that standing up starts from.
+            positions: (n,) measured, rad, in ``joint_names`` order.
+            velocities: (n,) measured, rad/s, in ``joint_names`` order.
         """
         target, speed = self.plan.sample(t)
         if self._start is None:

@@ -1,6 +1,8 @@
 """
-The humanoid walks through the node over DDS: jointsim_node and jointsim_humanoid_controller
-as two processes, the test a third that only listens (TF, ankle sensors, joint states).
+The humanoid walks through the node over DDS.
+
+jointsim_node and jointsim_humanoid_controller run as two processes; the test is a third that
+only listens (TF, ankle sensors, joint states).
 """
 import math
 import os
@@ -35,8 +37,9 @@ def start_controller(domain_id, log_path, *args):
 
 def swings(forces, rate=500.0, air=30.0, shortest=0.3):
     """
-    Count a foot's swings: runs of samples whose vertical force is below ``air`` (N) lasting
-    at least ``shortest`` s.  A swing lasts 0.45 s; an edge of a foot lifting as the robot
+    Count a foot's swings in its ankle sensor's vertical forces (N, ``rate`` samples a second).
+
+    A swing is a run of samples below ``air`` lasting at least ``shortest`` s.  A swing lasts 0.45 s; an edge of a foot lifting as the robot
     rocks, up to about 0.2 s (docs/humanoid.md, "Walking").
     """
     count, run = 0, 0
