@@ -514,7 +514,7 @@ class WalkingController:
 
     def voltages(self, t, positions, velocities):
         """
-        Return the armature voltages (n,), V, in ``joint_names`` order.
+        Return the armature voltage of every joint, V: shape (n,), ``joint_names`` order.
 
         The first call's positions are the start pose that standing up starts from.
 
