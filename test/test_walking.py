@@ -248,3 +248,13 @@ def test_standing_it_survives_a_40_n_push_seen_as_a_cop_shift_that_returns(model
     assert abs(after - before) < 2e-3                 # and returns
     for sensors, contacts in checks:
         np.testing.assert_allclose(sensors, contacts, atol=3e-3)
+
+
+def test_the_headless_tool_walks_the_humanoid(capsys):
+    from jointsim_ros.tools import headless
+    assert headless.main(['--humanoid', '--steps', '2']) == 0
+    out = capsys.readouterr().out
+    assert 'walking 2 steps of 0.125 m' in out and 'shifting weight' in out
+    walked = float(out.split('walked ')[1].split(' m')[0])
+    # two steps: the right foot one stride ahead, then the left beside it
+    assert walked == pytest.approx(0.125, abs=0.03)
