@@ -174,3 +174,38 @@ def test_ros2_control_launch_puts_the_controller_manager_in_front_of_the_node():
     assert spawned in controllers
     default = constant(keyword(declared['controller'], 'default_value'))
     assert default in controllers
+
+
+def test_humanoid_launch_starts_node_controller_and_rviz_on_files_the_package_installs():
+    path = PACKAGE_ROOT / 'launch' / 'humanoid.launch.py'
+    tree = ast.parse(path.read_text(), filename=str(path))
+    nodes = {constant(keyword(call, 'executable')): call for call in calls(tree, 'Node')}
+    assert set(nodes) == {'jointsim_node', 'jointsim_humanoid_controller', 'rviz2'}
+    setup = (PACKAGE_ROOT / 'setup.py').read_text()
+    for executable in ('jointsim_node', 'jointsim_humanoid_controller'):
+        assert f"'{executable} = jointsim_ros." in setup, executable
+    text = ast.dump(tree)
+    for folder, name in (('urdf', 'jointsim_humanoid.urdf.xacro'),
+                         ('config', 'jointsim_humanoid.yaml'),
+                         ('rviz', 'jointsim_humanoid.rviz')):
+        assert f"'{name}'" in text and (PACKAGE_ROOT / folder / name).is_file()
+    node_parameters = ast.dump(keyword(nodes['jointsim_node'], 'parameters'))
+    assert "'publish_rate'" in node_parameters and "'robot_description'" in node_parameters
+    arguments = ast.dump(keyword(nodes['jointsim_humanoid_controller'], 'arguments'))
+    assert all(f"'--{option}'" in arguments for option in ('robot', 'config', 'steps'))
+    assert keyword(nodes['rviz2'], 'condition').func.id == 'IfCondition'
+    declared = {constant(call.args[0]) for call in calls(tree, 'DeclareLaunchArgument')}
+    assert declared == {'steps', 'rviz', 'use_sim_time'}
+
+
+def test_humanoid_rviz_config_shows_its_four_sensors_and_follows_the_pelvis():
+    from jointsim_ros.simulator import Simulator
+    sim = Simulator.from_urdf(str(PACKAGE_ROOT / 'urdf' / 'jointsim_humanoid.urdf.xacro'),
+                              str(PACKAGE_ROOT / 'config' / 'jointsim_humanoid.yaml'))
+    config = yaml.safe_load((PACKAGE_ROOT / 'rviz' / 'jointsim_humanoid.rviz').read_text())
+    manager = config['Visualization Manager']
+    wrenches = {d['Topic']['Value'] for d in manager['Displays']
+                if d['Class'] == 'rviz_default_plugins/Wrench' and d['Enabled']}
+    assert wrenches == {wrench_topic(name) for name in sim.sensor_names}
+    assert manager['Views']['Current']['Target Frame'] in sim.model.links
+    assert manager['Global Options']['Fixed Frame'] == 'world'

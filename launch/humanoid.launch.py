@@ -1,0 +1,74 @@
+"""
+Launch the bundled humanoid walking: jointsim_node, its walking controller and rviz2.
+
+    ros2 launch jointsim_ros humanoid.launch.py
+    ros2 launch jointsim_ros humanoid.launch.py steps:=20 rviz:=false
+
+The node runs urdf/jointsim_humanoid.urdf.xacro (through xacro) with
+config/jointsim_humanoid.yaml and publishes joint states at 200 Hz, the rate the controller
+runs at; jointsim_humanoid_controller reads the same two files, stands the robot up, shifts its
+weight and walks ``steps`` steps by commanding the motor voltages (docs/humanoid.md).  rviz2
+follows the pelvis and shows the contact forces and the ankle and wrist sensors' wrenches.
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    """Return the launch description: arguments, the node, the controller, rviz2 (optional)."""
+    share = FindPackageShare('jointsim_ros')
+    robot = PathJoinSubstitution([share, 'urdf', 'jointsim_humanoid.urdf.xacro'])
+    config = PathJoinSubstitution([share, 'config', 'jointsim_humanoid.yaml'])
+    steps = LaunchConfiguration('steps')
+    rviz = LaunchConfiguration('rviz')
+    use_sim_time = LaunchConfiguration('use_sim_time')
+    robot_description = ParameterValue(Command(['xacro ', robot]), value_type=str)
+
+    return LaunchDescription([
+        DeclareLaunchArgument(
+            'steps', default_value='10',
+            description='Number of steps to walk (0 stands); then it stands.'),
+        DeclareLaunchArgument(
+            'rviz', default_value='true',
+            description='Start rviz2 with rviz/jointsim_humanoid.rviz (RobotModel, TF, '
+                        'contacts, ankle and wrist wrenches, following the pelvis).'),
+        DeclareLaunchArgument(
+            'use_sim_time', default_value='true',
+            description='The nodes follow the simulated time on /clock.'),
+
+        Node(
+            package='jointsim_ros',
+            executable='jointsim_node',
+            name='jointsim_node',
+            output='screen',
+            parameters=[{
+                'robot_description': robot_description,
+                'config_file': config,
+                'publish_rate': 200.0,
+                'publish_clock': True,
+                'use_sim_time': use_sim_time,
+            }],
+        ),
+        Node(
+            package='jointsim_ros',
+            executable='jointsim_humanoid_controller',
+            name='jointsim_humanoid_controller',
+            output='screen',
+            arguments=['--robot', robot, '--config', config, '--steps', steps],
+            parameters=[{'use_sim_time': use_sim_time}],
+        ),
+        Node(
+            package='rviz2',
+            executable='rviz2',
+            name='rviz2',
+            arguments=['-d', PathJoinSubstitution([share, 'rviz', 'jointsim_humanoid.rviz'])],
+            parameters=[{'use_sim_time': use_sim_time}],
+            condition=IfCondition(rviz),
+            output='log',
+        ),
+    ])
