@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from .rotations import axis_angle_matrix, quat_to_matrix
+from .rotations import quat_to_matrix
 
 G = 9.81
 LEG_JOINTS = ('hip_yaw', 'hip_roll', 'hip_pitch', 'knee', 'ankle_pitch', 'ankle_roll')
@@ -541,9 +541,10 @@ def centre_of_pressure(readings, sole_height):
     Return the centre of pressure (3,) and total normal force from ankle force-torque sensors.
 
     Each reading is the ground's push on a foot about the sensor origin, in the world axes
-    (:func:`ankle_readings`): for a sole plane ``sole_height`` below the sensor (m), the ground force ``f`` acts
-    at ``p`` with ``tau = (p - s) x f``, so ``p_x = s_x - (tau_y + h f_x) / f_z`` and
-    ``p_y = s_y + (tau_x - h f_y) / f_z``.  Feet in the air (f_z <= 1 N) are left out.
+    (:func:`ankle_readings`): for a sole plane ``sole_height`` below the sensor (m), the
+    ground force ``f`` acts at ``p`` with ``tau = (p - s) x f``, so
+    ``p_x = s_x - (tau_y + h f_x) / f_z`` and ``p_y = s_y + (tau_x - h f_y) / f_z``.
+    Feet in the air (f_z <= 1 N) are left out.
 
     Args:
         readings: iterable of (sensor origin (3,), force (3,), torque (3,)), world, m, N, N m.

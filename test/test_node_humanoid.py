@@ -12,15 +12,13 @@ import subprocess
 import sys
 
 from geometry_msgs.msg import WrenchStamped
+from jointsim_ros.walking import GaitSettings
+from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
+                          stamp_seconds)
 import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
-
-from jointsim_ros.walking import GaitSettings
-
-from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
-                          stamp_seconds)
 
 URDF = PACKAGE_ROOT / 'urdf' / 'jointsim_humanoid.urdf.xacro'
 CONFIG = PACKAGE_ROOT / 'config' / 'jointsim_humanoid.yaml'
@@ -39,8 +37,9 @@ def swings(forces, rate=500.0, air=30.0, shortest=0.3):
     """
     Count a foot's swings in its ankle sensor's vertical forces (N, ``rate`` samples a second).
 
-    A swing is a run of samples below ``air`` lasting at least ``shortest`` s.  A swing lasts 0.45 s; an edge of a foot lifting as the robot
-    rocks, up to about 0.2 s (docs/humanoid.md, "Walking").
+    A swing is a run of samples below ``air`` lasting at least ``shortest`` s.  A swing lasts
+    0.45 s; an edge of a foot lifting as the robot rocks, up to about 0.2 s (docs/humanoid.md,
+    "Walking").
     """
     count, run = 0, 0
     for f in list(forces) + [np.inf]:

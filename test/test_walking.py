@@ -15,8 +15,8 @@ from jointsim_ros.description import load_model
 from jointsim_ros.rotations import quat_to_matrix
 from jointsim_ros.simulator import Simulator
 from jointsim_ros.walking import (ankle_readings, centre_of_pressure, G, GaitSettings,
-                                  Kinematics, LEG_JOINTS, leg_ik, LegGeometry, PreviewController,
-                                  run_headless, SOLE_HEIGHT, sole_centre, WalkingController)
+                                  Kinematics, leg_ik, LEG_JOINTS, LegGeometry, PreviewController,
+                                  run_headless, sole_centre, SOLE_HEIGHT, WalkingController)
 import numpy as np
 import pytest
 
