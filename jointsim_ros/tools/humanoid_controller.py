@@ -10,6 +10,11 @@ joint.  The gait is jointsim_ros.walking's ZMP preview control over joint PD on 
 (docs/humanoid.md, "Walking"); the plan is made at start-up from the robot's URDF and config
 (the node's own files: ``--robot``, ``--config``, by default the bundled humanoid), in
 simulated time from the first ``joint_states`` stamp.  After the walk it keeps standing.
+
+The node steps from the moment it is ready, with every drive at 0 V, so a robot whose
+controller starts a few seconds later has sunk on its braking motors by then.  The controller
+therefore first calls the node's ``reset`` service (std_srvs/Trigger) and starts from the
+initial state; ``--no-reset`` stands the robot up from wherever it is instead.
 """
 import argparse
 import sys
@@ -20,6 +25,7 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.utilities import remove_ros_args
 from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
 
 from .. import resources
 from ..description import load_model
@@ -33,9 +39,12 @@ CONFIG = ('config', 'jointsim_humanoid.yaml')
 class HumanoidController(Node):
     """Publishes the walking controller's voltages on each joint state."""
 
-    def __init__(self, controller):
+    def __init__(self, controller, reset=True):
         super().__init__('jointsim_humanoid_controller')
         self.controller = controller
+        # None: no reset wanted or done; a future: waiting for the node's reset
+        self.reset_client = self.create_client(Trigger, 'reset') if reset else None
+        self.resetting = None
         self.names = list(controller.joint_names)
         self.rows = None
         self.t0 = None
@@ -50,6 +59,18 @@ class HumanoidController(Node):
 
     def on_state(self, msg):
         """Compute and publish the voltages for one joint state."""
+        if self.reset_client is not None:
+            if self.resetting is None:
+                if not self.reset_client.service_is_ready():
+                    return
+                self.get_logger().info('resetting the simulation to its initial state')
+                self.resetting = self.reset_client.call_async(Trigger.Request())
+                return
+            if not self.resetting.done():
+                return
+            self.reset_client = None              # done: the next state starts the walk
+            self.t0 = None
+            return
         if self.rows is None or len(msg.name) != len(self._names_seen):
             index = {name: i for i, name in enumerate(msg.name)}
             missing = [name for name in self.names if name not in index]
@@ -93,6 +114,8 @@ def parse_args(argv):
                         'urdf/jointsim_humanoid.urdf.xacro)')
     parser.add_argument('--config', help='its simulator config, for the drives and the start '
                         'pose (default: config/jointsim_humanoid.yaml)')
+    parser.add_argument('--no-reset', dest='reset', action='store_false',
+                        help="do not reset the simulation first: stand up from where it is")
     parser.add_argument('--steps', type=int, default=defaults.steps,
                         help=f'number of steps ({defaults.steps}); 0 stands')
     parser.add_argument('--stride', type=float, default=defaults.stride,
@@ -125,7 +148,7 @@ def main(args=None):
     rclpy.init(args=sys.argv if args is None else args)
     node = None
     try:
-        node = HumanoidController(controller)
+        node = HumanoidController(controller, options.reset)
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
