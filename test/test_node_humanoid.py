@@ -87,8 +87,11 @@ def walk(tmp_path_factory):
                 for msg in tf for t in msg.transforms if t.child_frame_id == 'pelvis'])
             back = np.nonzero(np.diff(pelvis[:, 0]) < 0)[0]
             pelvis = pelvis[back[-1] + 1 if len(back) else 0:, 1:]
-            feet = {side: [(stamp_seconds(m.header.stamp), m.wrench.force.z)
-                           for m in received] for side, received in wrenches.items()}
+            feet = {}
+            for side, received in wrenches.items():
+                samples = [(stamp_seconds(m.header.stamp), m.wrench.force.z) for m in received]
+                back = [i for i in range(1, len(samples)) if samples[i][0] < samples[i - 1][0]]
+                feet[side] = samples[back[-1] if back else 0:]    # after the reset
             return {'pelvis': pelvis, 'feet': feet,
                     'controller': Path(folder / 'controller.log').read_text(),
                     'node': node.output(), 'status': controller.returncode}
@@ -103,8 +106,12 @@ def test_it_walks_ten_steps_and_a_metre_through_the_node(walk):
     # tilt of the pelvis z axis from the quaternion: 1 - 2 (x^2 + y^2) = cos(tilt)
     cos_tilt = 1.0 - 2.0 * (pelvis[:, 4] ** 2 + pelvis[:, 5] ** 2)
     assert np.min(cos_tilt) > math.cos(math.radians(8.0)), log
-    # ten steps, read from the ankle sensors: five swings of each foot
-    counted = {side: swings(forces) for side, forces in walk['feet'].items()}
+    # ten steps, read from the ankle sensors: five swings of each foot until the last landing
+    # (after it the robot rocks a little from foot to foot before it settles: docs/humanoid.md)
+    settings = GaitSettings()
+    landed = WALK - settings.finish - settings.double_support
+    counted = {side: swings(s for s in samples if s[0] <= landed + 0.05)
+               for side, samples in walk['feet'].items()}
     assert counted == {'l': 5, 'r': 5}, log
     assert 'resetting the simulation' in walk['controller']
     assert 'walk done; standing' in walk['controller']
