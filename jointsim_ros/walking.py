@@ -608,8 +608,9 @@ def run_headless(sim, controller, seconds, period=5, record=None, on_step=None):
         sim: a Simulator of the humanoid (its joints in the controller's order).
         controller: WalkingController.
         seconds: simulated time, s.
-        record: None, or a dict that receives per-period lists 'time', 'pelvis' (3,),
-            'cop' (3,), 'normal' (N), 'currents' {joint: A}.
+        record: None, or a dict that receives per-period lists 'time' (s), 'pelvis' (3,) m,
+            'pelvis_quat' (4,) wxyz, 'cop' (3,) m and 'normal' (N) from the ankle sensors
+            (:func:`centre_of_pressure`), 'soles' {'l', 'r'}: (3,) m.
         on_step: None, or f(sim, t) called before each controller reading (pushes, checks).
 
     Returns:
