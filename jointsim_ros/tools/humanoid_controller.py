@@ -115,7 +115,7 @@ def parse_args(argv):
     parser.add_argument('--config', help='its simulator config, for the drives and the start '
                         'pose (default: config/jointsim_humanoid.yaml)')
     parser.add_argument('--no-reset', dest='reset', action='store_false',
-                        help="do not reset the simulation first: stand up from where it is")
+                        help='do not reset the simulation first: stand up from where it is')
     parser.add_argument('--steps', type=int, default=defaults.steps,
                         help=f'number of steps ({defaults.steps}); 0 stands')
     parser.add_argument('--stride', type=float, default=defaults.stride,
