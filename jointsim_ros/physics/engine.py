@@ -509,10 +509,17 @@ class Engine:
         if not hasattr(self, '_joint_axis'):
             self._joint_axis = {int(j): x for x, j in enumerate(self.axes.joint)}
             self._joint_free = {int(j): f for f, j in enumerate(self.free.joint)}
+            self._wrench_fn = None
         out = np.zeros(6)
-        joint_impulse_on_child(j, self._joint_axis.get(j, -1), self._joint_free.get(j, -1),
-                               self.joints, self.blocks, self.mimics, self.axes, self.drives,
-                               self.state, self.work, self.dt, out)
+        args = (j, self._joint_axis.get(j, -1), self._joint_free.get(j, -1), self.joints,
+                self.blocks, self.mimics, self.axes, self.drives, self.state, self.work,
+                self.dt, out)
+        if self._wrench_fn is None:
+            joint_impulse_on_child(*args)
+            # later calls skip the dispatcher's type resolution (most of the call's cost)
+            self._wrench_fn = _compiled_entry_point(joint_impulse_on_child, args)
+        else:
+            self._wrench_fn(*args)
         child = int(self.joints.body[j, 1])
         start = self.work.backup[child]
         return out[:3] / self.dt, out[3:] / self.dt, start[0:3].copy(), start[3:7].copy()
