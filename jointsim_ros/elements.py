@@ -52,7 +52,8 @@ class ElementsMixin:
     @property
     def _elements_move(self):
         """Tell whether anything here must be updated every step."""
-        return bool(self._lengths or self._paths or np.any(self._actuator_force))
+        return bool(self._lengths or self._paths
+                    or (self._actuator_force.size and self._actuator_force.any()))
 
     # -- geometry -------------------------------------------------------------------------------
     def _element_ends(self, name, table):

@@ -60,6 +60,7 @@ class ServoLoops:
         n = len(drives)
         self.dt = dt
         self.mode = np.zeros(n, dtype=np.int64)
+        self._active = False      # any mode set: kept with the modes, read every step
         self.target_position = np.zeros(n)
         self.target_velocity = np.zeros(n)
         self.target_effort = np.zeros(n)
@@ -93,12 +94,13 @@ class ServoLoops:
     @property
     def active(self):
         """Return True when any drive is servoed."""
-        return bool(self.mode.any())
+        return self._active
 
     def reset(self, drives=None):
         """Back to voltage mode, integrators cleared (all drives, or those indices)."""
         which = slice(None) if drives is None else list(drives)
         self.mode[which] = NONE
+        self._active = bool(self.mode.any())
         self.velocity_integral[which] = 0.0
         self.current_integral[which] = 0.0
         self.current_command[which] = 0.0
@@ -110,6 +112,7 @@ class ServoLoops:
             self.velocity_integral[d] = 0.0
             self.current_integral[d] = 0.0
         self.mode[d] = mode
+        self._active = bool(self.mode.any())
         self.target_position[d] = position
         self.target_velocity[d] = velocity
         self.target_effort[d] = effort

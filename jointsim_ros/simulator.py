@@ -76,6 +76,7 @@ class Simulator(ElementsMixin):
         self._supply = np.array([d.supply_voltage for d in model.drives], dtype=float)
         self._velocity_limits = np.array([model.joints[i].velocity_limit for i in self._scalar],
                                          dtype=float)
+        self._has_velocity_limits = bool(np.isfinite(self._velocity_limits).any())
         #: Joints seen beyond their URDF velocity limit (each reported once in the log).
         self.velocity_limit_exceeded = set()
         self._next_speed_check = 0.0
@@ -147,12 +148,12 @@ class Simulator(ElementsMixin):
             raise DivergenceError(self._diverged)
         per_step = self._prescribed or self._elements_move or self._servo.active
         taken = self._step_one_by_one(int(n)) if per_step else self._step_with_samples(int(n))
-        info = self._engine.info
+        info = self._engine.info.tolist()     # Python floats: cheaper than numpy scalars
         self.last_step = StepReport(
             steps=taken, iterations=int(info[arrays.INFO_ITERATIONS]),
-            residual=float(info[arrays.INFO_RESIDUAL]),
+            residual=info[arrays.INFO_RESIDUAL],
             stop_reason=_STOP_NAMES[int(info[arrays.INFO_STOP])],
-            position_error=float(info[arrays.INFO_POS_ERROR]))
+            position_error=info[arrays.INFO_POS_ERROR])
         if info[arrays.INFO_STATUS] == arrays.STATUS_DIVERGED:
             index = int(info[arrays.INFO_BODY])
             if index < len(self.model.bodies):
@@ -171,7 +172,7 @@ class Simulator(ElementsMixin):
                 + 'or check the inertias, drives and commands of that link, then reset.')
             raise DivergenceError(self._diverged)
         if (not self.config.limits.enforce_velocity and self.time >= self._next_speed_check
-                and np.isfinite(self._velocity_limits).any()):
+                and self._has_velocity_limits):
             self._next_speed_check = self.time + VELOCITY_CHECK_PERIOD
             self._check_velocity_limits()
         return self.last_step
