@@ -96,10 +96,10 @@ def walk(sim, controller, per_call, record=None):
     step_times = np.empty(steps if per_call else -(-steps // PERIOD))
     control_times = np.empty(-(-steps // PERIOD))
     sampled = np.zeros(steps, dtype=bool)
-    sensors = list(sim.sensor_names)
+    sensors = list(sim.sensors.names)
 
     def samples():
-        return sum(sim.sensor_sample(name)[2] for name in sensors)
+        return sum(sim.sensors.sample(name)[2] for name in sensors)
     count = samples()
     started = clock()
     for call, k in enumerate(range(0, steps, PERIOD)):
@@ -423,7 +423,7 @@ def record_walk(walk_steps):
         # a foot touching down with a few newtons puts the centre anywhere: shown above 100 N
         data['cop'].append(cop[:2] if normal > 100.0 else np.full(2, np.nan))
         data['force'].append([(quat_to_matrix(sim.link_pose(f'{side}_foot')[1])
-                               @ sim.wrench(sensor)[:3])[2]
+                               @ sim.sensors.wrench(sensor)[:3])[2]
                               for side, sensor in ANKLE_SENSORS.items()])
         data['current'].append([sim.drive_state(joint)['current'] for joint in legs])
 

@@ -260,8 +260,8 @@ class JointsimNode(Node):
         self._pub_command_order = self.create_publisher(String, 'joint_command_order', LATCHED)
         # one WrenchStamped topic per force-torque sensor, at the sensor's rate
         self._pub_wrench = {name: self.create_publisher(WrenchStamped, wrench_topic(name), 10)
-                            for name in self.sim.sensor_names}
-        self._wrench_count = dict.fromkeys(self.sim.sensor_names, 0)
+                            for name in self.sim.sensors.names}
+        self._wrench_count = dict.fromkeys(self.sim.sensors.names, 0)
         # contact points and normal forces for rviz2, with the state; a robot that never
         # touches anything publishes nothing on it
         self._pub_contacts = None
@@ -366,9 +366,9 @@ class JointsimNode(Node):
         if self.runner.state_version != self._published_version:
             self._publish_state()
         for name, publisher in self._pub_wrench.items():
-            frame = self.frames.frame(self.sim.sensor_frame(name))
+            frame = self.frames.frame(self.sim.sensors.frame(name))
             # every sample since the last tick (after a reset, the new ones)
-            for when, values, count in self.sim.sensor_history(name, self._wrench_count[name]):
+            for when, values, count in self.sim.sensors.history(name, self._wrench_count[name]):
                 publisher.publish(ros_messages.wrench_stamped(values, frame, when))
                 self._wrench_count[name] = count
 

@@ -93,8 +93,8 @@ def compile_variant(variant):
     sim.joint_positions()
     sim.joint_velocities()
     if variant != 'tree':
-        sim.wrench('ft')
-        sim.sensor_history('ft', 0)
+        sim.sensors.wrench('ft')
+        sim.sensors.history('ft', 0)
     sim.drive_state('shoulder')
     if variant == 'contacts':
         sim.contacts()

@@ -4,7 +4,6 @@ The facade: robot model + configuration + commands -> step().
 The node and the command-line tools drive the engine only through :class:`Simulator`.
 Units are SI; the world frame is REP 103 (x forward, y left, z up); quaternions are (w, x, y, z).
 """
-import collections
 from collections import namedtuple
 import logging
 import math
@@ -20,6 +19,7 @@ from .physics import arrays
 from .physics.axes import PRESCRIBED
 from .physics.engine import Engine
 from .rotations import quat_multiply, quat_to_matrix
+from .sensing import Sensors
 from .servo import carried_inertia, EFFORT, MODE_NAMES, POSITION, ServoLoops, VELOCITY
 from .trajectory import CubicSpline
 
@@ -45,8 +45,6 @@ Contact = namedtuple('Contact', [
 LOGGER = logging.getLogger('jointsim_ros')
 #: A prescribed motion must start this close to the joint's position, rad or m.
 PRESCRIBED_START_TOLERANCE = 1e-3
-#: Samples of each force-torque sensor kept for readers that poll (the node), count.
-HISTORY = 1000
 #: Joint speeds are compared with the URDF velocity limits at most this often, simulated s.
 VELOCITY_CHECK_PERIOD = 0.01
 _STOP_NAMES = {arrays.STOP_TOLERANCE: 'tolerance', arrays.STOP_ITERATIONS: 'iterations',
@@ -82,11 +80,11 @@ class Simulator(ElementsMixin):
         self._next_speed_check = 0.0
         self._diverged = None
         self.last_step = StepReport(0, 0, 0.0, 'tolerance', 0.0)
-        #: Force-torque sensors (config ``force_torque_sensors`` and URDF <gazebo> tags).
-        self.sensor_names = tuple(s.name for s in model.sensors)
         self._prescribed = {}  # joint name -> (axis, (spline, column, start time))
         self._drive_needs = {}  # driven prescribed joint -> what its drive needed last step
-        self._sensors = {s.name: _SensorState(s, index[s.joint]) for s in model.sensors}
+        #: Force-torque sensors (config ``force_torque_sensors`` and URDF <gazebo> tags):
+        #: names, samples, history, the exact last-step wrench (jointsim_ros.sensing.Sensors).
+        self.sensors = Sensors(self, [(s, index[s.joint]) for s in model.sensors])
         self._init_elements()
         self._servo = None
         self.reset()
@@ -147,7 +145,7 @@ class Simulator(ElementsMixin):
         if self._diverged:
             raise DivergenceError(self._diverged)
         per_step = self._prescribed or self._elements_move or self._servo.active
-        taken = self._step_one_by_one(int(n)) if per_step else self._step_with_samples(int(n))
+        taken = self._step_one_by_one(int(n)) if per_step else self.sensors.step(int(n))
         info = self._engine.info.tolist()     # Python floats: cheaper than numpy scalars
         self.last_step = StepReport(
             steps=taken, iterations=int(info[arrays.INFO_ITERATIONS]),
@@ -333,7 +331,7 @@ class Simulator(ElementsMixin):
                 rates_before = self.joint_velocities()
                 currents_before = state.drive_current.copy()
             try:
-                done = self._step_with_samples(1)
+                done = self.sensors.step(1)
             finally:
                 state.body_wrench[:] = held
             if done and needs:
@@ -651,149 +649,6 @@ class Simulator(ElementsMixin):
                 normal_force=float(normal_force), friction_force=friction / self.dt))
         return out
 
-    # -- force-torque sensors ------------------------------------------------------------------
-    def wrench(self, sensor_name):
-        """
-        Return the latest sample of a force-torque sensor.
-
-        Returns:
-            np.ndarray(6): force xyz (N) and torque xyz (N m, about the sensor point), in the
-            sensor's frame and measure direction (docs/sensors.md); zeros before the first
-            sample.
-
-        Raises:
-            CommandError: unknown sensor name.
-        """
-        return self._sensor(sensor_name).value.copy()
-
-    def sensor_sample(self, sensor_name):
-        """
-        Return (time s, wrench np.ndarray(6), sample count) of a sensor's latest sample.
-
-        The count grows by one per sample, so a caller can tell a new sample from an old one.
-        """
-        state = self._sensor(sensor_name)
-        return state.time, state.value.copy(), state.count
-
-    def sensor_frame(self, sensor_name):
-        """Return the link (or sensor) name of the frame a sensor's wrench is expressed in."""
-        state = self._sensor(sensor_name)
-        joint = self.model.joints[state.joint]
-        return {'child': joint.child_link, 'parent': joint.parent_link,
-                'sensor': sensor_name}[state.spec.frame]
-
-    def _sensor(self, name):
-        state = self._sensors.get(name)
-        if state is None:
-            hint = close_matches(name, self.sensor_names)
-            raise CommandError(f'unknown force-torque sensor {name!r}'
-                               + (f' ({hint})' if hint else '') + '; sensors: '
-                               + (', '.join(self.sensor_names) or 'none') + '.')
-        return state
-
-    def _step_with_samples(self, n):
-        """Step n times in as few engine calls as the sensors' sample times allow."""
-        if not self._sensors:
-            return self._engine.step(n)
-        taken = 0
-        while taken < n:
-            chunk = n - taken
-            for state in self._sensors.values():
-                if state.spec.rate > 0.0:
-                    due = math.ceil((state.next_time - self.time) / self.dt - 1e-6)
-                    chunk = min(chunk, max(1, due))
-            done = self._engine.step(chunk)
-            taken += done
-            if done < chunk or self._engine.info[arrays.INFO_STATUS] != arrays.STATUS_OK:
-                break
-            self._sample_sensors(final=taken == n)
-        return taken
-
-    def sensor_history(self, sensor_name, after=0):
-        """
-        Return a sensor's recent samples whose count is above ``after``, oldest first.
-
-        At most the last ``HISTORY`` samples are kept; each is (time s, wrench, count).  A count
-        lower than ``after`` at the end means the simulator was reset since.
-        """
-        history = self._sensor(sensor_name).history
-        if history and history[-1][2] < after:
-            after = 0
-        newer = []
-        for sample in reversed(history):
-            if sample[2] <= after:
-                break
-            newer.append(sample)
-        return newer[::-1]
-
-    def _sample_sensors(self, final):
-        """Take the samples that are due (rate 0: one at the end of every step call)."""
-        now = self.time
-        for state in self._sensors.values():
-            spec = state.spec
-            if spec.rate > 0.0 and now < state.next_time - 1e-9:
-                continue
-            if spec.rate == 0.0 and not final:
-                continue
-            raw = self.measure_wrench(spec.name)
-            if spec.noise_force > 0.0 or spec.noise_torque > 0.0:
-                raw[:3] += state.rng.normal(0.0, spec.noise_force, 3)
-                raw[3:] += state.rng.normal(0.0, spec.noise_torque, 3)
-            if spec.cutoff > 0.0 and state.count > 0:
-                period = 1.0 / spec.rate if spec.rate > 0.0 else max(now - state.time, self.dt)
-                alpha = 1.0 - math.exp(-2.0 * math.pi * spec.cutoff * period)
-                raw = state.value + alpha * (raw - state.value)
-            state.value = raw
-            state.time = now
-            state.count += 1
-            state.history.append((now, raw.copy(), state.count))
-            if spec.rate > 0.0:
-                period = 1.0 / spec.rate
-                state.next_time = max(state.next_time + period, now - 0.5 * period)
-
-    def measure_wrench(self, sensor_name):
-        """
-        Return the wrench a sensor's joint transmitted in the last step (no noise, no filter).
-
-        Returns:
-            np.ndarray(6): force (N) and torque (N m) about the sensor point, in the sensor's
-            frame and measure direction.
-        """
-        state = self._sensor(sensor_name)
-        spec = state.spec
-        joint = self.model.joints[state.joint]
-        force, torque_com, com, quat = self._engine.joint_wrench(state.joint)
-        if not (quat[0] or quat[1] or quat[2] or quat[3]):
-            return np.zeros(6)  # no step taken yet
-        child = self.model.links[joint.child_link]
-        rot = quat_to_matrix(quat)
-        link_rot = rot @ quat_to_matrix(child.quat)
-        link_origin = com + rot @ (np.asarray(child.pos) - self._engine.body_com[child.body])
-        if spec.frame == 'sensor':
-            point = link_origin + link_rot @ spec.pos
-            frame_rot = link_rot @ quat_to_matrix(spec.quat)
-        else:
-            point = link_origin  # the joint origin
-            frame_rot = link_rot
-            if spec.frame == 'parent':
-                parent = self.model.links[joint.parent_link]
-                if parent.body < 0:
-                    frame_rot = quat_to_matrix(parent.quat)
-                else:
-                    start = self._engine.work.backup[parent.body]
-                    frame_rot = quat_to_matrix(start[3:7]) @ quat_to_matrix(parent.quat)
-        r = com - point
-        # r x force written out: np.cross costs more than the rest of this method
-        torque = torque_com + np.array((r[1] * force[2] - r[2] * force[1],
-                                        r[2] * force[0] - r[0] * force[2],
-                                        r[0] * force[1] - r[1] * force[0]))
-        out = np.empty(6)
-        out[:3] = force @ frame_rot          # frame_rot.T @ force
-        out[3:] = torque @ frame_rot
-        if spec.measure_direction == 'child_to_parent':
-            out *= -1.0
-        return out
-
     def joint_anchor_errors(self):
         """
         How far each kept joint's child anchor is from where the joint allows it, m.
@@ -883,8 +738,7 @@ class Simulator(ElementsMixin):
             com = quat_to_matrix(quat) @ engine.body_com[0]
             engine.set_body_state(0, np.asarray(self.model.base_pos, dtype=float) + com, quat,
                                   np.zeros(3), np.zeros(3))
-        for state in self._sensors.values():
-            state.clear()
+        self.sensors.clear()
         if self._servo is not None:
             self._servo.reset()
         self.release_joints()
@@ -921,22 +775,3 @@ def _make_engine(model, config):
                        'have some); use solver.formulation: maximal to enforce them.',
                        ', '.join(limited))
     return TreeEngine(model, config.dt, config.gravity, solver, config.limits, config.collision)
-
-
-class _SensorState:
-    """A force-torque sensor's spec, joint index, latest sample, filter and noise generator."""
-
-    def __init__(self, spec, joint):
-        self.spec = spec
-        self.joint = joint
-        self.clear()
-
-    def clear(self):
-        """Forget the samples (reset)."""
-        self.value = np.zeros(6)
-        self.time = 0.0
-        self.count = 0
-        # samples at k / rate, k = 1, 2, ... of simulated time
-        self.next_time = 1.0 / self.spec.rate if self.spec.rate > 0.0 else 0.0
-        self.history = collections.deque(maxlen=HISTORY)
-        self.rng = np.random.default_rng(self.spec.seed)

@@ -587,7 +587,7 @@ def ankle_readings(sim, exact=False):
     for side, sensor in ANKLE_SENSORS.items():
         origin, quat = sim.link_pose(f'{side}_foot')
         rot = quat_to_matrix(quat)
-        wrench = sim.measure_wrench(sensor) if exact else sim.wrench(sensor)
+        wrench = sim.sensors.measure(sensor) if exact else sim.sensors.wrench(sensor)
         body = sim.model.bodies[sim.model.links[f'{side}_foot'].body]
         weight = body.mass * gravity
         lever = rot @ np.asarray(body.com)          # the foot frame is its body frame

@@ -57,9 +57,9 @@ def standing():
             # ankle link (child_to_parent); turned to the world axes with the foot's rotation
             ankle_sums.append(sum(
                 (quat_to_matrix(sim.link_pose(f'{side}_foot')[1])
-                 @ sim.measure_wrench(f'{side}_ankle_ft')[:3])[2] for side in 'lr'))
+                 @ sim.sensors.measure(f'{side}_ankle_ft')[:3])[2] for side in 'lr'))
             wrists.append([quat_to_matrix(sim.link_pose(f'{side}_hand')[1])
-                           @ sim.measure_wrench(f'{side}_wrist_ft')[:3] for side in 'lr'])
+                           @ sim.sensors.measure(f'{side}_wrist_ft')[:3] for side in 'lr'])
     return {'sim': sim, 'start': start, 'heights': np.array(heights),
             'slips': np.array(slips), 'ankle_sums': np.array(ankle_sums),
             'wrists': np.array(wrists)}
@@ -72,7 +72,7 @@ def test_loads_without_warnings_with_its_joints_mass_drives_and_sensors(caplog):
     assert len(sim.joint_names) == 23
     assert total_mass(sim) == pytest.approx(63.7, abs=1e-9)
     assert set(sim.drive_names) == set(sim.joint_names)
-    assert set(sim.sensor_names) == set(SENSORS)
+    assert set(sim.sensors.names) == set(SENSORS)
     assert sim.drive_modes() == dict.fromkeys(sim.joint_names, 'voltage')
 
 

@@ -123,7 +123,7 @@ def test_rviz_config_shows_the_contact_markers_topic_and_both_namespaces():
 
 def test_rviz_config_names_only_topics_the_node_publishes_for_the_bundled_arm():
     # the node with no robot parameter: the bundled arm with config/jointsim_arm.yaml
-    sensors = load_robot().sim.sensor_names
+    sensors = load_robot().sim.sensors.names
     published = {'robot_description', CONTACT_MARKERS_TOPIC}
     published |= {wrench_topic(name) for name in sensors}
     for display in rviz_displays():
@@ -206,6 +206,6 @@ def test_humanoid_rviz_config_shows_its_four_sensors_and_follows_the_pelvis():
     manager = config['Visualization Manager']
     wrenches = {d['Topic']['Value'] for d in manager['Displays']
                 if d['Class'] == 'rviz_default_plugins/Wrench' and d['Enabled']}
-    assert wrenches == {wrench_topic(name) for name in sim.sensor_names}
+    assert wrenches == {wrench_topic(name) for name in sim.sensors.names}
     assert manager['Views']['Current']['Target Frame'] in sim.model.links
     assert manager['Global Options']['Fixed Frame'] == 'world'

@@ -75,7 +75,8 @@ def test_held_arm_sensors_read_the_distal_weight_and_its_moment():
                                        ('elbow_ft', 'fore', ['fore', 'hand'])):
         point, quat = sim.link_pose(point_link)  # the joint origin, child link frame
         force, torque = weight_wrench(sim, distal, point, quat)
-        reading = sim.wrench(sensor)  # child_to_parent: the distal part presses on the parent
+        # child_to_parent: the distal part presses on the parent
+        reading = sim.sensors.wrench(sensor)
         assert reading[:3] == pytest.approx(force, abs=1e-3 * np.linalg.norm(force)), sensor
         assert reading[3:] == pytest.approx(torque, abs=1e-3 * np.linalg.norm(torque)), sensor
 
@@ -88,22 +89,22 @@ def test_frames_and_directions_read_the_same_load():
                'reverse': {'joint': 'elbow', 'rate': 0,
                            'measure_direction': 'parent_to_child'}}
     sim = held_arm(sensors)
-    child = sim.wrench('child')
-    assert sim.wrench('reverse') == pytest.approx(-child, abs=1e-12)
+    child = sim.sensors.wrench('child')
+    assert sim.sensors.wrench('reverse') == pytest.approx(-child, abs=1e-12)
     # parent frame: the child frame turned by the elbow angle about y
     elbow = sim.joint_positions()[sim.joint_names.index('elbow')]
     turn = rpy_to_matrix((0.0, elbow, 0.0))
-    parent = sim.wrench('parent')
+    parent = sim.sensors.wrench('parent')
     assert parent[:3] == pytest.approx(turn @ child[:3], abs=1e-9)
     assert parent[3:] == pytest.approx(turn @ child[3:], abs=1e-9)
     # sensor frame: its own axes, torque about its own origin
     rot = rpy_to_matrix(pose['rpy'])
     offset = np.array(pose['position'])
-    reading = sim.wrench('sensor')
+    reading = sim.sensors.wrench('sensor')
     assert reading[:3] == pytest.approx(rot.T @ child[:3], abs=1e-9)
     assert reading[3:] == pytest.approx(rot.T @ (child[3:] - np.cross(offset, child[:3])),
                                         abs=1e-9)
-    assert sim.sensor_frame('parent') == 'upper' and sim.sensor_frame('sensor') == 'sensor'
+    assert sim.sensors.frame('parent') == 'upper' and sim.sensors.frame('sensor') == 'sensor'
 
 
 def two_link_arm():
@@ -151,7 +152,7 @@ def test_swinging_arm_sensor_matches_newton_euler_of_the_motion():
         torque = (after[4] - before[4]) / sim.dt + np.cross(com - point, force)
         expected = np.concatenate((rot.T @ force, rot.T @ torque))
         if sim.time > 0.1:
-            errors.append(sim.wrench('elbow_ft') - expected)
+            errors.append(sim.sensors.wrench('elbow_ft') - expected)
             magnitudes.append(expected)
         before = after
     rms_error = np.sqrt(np.mean(np.square(errors), axis=0))
@@ -164,12 +165,12 @@ def test_gazebo_sensor_tag_declares_a_sensor_at_its_rate():
     sim = Simulator.from_urdf(arm(GAZEBO_SENSOR), {
         'initial_positions': {'shoulder': -0.3, 'elbow': 0.6},
         'joints': {'shoulder': {'friction': 1000.0}, 'elbow': {'friction': 1000.0}}})
-    assert sim.sensor_names == ('wrist_ft',)
+    assert sim.sensors.names == ('wrist_ft',)
     spec = sim.model.sensors[0]
     assert (spec.joint, spec.rate, spec.frame, spec.measure_direction) == (
         'wrist', 250.0, 'parent', 'parent_to_child')
     sim.step(400)
-    when, reading, count = sim.sensor_sample('wrist_ft')
+    when, reading, count = sim.sensors.sample('wrist_ft')
     assert count == 100 and when == pytest.approx(0.4)  # 250 Hz of simulated time
     point, _ = sim.link_pose('hand')
     _, fore = sim.link_pose('fore')
@@ -187,7 +188,7 @@ def test_noise_and_low_pass_filter():
     for _ in range(3000):
         sim.step(1)
         for name in samples:
-            samples[name].append(sim.wrench(name))
+            samples[name].append(sim.sensors.wrench(name))
     noise = np.array(samples['noisy'][500:]) - np.array(samples['clean'][500:])
     assert np.std(noise[:, :3]) == pytest.approx(0.5, rel=0.1)
     assert np.std(noise[:, 3:]) == pytest.approx(0.05, rel=0.1)
@@ -220,7 +221,7 @@ def test_foot_sensor_reads_its_share_of_the_weight():
         pressed = sum(c.normal_force for c in sim.contacts() if c.link_a == foot)
         foot_mass = sim.model.bodies[sim.model.links[foot].body].mass
         _, quat = sim.link_pose(foot)
-        force = quat_to_matrix(quat) @ sim.wrench(f'{side}_ankle_ft')[:3]  # to the world
+        force = quat_to_matrix(quat) @ sim.sensors.wrench(f'{side}_ankle_ft')[:3]  # to the world
         # the foot presses on the shin with the ground's push less its own weight
         assert force[2] == pytest.approx(pressed - foot_mass * G, rel=2e-3)
         assert pressed == pytest.approx(0.5 * 18.0 * G, rel=0.05)
@@ -229,7 +230,7 @@ def test_foot_sensor_reads_its_share_of_the_weight():
 def test_unknown_sensor_or_joint_is_a_clear_error():
     sim = held_arm({'wrist_ft': {'joint': 'wrist'}})
     with pytest.raises(CommandError, match="unknown force-torque sensor 'wrist'.*wrist_ft"):
-        sim.wrench('wrist')
+        sim.sensors.wrench('wrist')
     with pytest.raises(ConfigError, match="sits on joint 'wirst'.*did you mean 'wrist'"):
         Simulator.from_urdf(arm(), {'force_torque_sensors': {'s': {'joint': 'wirst'}}})
 

@@ -145,7 +145,7 @@ def walk(model, controller):
         tilts.append(tilt(quat))
         vertical.append(sum(
             (quat_to_matrix(sim.link_pose(f'{side}_foot')[1])
-             @ sim.measure_wrench(f'{side}_ankle_ft')[:3])[2] for side in 'lr'))
+             @ sim.sensors.measure(f'{side}_ankle_ft')[:3])[2] for side in 'lr'))
         for side in 'lr':
             soles[side].append(sole_centre(sim, side))
     return {'sim': sim, 'pelvis': np.array(pelvis), 'tilts': np.array(tilts),
@@ -200,7 +200,7 @@ def test_stands_ten_seconds_on_its_drives_with_the_feet_still(model):
         if t >= 8.0:
             # raw sensor readings (the foot's pull on the leg), turned to the world axes
             sums.append(sum((quat_to_matrix(sim.link_pose(f'{side}_foot')[1])
-                             @ sim.measure_wrench(f'{side}_ankle_ft')[:3])[2]
+                             @ sim.sensors.measure(f'{side}_ankle_ft')[:3])[2]
                             for side in 'lr'))
     run_headless(sim, standing, 10.0, period=5, on_step=watch)
     assert not sim.diverged and sim.time == pytest.approx(10.0)
