@@ -29,7 +29,7 @@ StepReport = namedtuple('StepReport', [
     'iterations',      # velocity iterations of the last step
     'residual',        # largest impulse change in the last iteration, N s or N m s
     'stop_reason',     # 'tolerance', 'iterations' or 'time_budget'
-    'position_error',  # largest joint position error left after projection, m or rad
+    'position_error',  # largest joint position error the last projection pass found, m or rad
 ])
 #: One contact point, as :meth:`Simulator.contacts` reports it (world frame, SI units).
 Contact = namedtuple('Contact', [

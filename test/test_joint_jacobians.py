@@ -143,3 +143,16 @@ def test_coordinate_row_is_the_derivative_of_the_coordinate(jtype):
 def test_every_joint_type_with_rows_is_covered():
     with_rows = {name for name, code in joints.TYPE_CODES.items() if joints.N_ROWS[code] > 0}
     assert with_rows == set(TYPES)
+
+
+@pytest.mark.parametrize('jtype', TYPES)
+def test_the_error_only_path_gives_the_same_error(jtype):
+    # the position projection asks for C alone (J=None, a specialization of its own)
+    rng = np.random.default_rng(11)
+    joint = Joint(jtype, rng)
+    xa, qa, xb, qb = rng.normal(size=3), random_quat(rng), rng.normal(size=3), random_quat(rng)
+    f = joint.frames(xa, qa, xb, qb)
+    with_jacobian, alone = np.zeros(8), np.zeros(8)
+    n = joints.constraint(joint.code, f, with_jacobian, np.zeros((8, 4, 6)), joint.length)
+    assert joints.constraint(joint.code, f, alone, None, joint.length) == n
+    np.testing.assert_array_equal(alone, with_jacobian)

@@ -136,7 +136,6 @@ Work = namedtuple('Work', [
     'vec6a',        # (6,) scratch
     'vec6b',        # (6,) scratch
     'C_pred',       # (6,) predicted position error scratch
-    'J_pred',       # (6, 4, 6) predicted Jacobian scratch
     'jrow',         # (1, 4, 6) one Jacobian row scratch
     'vec12',        # (12,) scratch
     'axis_J',       # (n_axis, 2, 6) joint coordinate Jacobian of each axis

@@ -90,7 +90,7 @@ class Engine:
             row_MJ=np.zeros((n_row, 4, 6)), row_bias=np.zeros(n_row), row_C=np.zeros(n_row),
             block_kinv=np.zeros((n_block, 6, 6)), clock=np.zeros(2, dtype=np.int64),
             mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
-            C_pred=np.zeros(6), J_pred=np.zeros((6, 4, 6)), jrow=np.zeros((1, 4, 6)),
+            C_pred=np.zeros(6), jrow=np.zeros((1, 4, 6)),
             vec12=np.zeros(12), axis_J=np.zeros((n_axis, 2, 6)),
             axis_u=np.zeros((n_axis, 2, 6)), axis_k=np.zeros(n_axis), axis_kg=np.zeros(n_axis),
             axis_kcw=np.zeros((n_axis, 6)), axis_row=np.zeros((n_axis, 4)),
@@ -361,6 +361,7 @@ class Engine:
 
     def _allocate_contacts(self, n_max, n_pairs, keep=None):
         """Allocate the contact arrays for n_max points and n_pairs candidate pairs."""
+        self._args_prefix = None  # the step's arguments name the new arrays
         n_shape = len(self.shapes.kind)
         order = np.nonzero(self.shapes.kind != ct.PLANE)[0].astype(np.int64)
         if keep is not None:
@@ -457,15 +458,22 @@ class Engine:
 
     # -- stepping -----------------------------------------------------------------------------
     def _step_args(self, n):
-        s = self.solver
-        # shapes is None without collision shapes: the step kernel then has no collision code
-        return (self.bodies, self.joints, self.mimics, self.blocks, self.axes, self.drives,
+        # the arrays and settings do not change after load (the contact arrays when they
+        # grow: _allocate_contacts forgets the prefix), so the tuple is built once
+        prefix = self._args_prefix
+        if prefix is None:
+            s = self.solver
+            # shapes is None without collision shapes: the step kernel then has no collision
+            # code
+            prefix = self._args_prefix = (
+                self.bodies, self.joints, self.mimics, self.blocks, self.axes, self.drives,
                 self.free, self.state, self.work,
                 self.shapes if len(self.shapes.body) else None, self.polytopes,
                 self.contacts, self.cwork, self.contact_param, self.dt, self.gravity,
                 int(s.iterations), float(s.tolerance), float(s.time_budget),
                 int(s.position_iterations), float(s.position_tolerance),
-                bool(s.warm_start), self.info, int(n))
+                bool(s.warm_start), self.info)
+        return prefix + (int(n),)
 
     @property
     def kernel_variant(self):

@@ -54,31 +54,43 @@ def block_constraint(k, blocks, joints, mimics, pos, quat, q_prev, C, J, r0):
     """
     Position error C[r0:r0+d] and Jacobian J[r0:r0+d] of block k at the given poses.
 
+    ``J=None``: the error only (the position projection); numba compiles that case on its
+    own and drops the Jacobian's arithmetic.
+
     One return only: an early return from a function holding the engine's namedtuple
     containers makes numba release and re-acquire every array in them (~0.6 us).
     """
     if blocks.kind[k] == BLOCK_JOINT:
         j = blocks.source[k]
         f = frames_of_joint(j, joints, pos, quat)
-        rows = jt.constraint(joints.type[j], f, C[r0:], J[r0:], joints.length[j])
+        if J is None:
+            # position error only (the projection): numba prunes the other branch
+            rows = jt.constraint(joints.type[j], f, C[r0:], None, joints.length[j])
+        else:
+            rows = jt.constraint(joints.type[j], f, C[r0:], J[r0:], joints.length[j])
         if joints.active[j] == 0.0:
             for i in range(rows):
                 C[r0 + i] = 0.0  # a switched-off element: no error to correct
     else:
         m = blocks.source[k]
         multiplier = mimics.multiplier[m]
-        qf = joint_coordinate(mimics.follower[m], joints, pos, quat, q_prev, J, r0)
-        # the follower's row waits in slots 2-3 while the leader's is built in slots 0-1; then
-        # they swap, the leader's scaled by -multiplier (in place: the engine allocates nothing)
-        for s in range(2):
-            for c in range(6):
-                J[r0, 2 + s, c] = J[r0, s, c]
-        ql = joint_coordinate(mimics.leader[m], joints, pos, quat, q_prev, J, r0)
-        for s in range(2):
-            for c in range(6):
-                leader = J[r0, s, c]
-                J[r0, s, c] = J[r0, 2 + s, c]
-                J[r0, 2 + s, c] = -multiplier * leader
+        if J is None:
+            qf = joint_coordinate(mimics.follower[m], joints, pos, quat, q_prev, None, r0)
+            ql = joint_coordinate(mimics.leader[m], joints, pos, quat, q_prev, None, r0)
+        else:
+            qf = joint_coordinate(mimics.follower[m], joints, pos, quat, q_prev, J, r0)
+            # the follower's row waits in slots 2-3 while the leader's is built in slots 0-1;
+            # then they swap, the leader's scaled by -multiplier (in place: the engine
+            # allocates nothing)
+            for s in range(2):
+                for c in range(6):
+                    J[r0, 2 + s, c] = J[r0, s, c]
+            ql = joint_coordinate(mimics.leader[m], joints, pos, quat, q_prev, J, r0)
+            for s in range(2):
+                for c in range(6):
+                    leader = J[r0, s, c]
+                    J[r0, s, c] = J[r0, 2 + s, c]
+                    J[r0, 2 + s, c] = -multiplier * leader
         C[r0] = qf - multiplier * ql - mimics.offset[m]
         rows = 1
     return rows

@@ -2,7 +2,8 @@
 Joint types: one module each (its math in the docstring), dispatched from one table here.
 
 Every joint type exposes ``N_ROWS`` and ``constraint(frames, C, J)``, which fills the position
-errors C and the Jacobian rows J (see ``rows``) from the joint's world frames.  Scalar joints
+errors C and the Jacobian rows J (see ``rows``) from the joint's world frames (J=None: only
+C).  Scalar joints
 (revolute, continuous, prismatic) also have a coordinate and its Jacobian (``coordinate``), which
 efforts, mimic rows and, later, friction, limits and drives act along.
 """
@@ -100,7 +101,7 @@ def coordinate(jtype, f, axis, J, row):
         jtype: engine type code.
         f: JointFrames.
         axis: joint axis in the joint frame.
-        J: (n, 4, 6) Jacobian storage; J[row, 0:2] is written.
+        J: (n, 4, 6) Jacobian storage; J[row, 0:2] is written (None: not computed).
         row: row index.
 
     Returns:
@@ -109,12 +110,15 @@ def coordinate(jtype, f, axis, J, row):
     zero = (0.0, 0.0, 0.0)
     if jtype == REVOLUTE or jtype == CONTINUOUS:
         a = f.axis_a
-        set_row(J, row, zero, vneg(a), zero, a)
+        if J is not None:
+            set_row(J, row, zero, vneg(a), zero, a)
         return quat_twist_angle(quat_mul(quat_conj(f.quat_a), f.quat_b), axis)
     if jtype == PRISMATIC:
         a = f.axis_a
-        set_row(J, row, vneg(a), vneg(cross(vsub(f.anchor_b, f.xa), a)), a,
-                cross(vsub(f.anchor_b, f.xb), a))
+        if J is not None:
+            set_row(J, row, vneg(a), vneg(cross(vsub(f.anchor_b, f.xa), a)), a,
+                    cross(vsub(f.anchor_b, f.xb), a))
         return dot3(vsub(f.anchor_b, f.anchor_a), a)
-    set_row(J, row, zero, zero, zero, zero)
+    if J is not None:
+        set_row(J, row, zero, zero, zero, zero)
     return 0.0

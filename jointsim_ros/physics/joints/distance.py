@@ -22,6 +22,7 @@ def constraint(f, C, J, length):
     norm = math.sqrt(dot3(d, d))
     n = vscale(d, 1.0 / norm) if norm > 1e-12 else (1.0, 0.0, 0.0)
     C[0] = norm - length
-    set_row(J, 0, vneg(n), vneg(cross(vsub(f.anchor_a, f.xa), n)), n,
-            cross(vsub(f.anchor_b, f.xb), n))
+    if J is not None:
+        set_row(J, 0, vneg(n), vneg(cross(vsub(f.anchor_a, f.xa), n)), n,
+                cross(vsub(f.anchor_b, f.xb), n))
     return 1

@@ -4,7 +4,9 @@ Building blocks shared by the joint types: 1-D velocity-constraint rows for two 
 A row is the Jacobian of one scalar position constraint C(x) with respect to the two bodies'
 twists: dC/dt = J v with J = [lin_a, ang_a, lin_b, ang_b] (world frame), stored as
 ``J[row, slot, 0:3]`` (linear) and ``J[row, slot, 3:6]`` (angular), slot 0 = parent body a,
-slot 1 = child body b.  Each helper writes C[row] and J[row] and returns the next row index.
+slot 1 = child body b.  Each helper writes C[row] and J[row] and returns the next row index;
+given ``J=None`` it writes only C (the position projection needs no Jacobian: numba compiles
+that case separately and drops the Jacobian's arithmetic).
 (Formulation as in Box2D v3 ``joint.c``/``revolute_joint.c`` and Jolt
 ``PointConstraintPart``/``HingeRotationConstraintPart``/``RotationEulerConstraintPart``.)
 """
@@ -38,7 +40,8 @@ def point_rows(f, C, J, row):
     for k in range(3):
         e = _AXES[k]
         C[row] = d[k]
-        set_row(J, row, vneg(e), vneg(cross(ra, e)), e, cross(rb, e))
+        if J is not None:
+            set_row(J, row, vneg(e), vneg(cross(ra, e)), e, cross(rb, e))
         row += 1
     return row
 
@@ -54,7 +57,8 @@ def slide_row(f, n, C, J, row):
     ra = vsub(f.anchor_b, f.xa)
     rb = vsub(f.anchor_b, f.xb)
     C[row] = dot3(vsub(f.anchor_b, f.anchor_a), n)
-    set_row(J, row, vneg(n), vneg(cross(ra, n)), n, cross(rb, n))
+    if J is not None:
+        set_row(J, row, vneg(n), vneg(cross(ra, n)), n, cross(rb, n))
     return row + 1
 
 
@@ -65,9 +69,10 @@ def align_row(a1, b2, C, J, row):
 
     dC/dt = (w_a x a1).b2 + a1.(w_b x b2) = (w_b - w_a).(b2 x a1).
     """
-    g = cross(b2, a1)
     C[row] = dot3(a1, b2)
-    set_row(J, row, _ZERO, vneg(g), _ZERO, g)
+    if J is not None:
+        g = cross(b2, a1)
+        set_row(J, row, _ZERO, vneg(g), _ZERO, g)
     return row + 1
 
 
@@ -83,6 +88,7 @@ def lock_rows(f, C, J, row):
     for k in range(3):
         e = _AXES[k]
         C[row] = err[k]
-        set_row(J, row, _ZERO, vneg(e), _ZERO, e)
+        if J is not None:
+            set_row(J, row, _ZERO, vneg(e), _ZERO, e)
         row += 1
     return row
