@@ -175,17 +175,12 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
     n_live = work.axis_live_n[0]
     prescribed = state.axis_prescribed
     prescribed_rate = state.axis_target_rate
-    n_contact = contacts.count[0]
+    # without collision shapes the contact containers are None (the kernel is compiled
+    # without them: nothing to unbox per call)
+    n_contact = 0
+    if shapes is not None:
+        n_contact = contacts.count[0]
     inv_mass = bodies.inv_mass
-    c_body = contacts.body
-    c_frame = contacts.frame
-    c_material = contacts.material
-    c_impulse = contacts.impulse
-    c_rx = cwork.rx
-    c_irx = cwork.irx
-    c_idir = cwork.idir
-    c_kinv = cwork.kinv
-    c_target = cwork.target
     for it in range(iterations):
         largest = sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, block_body, row0,
                                dim, row_impulse)
@@ -197,10 +192,12 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
                 axis_rate, prescribed, prescribed_rate))
         if free.joint.shape[0] > 0:
             largest = max(largest, solve_free_friction(free, blocks, joints, state, work))
-        if shapes is not None and n_contact > 0:
-            largest = max(largest, solve_contacts(vel, inv_mass, n_contact, c_body, c_frame,
-                                                  c_material, c_impulse, c_rx, c_irx, c_idir,
-                                                  c_kinv, c_target))
+        if shapes is not None:
+            if n_contact > 0:
+                largest = max(largest, solve_contacts(
+                    vel, inv_mass, n_contact, contacts.body, contacts.frame, contacts.material,
+                    contacts.impulse, cwork.rx, cwork.irx, cwork.idir, cwork.kinv,
+                    cwork.target))
         if it == 0 and iterations > 1:
             curvature_bias(blocks, joints, mimics, state, work, dt)
         used = it + 1
