@@ -36,11 +36,11 @@ ThreeStageResult = namedtuple('ThreeStageResult', [
 
 
 def _tool_position(sim, point):
-    return sim.path_points()[point][0]
+    return sim.elements.path_points()[point][0]
 
 
 def _coordinates(sim, actuators, joints):
-    lengths = sim.actuator_lengths()
+    lengths = sim.elements.actuator_lengths()
     angles = dict(zip(sim.joint_names, sim.joint_positions()))
     return [lengths[a][0] for a in actuators] + [angles[j] for j in joints]
 
@@ -85,7 +85,7 @@ def run_three_stages(make_simulator, point, times, path, duration, actuators=(),
     # stage 1: the tool on its path, the actuators' coordinates recorded; RUN_ON steps more
     # than the stages take, so that the clamped end of the splines through them (at rest)
     # lies beyond the last step driven (its influence shrinks ~3.7 times per sample)
-    sim.prescribe_path(point, times, path)
+    sim.prescribed.path(point, times, path)
     tool1 = [_tool_position(sim, point)]
     coords = [_coordinates(sim, actuators, joints)]
     for k in range(1, n + RUN_ON + 1):
@@ -101,16 +101,16 @@ def run_three_stages(make_simulator, point, times, path, duration, actuators=(),
     # stage 2: the actuators along the recorded coordinates, the tool free
     sim = make_simulator()
     if actuators:
-        sim.prescribe_actuator_lengths(recorded, coords[:, :len(actuators)], actuators)
+        sim.prescribed.lengths(recorded, coords[:, :len(actuators)], actuators)
     if joints:
-        sim.prescribe_joints(recorded, coords[:, len(actuators):], joints)
+        sim.prescribed.joints(recorded, coords[:, len(actuators):], joints)
     joint_position = [sim.joint_names.index(j) for j in joints]
     tool2 = [_tool_position(sim, point)]
     forces = []
     for k in range(1, n + 1):
         sim.step(1)
         tool2.append(_tool_position(sim, point))
-        pushes = sim.actuator_forces()
+        pushes = sim.elements.actuator_forces()
         efforts = sim.joint_efforts()
         forces.append([pushes[a] for a in actuators] + [efforts[i] for i in joint_position])
         _report(progress, 2, k, n, dt)
@@ -121,7 +121,7 @@ def run_three_stages(make_simulator, point, times, path, duration, actuators=(),
     tool3 = [_tool_position(sim, point)]
     for k in range(n):
         if actuators:
-            sim.set_actuator_forces(dict(zip(actuators, forces[k, :len(actuators)])))
+            sim.elements.set_actuator_forces(dict(zip(actuators, forces[k, :len(actuators)])))
         if joints:
             sim.set_joint_efforts(dict(zip(joints, forces[k, len(actuators):])))
         sim.step(1)

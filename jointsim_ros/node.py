@@ -517,14 +517,14 @@ class JointsimNode(Node):
         try:
             names, times, positions, start = ros_messages.trajectory_samples(msg, sim.time)
             if times is None:
-                sim.release_joints(names or None)
+                sim.prescribed.release_joints(names or None)
                 return
             if times[0] > 0.0:
                 # a ROS trajectory starts from where the joints are
                 current = dict(zip(sim.joint_names, sim.joint_positions()))
                 times = [0.0] + times
                 positions = [[current.get(n, 0.0) for n in names]] + positions
-            sim.prescribe_joints(times, positions, joints=names, start_time=start)
+            sim.prescribed.joints(times, positions, joints=names, start_time=start)
         except CommandError as error:
             self._refused('trajectory', error)
 

@@ -13,15 +13,14 @@ import numpy as np
 from .description import load_model
 from .description.model import SCALAR_JOINT_TYPES
 from .description.urdf import close_matches
-from .elements import ElementsMixin
+from .elements import Elements
 from .errors import CommandError, ConfigError, DivergenceError
 from .physics import arrays
-from .physics.axes import PRESCRIBED
 from .physics.engine import Engine
+from .prescribed import Prescribed
 from .rotations import quat_multiply, quat_to_matrix
 from .sensing import Sensors
 from .servo import carried_inertia, EFFORT, MODE_NAMES, POSITION, ServoLoops, VELOCITY
-from .trajectory import CubicSpline
 
 #: What one call of :meth:`Simulator.step` reports.
 StepReport = namedtuple('StepReport', [
@@ -43,19 +42,21 @@ Contact = namedtuple('Contact', [
     'friction_force',  # (3,) N, tangential force of B on A
 ])
 LOGGER = logging.getLogger('jointsim_ros')
-#: A prescribed motion must start this close to the joint's position, rad or m.
-PRESCRIBED_START_TOLERANCE = 1e-3
 #: Joint speeds are compared with the URDF velocity limits at most this often, simulated s.
 VELOCITY_CHECK_PERIOD = 0.01
 _STOP_NAMES = {arrays.STOP_TOLERANCE: 'tolerance', arrays.STOP_ITERATIONS: 'iterations',
                arrays.STOP_TIME_BUDGET: 'time_budget'}
 
 
-class Simulator(ElementsMixin):
+class Simulator:
     """
     One robot, simulated in maximal coordinates with sequential impulses.
 
     Build it with :meth:`from_urdf`.  Joint-indexed arrays follow :attr:`joint_names`.
+    Stepping, state and commands are here; the parts are components taking the simulator:
+    :attr:`sensors` (force-torque sensors), :attr:`elements` (linear actuators, distance
+    sensors, path points) and :attr:`prescribed` (prescribed joint motions, actuator lengths
+    and paths).
     """
 
     def __init__(self, model, config):
@@ -80,12 +81,15 @@ class Simulator(ElementsMixin):
         self._next_speed_check = 0.0
         self._diverged = None
         self.last_step = StepReport(0, 0, 0.0, 'tolerance', 0.0)
-        self._prescribed = {}  # joint name -> (axis, (spline, column, start time))
-        self._drive_needs = {}  # driven prescribed joint -> what its drive needed last step
         #: Force-torque sensors (config ``force_torque_sensors`` and URDF <gazebo> tags):
         #: names, samples, history, the exact last-step wrench (jointsim_ros.sensing.Sensors).
         self.sensors = Sensors(self, [(s, index[s.joint]) for s in model.sensors])
-        self._init_elements()
+        #: Linear actuators, distance sensors and path points (config ``linear_actuators``,
+        #: ``distance_sensors``, ``path_points``; jointsim_ros.elements.Elements).
+        self.elements = Elements(self)
+        #: Prescribed joint motions, actuator lengths and paths
+        #: (jointsim_ros.prescribed.Prescribed, docs/prescribed.md).
+        self.prescribed = Prescribed(self)
         self._servo = None
         self.reset()
         # the drives' servo loops, tuned for what each joint carries at the initial pose
@@ -144,7 +148,7 @@ class Simulator(ElementsMixin):
         """
         if self._diverged:
             raise DivergenceError(self._diverged)
-        per_step = self._prescribed or self._elements_move or self._servo.active
+        per_step = self.prescribed.active or self.elements.pushing or self._servo.active
         taken = self._step_one_by_one(int(n)) if per_step else self.sensors.step(int(n))
         info = self._engine.info.tolist()     # Python floats: cheaper than numpy scalars
         self.last_step = StepReport(
@@ -194,117 +198,9 @@ class Simulator(ElementsMixin):
         efforts = self._engine.state.joint_effort[self._scalar].copy()
         for name, d in self._drive_index.items():
             efforts[self._joint_position[name]] = self._output_effort(d)
-        for name, (axis, _) in self._prescribed.items():
-            impulse = self._engine.state.axis_impulse[axis, PRESCRIBED]
-            efforts[self._joint_position[name]] += impulse / self.dt
+        for name, effort in self.prescribed.efforts().items():
+            efforts[self._joint_position[name]] += effort
         return efforts
-
-    # -- prescribed motion ----------------------------------------------------------------------
-    def prescribe_joints(self, times, positions, joints=None, start_time=None):
-        """
-        Drive joints along a motion: samples interpolated by a clamped cubic spline.
-
-        Each joint follows its curve exactly (an unbounded row lands it on q*(t + dt) every
-        step); the effort the motion needs is read from that row's impulse and reported by
-        :meth:`joint_efforts` and :meth:`prescribed_efforts` (docs/prescribed.md).  Outside the
-        samples a joint holds the end position at rest.
-
-        Args:
-            times: (n,) sample times, s, strictly increasing, relative to ``start_time``.
-            positions: (n, m) joint positions, rad or m, one column per joint.
-            joints: m joint names (default all of :attr:`joint_names`).
-            start_time: simulated time of times = 0, s (default: now).
-
-        Raises:
-            CommandError: unknown joints, a shape mismatch, bad times or values.
-        """
-        if self.config.solver.formulation == 'tree':
-            raise CommandError('prescribe_joints: solver.formulation tree does not prescribe '
-                               'motion; use solver.formulation: maximal.  Nothing was changed.')
-        names = list(self.joint_names if joints is None else joints)
-        idx = self._joint_indices(names, 'prescribe_joints')
-        values = np.asarray(positions, dtype=float)
-        values = values.reshape(len(values), -1) if values.ndim else values
-        if values.ndim != 2 or values.shape[1] != len(names):
-            raise CommandError(f'prescribe_joints: positions must have one column per joint '
-                               f'({len(names)}), got shape {np.shape(positions)}.')
-        spline = CubicSpline(times, values)
-        offset = self.time if start_time is None else float(start_time)
-        now = np.atleast_1d(spline.evaluate(self.time - offset))
-        gap = np.abs(now - self._engine.state.joint_q[idx])
-        if np.any(gap > PRESCRIBED_START_TOLERANCE):
-            worst = int(np.argmax(gap))
-            raise CommandError(
-                f'prescribe_joints: joint {names[worst]!r} is at '
-                f'{self._engine.state.joint_q[idx[worst]]:.6g} but its motion starts at '
-                f'{now[worst]:.6g} (rad or m); a prescribed motion must start where the joint '
-                'is.  Call set_joint_state with the first sample first.  Nothing was changed.')
-        axis_of = {int(j): x for x, j in enumerate(self._engine.axes.joint)}
-        for column, (name, j) in enumerate(zip(names, idx)):
-            axis = axis_of[int(j)]
-            self._prescribed[name] = (axis, (spline, column, offset))
-            self._engine.state.axis_prescribed[axis] = 1.0
-
-    def release_joints(self, joints=None):
-        """End the prescribed motion of some joints (default all); they move freely again."""
-        for name in list(self._prescribed if joints is None else joints):
-            self._drive_needs.pop(name, None)
-            entry = self._prescribed.pop(name, None)
-            if entry is not None:
-                self._engine.state.axis_prescribed[entry[0]] = 0.0
-                self._engine.state.axis_impulse[entry[0], PRESCRIBED] = 0.0
-
-    def prescribed_efforts(self):
-        """Return joint name -> the effort its prescribed motion needed in the last step."""
-        impulses = self._engine.state.axis_impulse
-        return {name: float(impulses[axis, PRESCRIBED]) / self.dt
-                for name, (axis, _) in self._prescribed.items()}
-
-    def prescribed_drive_needs(self):
-        """
-        Return what the drive of each driven prescribed joint needed over the last step.
-
-        The motion's effort at the joint (:meth:`joint_efforts`, the drive's output plus the
-        prescribed row) is taken back through the drive model of docs/drives.md: the gear's
-        Coulomb losses ((1 - eta) of the transmitted torque, against the motion), the rotor
-        (J_m N qdd + b_m N qd), the motor (i = tau_m / Kt) and the armature with the engine's
-        backward Euler step (u = R i + L (i - i_prev) / dt + Ke N qd).
-
-        Returns:
-            dict joint -> {'current' A, 'voltage' V, 'motor_torque' N m,
-            'beyond_supply' bool (|u| above the supply voltage),
-            'beyond_current_limit' bool (|i| above the current limit)}.
-        """
-        return {name: dict(needs) for name, needs in self._drive_needs.items()}
-
-    def _update_drive_needs(self, rates_before, currents_before):
-        """Take each driven prescribed joint's effort of the last step back to volts."""
-        drives = self._engine.drives
-        efforts = self.joint_efforts()
-        rates = self.joint_velocities()
-        for name in self._prescribed:
-            d = self._drive_index.get(name)
-            if d is None:
-                continue
-            k = self._joint_position[name]
-            n, eta, rate = drives.gear[d], drives.efficiency[d], rates[k]
-            effort = efforts[k]
-            # the gear transmits n tau_g; its Coulomb loss (1 - eta) |n tau_g| opposes motion
-            transmitted = effort / eta if effort * rate >= 0.0 else effort / (2.0 - eta)
-            accel = (rate - rates_before[k]) / self.dt
-            motor_torque = (transmitted / n + n * accel / drives.inv_rotor_inertia[d]
-                            + drives.viscous[d] * n * rate)
-            current = motor_torque / drives.kt[d]
-            # the first step starts from the drive's actual current
-            before = self._drive_needs.get(name, {}).get('current', currents_before[d])
-            voltage = (drives.resistance[d] * current
-                       + drives.inductance[d] * (current - before) / self.dt
-                       + drives.ke[d] * n * rate)
-            self._drive_needs[name] = {
-                'current': float(current), 'voltage': float(voltage),
-                'motor_torque': float(motor_torque),
-                'beyond_supply': bool(abs(voltage) > self._supply[d]),
-                'beyond_current_limit': bool(abs(current) > drives.current_limit[d])}
 
     def _step_one_by_one(self, n):
         """
@@ -316,26 +212,18 @@ class Simulator(ElementsMixin):
         state = self._engine.state
         taken = 0
         for _ in range(n):
-            after = self.time + self.dt
-            for axis, (spline, column, offset) in self._prescribed.values():
-                state.axis_target_q[axis] = np.atleast_1d(spline.evaluate(after - offset))[column]
-                state.axis_target_rate[axis] = np.atleast_1d(
-                    spline.evaluate(after - offset, 1))[column]
-            self._aim_elements(after)
+            self.prescribed.aim(self.time + self.dt)
             if self._servo.active:
                 self._servo_sample()
             held = state.body_wrench.copy()
-            state.body_wrench[:] += self._actuator_wrenches()
-            needs = bool(self._prescribed and self._drive_index)
-            if needs:
-                rates_before = self.joint_velocities()
-                currents_before = state.drive_current.copy()
+            state.body_wrench[:] += self.elements.wrenches()
+            before = self.prescribed.before_step()
             try:
                 done = self.sensors.step(1)
             finally:
                 state.body_wrench[:] = held
-            if done and needs:
-                self._update_drive_needs(rates_before, currents_before)
+            if done and before is not None:
+                self.prescribed.after_step(before)
             taken += done
             if done < 1:
                 break
@@ -741,8 +629,8 @@ class Simulator(ElementsMixin):
         self.sensors.clear()
         if self._servo is not None:
             self._servo.reset()
-        self.release_joints()
-        self._reset_elements()
+        self.prescribed.release()
+        self.elements.clear()
         for item in self.model.objects:
             engine.set_body_state(item.body, item.pos, item.quat, item.linear_velocity,
                                   item.angular_velocity)

@@ -20,18 +20,18 @@ def test_path_point_carries_a_free_body_with_m_times_its_acceleration():
     config = {'base': 'floating', 'ground': {'enabled': False}, 'dt': 0.001,
               'path_points': {'centre': {'link': 'box'}}}
     sim = Simulator.from_urdf(free_box(mass=2.0), config)
-    start, _ = sim.path_points()['centre']
+    start, _ = sim.elements.path_points()['centre']
     times = np.linspace(0.0, 1.0, 6)
     offsets = np.array([[0, 0, 0], [0.1, 0.05, 0.0], [0.3, 0.1, 0.2], [0.4, -0.1, 0.3],
                         [0.5, 0.0, 0.2], [0.6, 0.1, 0.0]])
-    sim.prescribe_path('centre', times, start + offsets)
+    sim.prescribed.path('centre', times, start + offsets)
     curve = CubicSpline(times, start + offsets)
     errors, scale = [], []
     for _ in range(1000):
         sim.step(1)
-        position, velocity = sim.path_points()['centre']
+        position, velocity = sim.elements.path_points()['centre']
         assert np.allclose(position, curve.evaluate(sim.time), atol=1e-9)
-        force = sim.path_forces()['centre']
+        force = sim.prescribed.path_forces()['centre']
         # the impulse of the step [t - dt, t] changes the velocity by the mean acceleration
         expected = 2.0 * (curve.evaluate(sim.time - 0.0005, 2) - np.array([0.0, 0.0, -G]))
         errors.append(force - expected)
@@ -41,10 +41,10 @@ def test_path_point_carries_a_free_body_with_m_times_its_acceleration():
     assert np.allclose(velocity, curve.evaluate(1.0, 1), atol=1e-6)
     _, angular = sim.link_twist('box')
     assert np.linalg.norm(angular) < 1e-9  # a force through the COM turns nothing
-    sim.release_path()
+    sim.prescribed.release_paths()
     sim.step(100)  # free fall from rest at the path's end
-    assert sim.path_points()['centre'][1] == pytest.approx([0.0, 0.0, -G * 0.1], abs=1e-9)
-    assert np.all(sim.path_forces()['centre'] == 0.0)
+    assert sim.elements.path_points()['centre'][1] == pytest.approx([0.0, 0.0, -G * 0.1], abs=1e-9)
+    assert np.all(sim.prescribed.path_forces()['centre'] == 0.0)
 
 
 def propped_bar():
@@ -80,15 +80,15 @@ def test_length_element_lifts_a_bar_with_the_force_its_motion_needs_and_the_forc
     sim = Simulator.from_urdf(propped_bar(), PROP)
     times = np.array([0.0, 0.2, 0.8, 1.0])
     lengths = np.array([0.5, 0.51, 0.59, 0.6])
-    sim.prescribe_actuator_lengths(times, lengths[:, None])
+    sim.prescribed.lengths(times, lengths[:, None])
     curve = CubicSpline(times, lengths)
     angles, forces = [0.0], []
     for _ in range(1200):
         sim.step(1)
-        assert sim.actuator_lengths()['prop'][0] == pytest.approx(curve.evaluate(sim.time),
-                                                                  abs=1e-9)
+        length, _ = sim.elements.actuator_lengths()['prop']
+        assert length == pytest.approx(curve.evaluate(sim.time), abs=1e-9)
         angles.append(float(sim.joint_positions()[0]))
-        forces.append(sim.actuator_forces()['prop'])
+        forces.append(sim.elements.actuator_forces()['prop'])
     angles = np.array(angles)
     dt = sim.dt
     # the force of step k changes the rate from (q_k - q_{k-1})/dt to (q_{k+1} - q_k)/dt
@@ -104,7 +104,7 @@ def test_length_element_lifts_a_bar_with_the_force_its_motion_needs_and_the_forc
     replay = Simulator.from_urdf(propped_bar(), PROP)
     worst = 0.0
     for k, force in enumerate(forces):
-        replay.set_actuator_forces({'prop': force})
+        replay.elements.set_actuator_forces({'prop': force})
         replay.step(1)
         worst = max(worst, abs(float(replay.joint_positions()[0]) - angles[k + 1]))
     assert worst < 1e-3 * abs(angles[-1])  # the 0.1 % of the motion (0.076 % seen)
@@ -113,30 +113,31 @@ def test_length_element_lifts_a_bar_with_the_force_its_motion_needs_and_the_forc
 def test_modes_switch_and_bad_commands_change_nothing():
     config = dict(PROP, path_points={'tip': {'link': 'bar', 'point': [1.0, 0.0, 0.0]}})
     sim = Simulator.from_urdf(propped_bar(), config)
-    assert sim.actuator_names == ('prop',) and sim.path_point_names == ('tip',)
-    sim.prescribe_actuator_lengths([0.0, 1.0], [[0.5], [0.5]])
+    assert sim.elements.actuator_names == ('prop',) and sim.elements.path_point_names == ('tip',)
+    sim.prescribed.lengths([0.0, 1.0], [[0.5], [0.5]])
     sim.step(200)
-    assert sim.actuator_forces()['prop'] == pytest.approx(2.0 * G, rel=1e-6)  # holds it level
-    sim.set_actuator_forces({'prop': 0.0})  # back to a force element: the bar falls
+    # holds it level
+    assert sim.elements.actuator_forces()['prop'] == pytest.approx(2.0 * G, rel=1e-6)
+    sim.elements.set_actuator_forces({'prop': 0.0})  # back to a force element: the bar falls
     sim.step(100)
-    assert sim.joint_positions()[0] > 0.01 and sim.actuator_forces()['prop'] == 0.0
+    assert sim.joint_positions()[0] > 0.01 and sim.elements.actuator_forces()['prop'] == 0.0
     with pytest.raises(CommandError, match="unknown linear actuator 'prp'.*'prop'"):
-        sim.prescribe_actuator_lengths([0.0, 1.0], [[0.5], [0.6]], actuators=['prp'])
+        sim.prescribed.lengths([0.0, 1.0], [[0.5], [0.6]], actuators=['prp'])
     with pytest.raises(CommandError, match='starts .* away from where the elements are'):
-        sim.prescribe_actuator_lengths([0.0, 1.0], [[0.5], [0.6]])
-    tip, _ = sim.path_points()['tip']
+        sim.prescribed.lengths([0.0, 1.0], [[0.5], [0.6]])
+    tip, _ = sim.elements.path_points()['tip']
     with pytest.raises(CommandError, match='must have 3 values each'):
-        sim.prescribe_path('tip', [0.0, 1.0], [[0.0, 0.0], [1.0, 1.0]])
+        sim.prescribed.path('tip', [0.0, 1.0], [[0.0, 0.0], [1.0, 1.0]])
     with pytest.raises(CommandError, match="unknown path point 'top'.*'tip'"):
-        sim.prescribe_path('top', [0.0, 1.0], [tip, tip])
+        sim.prescribed.path('top', [0.0, 1.0], [tip, tip])
     with pytest.raises(CommandError, match='strictly increasing'):
-        sim.prescribe_path('tip', [1.0, 1.0], [tip, tip])
-    assert not sim._paths and not sim._lengths  # nothing was changed
-    sim.prescribe_path('tip', [0.0, 0.5], [tip, tip])  # hold the tip where it is
+        sim.prescribed.path('tip', [1.0, 1.0], [tip, tip])
+    assert not sim.prescribed.active  # nothing was changed
+    sim.prescribed.path('tip', [0.0, 0.5], [tip, tip])  # hold the tip where it is
     sim.step(300)
-    assert sim.path_points()['tip'][0] == pytest.approx(tip, abs=1e-9)
+    assert sim.elements.path_points()['tip'][0] == pytest.approx(tip, abs=1e-9)
     sim.reset()
-    assert not sim._paths and sim.actuator_forces()['prop'] == 0.0
+    assert not sim.prescribed.active and sim.elements.actuator_forces()['prop'] == 0.0
 
 
 def test_element_config_errors_name_the_element_and_the_fix():
@@ -172,12 +173,12 @@ def test_drive_needs_of_a_prescribed_lift_and_the_voltages_repeat_it():
     sim = Simulator.from_urdf(propped_bar(), config)
     times = np.array([0.0, 0.3, 0.7, 1.0])
     angles = np.array([0.0, -0.05, -0.45, -0.5])
-    sim.prescribe_joints(times, angles[:, None], joints=['hinge'])
+    sim.prescribed.joints(times, angles[:, None], joints=['hinge'])
     curve = CubicSpline(times, angles)
     currents, voltages, expected = [], [], []
     for _ in range(1100):
         sim.step(1)
-        needs = sim.prescribed_drive_needs()['hinge']
+        needs = sim.prescribed.drive_needs()['hinge']
         currents.append(needs['current'])
         voltages.append(needs['voltage'])
         t = sim.time - 0.0005
@@ -204,7 +205,7 @@ def test_drive_needs_of_a_prescribed_lift_and_the_voltages_repeat_it():
 
     tight = dict(DRIVE, current_limit=1.0, supply_voltage=3.0)
     sim = Simulator.from_urdf(propped_bar(), {'drives': {'hinge': tight}})
-    sim.prescribe_joints(times, angles[:, None], joints=['hinge'])
+    sim.prescribed.joints(times, angles[:, None], joints=['hinge'])
     sim.step(500)
-    needs = sim.prescribed_drive_needs()['hinge']
+    needs = sim.prescribed.drive_needs()['hinge']
     assert needs['beyond_current_limit'] and needs['beyond_supply']

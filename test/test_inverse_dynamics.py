@@ -44,8 +44,8 @@ def test_three_bar_element_lengths_do_not_see_a_turn_about_the_o_d_line():
     """Turning the three-bar about z (through O and d) keeps every element's length."""
     urdf, config = three_bar()
     sim = Simulator.from_urdf(urdf, config)
-    before = {k: v[0] for k, v in sim.actuator_lengths().items()}
-    tool = sim.path_points()['tool'][0]
+    before = {k: v[0] for k, v in sim.elements.actuator_lengths().items()}
+    tool = sim.elements.path_points()['tool'][0]
     assert tool == pytest.approx(TOOL_START, abs=1e-9)
     angle = 0.3
     turn = np.array([np.cos(angle / 2.0), 0.0, 0.0, np.sin(angle / 2.0)])
@@ -58,8 +58,8 @@ def test_three_bar_element_lengths_do_not_see_a_turn_about_the_o_d_line():
         z, u = turn[0], turn[1:]
         quat = np.concatenate([[z * w - u @ v], z * v + w * u + np.cross(u, v)])
         engine.set_body_state(b, spin @ x, quat, np.zeros(3), np.zeros(3))
-    after = {k: v[0] for k, v in sim.actuator_lengths().items()}
+    after = {k: v[0] for k, v in sim.elements.actuator_lengths().items()}
     assert after == pytest.approx(before, abs=1e-12)
-    moved = sim.path_points()['tool'][0]
+    moved = sim.elements.path_points()['tool'][0]
     assert np.linalg.norm(moved - tool) > 2.0  # while the tool swings 2.4 m sideways
     assert max(sim.joint_anchor_errors().values()) < 1e-12  # and every joint still holds

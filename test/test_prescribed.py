@@ -106,7 +106,7 @@ def test_prescribed_arm_efforts_match_recursive_newton_euler(iterations, skip):
                          1.1 * np.sin(3.1 * t + 1.0)] for t in times])
     spline = CubicSpline(times, samples)
     sim.set_joint_state(dict(zip(sim.joint_names, samples[0])))
-    sim.prescribe_joints(times, samples)
+    sim.prescribed.joints(times, samples)
     simulated, reference = [], []
     while sim.time < 2.0 - 1e-9:
         start = sim.time
@@ -122,19 +122,19 @@ def test_prescribed_arm_efforts_match_recursive_newton_euler(iterations, skip):
     error = np.sqrt(np.mean((np.array(simulated) - np.array(reference)) ** 2, axis=0))
     scale = np.sqrt(np.mean(np.array(reference) ** 2, axis=0))
     assert np.all(error <= 0.01 * scale), (error, scale)
-    assert sim.prescribed_efforts()['elbow'] == pytest.approx(simulated[-1][2])
+    assert sim.prescribed.efforts()['elbow'] == pytest.approx(simulated[-1][2])
 
 
 def test_prescribed_motion_must_start_where_the_joint_is():
     sim = Simulator.from_urdf(spatial_arm())
     with pytest.raises(CommandError, match="joint 'elbow' is at 0 but its motion starts at 0.5"):
-        sim.prescribe_joints([0.0, 1.0], [[0.0, 0.0, 0.5], [0.0, 0.0, 1.0]])
+        sim.prescribed.joints([0.0, 1.0], [[0.0, 0.0, 0.5], [0.0, 0.0, 1.0]])
     with pytest.raises(CommandError, match='strictly increasing'):
-        sim.prescribe_joints([0.0, 0.0], [[0.0] * 3, [0.0] * 3])
-    sim.prescribe_joints([0.0, 0.5], [[0.0], [0.4]], joints=['elbow'])
+        sim.prescribed.joints([0.0, 0.0], [[0.0] * 3, [0.0] * 3])
+    sim.prescribed.joints([0.0, 0.5], [[0.0], [0.4]], joints=['elbow'])
     sim.step(600)
     assert sim.joint_positions()[2] == pytest.approx(0.4, abs=1e-12)  # holds the end at rest
-    sim.release_joints()
+    sim.prescribed.release_joints()
     sim.step(300)
     assert sim.joint_positions()[2] != pytest.approx(0.4, abs=1e-3)  # falls once released
 
@@ -276,23 +276,23 @@ def test_linear_actuator_holds_a_bar_with_the_static_force_and_lifts_it_with_mor
     10 % more lifts it with theta'' = 0.1 m g 0.5 / I (I = m L^2 / 3 about the hinge).
     """
     sim = Simulator.from_urdf(propped_bar(), PROP)
-    assert sim.actuator_lengths()['prop'] == pytest.approx((0.5, 0.0))
-    sim.set_actuator_forces({'prop': 2.0 * G})
+    assert sim.elements.actuator_lengths()['prop'] == pytest.approx((0.5, 0.0))
+    sim.elements.set_actuator_forces({'prop': 2.0 * G})
     sim.step(1000)
     assert abs(sim.joint_positions()[0]) < 1e-9
-    assert sim.distances()['reach'][0] == pytest.approx(0.0, abs=1e-9)
-    sim.set_actuator_forces({'prop': 1.1 * 2.0 * G})
+    assert sim.elements.distances()['reach'][0] == pytest.approx(0.0, abs=1e-9)
+    sim.elements.set_actuator_forces({'prop': 1.1 * 2.0 * G})
     sim.step(100)
     accel = 0.1 * 2.0 * G * 0.5 / (2.0 * 1.0 / 3.0)
     # about y, lifting the bar's tip (+z) is a negative angle
     assert sim.joint_positions()[0] == pytest.approx(-0.5 * accel * 0.1 ** 2, rel=0.02)
-    length, rate = sim.actuator_lengths()['prop']
+    length, rate = sim.elements.actuator_lengths()['prop']
     assert rate == pytest.approx(accel * 0.1 * 0.5, rel=0.02) and length > 0.5
-    distance, _ = sim.distances()['reach']
+    distance, _ = sim.elements.distances()['reach']
     # the tip rose by about theta: the sensor's two points, at the tip and its rest place
     assert distance == pytest.approx(accel * 0.1 ** 2 / 2, rel=0.03)
     with pytest.raises(CommandError, match="unknown linear actuator 'prp'.*'prop'"):
-        sim.set_actuator_forces({'prp': 1.0})
+        sim.elements.set_actuator_forces({'prp': 1.0})
     with pytest.raises(ConfigError, match="linear actuator 'prop' names link_b 'baar'.*'bar'"):
         Simulator.from_urdf(propped_bar(), {'linear_actuators': {'prop': {
             'link_a': 'ground', 'link_b': 'baar'}}})

@@ -77,7 +77,7 @@ def test_floating_base_without_ground_is_accepted():
 def test_prescribed_motion_is_refused_with_a_command_error():
     sim = Simulator.from_urdf(chain(2), {'solver': TREE})
     with pytest.raises(CommandError, match='maximal'):
-        sim.prescribe_joints([0.0, 1.0], [[0.0, 0.0], [0.1, 0.1]])
+        sim.prescribed.joints([0.0, 1.0], [[0.0, 0.0], [0.1, 0.1]])
 
 
 def test_position_limits_are_not_enforced_and_said_once(caplog):

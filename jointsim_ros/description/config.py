@@ -718,7 +718,7 @@ SCHEMA = (
     Key('distance_sensors', _elements, 'section',
         'distances between two points: link_a, point_a, link_b, point_b'),
     Key('path_points', _path_points, 'section',
-        'points of links that prescribe_path can drive along a 3D path: link, point'),
+        'points of links that prescribed.path can drive along a 3D path: link, point'),
     Key('force_torque_sensors', _sensors, 'section',
         'sensor -> joint, frame, measure_direction, pose, rate, noise, filter (docs/sensors.md)'),
 )

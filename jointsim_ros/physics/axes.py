@@ -24,7 +24,7 @@ Rows, each updated as in sequential impulses (accumulated impulse, clamped):
   leftover overlap is removed by turning the joint's subtree rigidly (``project_limits``),
   never by velocity, so no energy is added;
 - velocity limits (optional): one-sided rows qdot+ <= v_max and qdot+ >= -v_max;
-- prescribed motion (``Simulator.prescribe_joints``): a velocity row with an unbounded impulse
+- prescribed motion (``sim.prescribed.joints``): a velocity row with an unbounded impulse
   asking qdot+ = qdot*(t + dt), the curve's rate at the end of the step, and a position row in
   ``project_limits`` that turns the joint's subtree rigidly onto q*(t + dt) (positions only, as
   for limits); the velocity row's impulse over dt is the effort the motion needs on top of the
