@@ -2,6 +2,9 @@
 import math
 
 from jointsim_ros import CommandError, DivergenceError, Simulator
+from jointsim_ros.elements import Elements
+from jointsim_ros.prescribed import Prescribed
+from jointsim_ros.sensing import Sensors
 from jointsim_ros.tools import headless
 import numpy as np
 import pytest
@@ -111,3 +114,17 @@ def test_floating_base_starts_at_the_world_joint_origin_and_base_pose():
         sim.step(100)
         assert sim.link_pose('base')[0][2] < 2
         sim.reset()
+
+
+def test_the_facade_is_composed_of_parts():
+    # issue 17: stepping, state and commands on the simulator; the rest are components taking it
+    sim = Simulator.from_urdf(double_pendulum(), None)
+    parts = {'sensors': Sensors, 'elements': Elements, 'prescribed': Prescribed}
+    for name, part in parts.items():
+        assert isinstance(getattr(sim, name), part)
+    moved = ['prescribe_joints', 'release_joints', 'prescribed_efforts', 'prescribed_drive_needs',
+             'prescribe_actuator_lengths', 'release_actuators', 'prescribe_path', 'release_path',
+             'path_forces', 'set_actuator_forces', 'actuator_forces', 'actuator_lengths',
+             'distances', 'path_points', 'actuator_names', 'path_point_names',
+             'wrench', 'sensor_sample', 'sensor_frame', 'sensor_history', 'measure_wrench']
+    assert [name for name in moved if hasattr(sim, name)] == []
