@@ -75,7 +75,9 @@ class Simulator:
         self._supply = np.array([d.supply_voltage for d in model.drives], dtype=float)
         self._velocity_limits = np.array([model.joints[i].velocity_limit for i in self._scalar],
                                          dtype=float)
-        self._has_velocity_limits = bool(np.isfinite(self._velocity_limits).any())
+        # compare joint speeds with the URDF limits when any is finite and none is enforced
+        self._speed_check = (bool(np.isfinite(self._velocity_limits).any())
+                             and not config.limits.enforce_velocity)
         #: Joints seen beyond their URDF velocity limit (each reported once in the log).
         self.velocity_limit_exceeded = set()
         self._next_speed_check = 0.0
@@ -173,8 +175,7 @@ class Simulator:
                    'raise solver.iterations, ')
                 + 'or check the inertias, drives and commands of that link, then reset.')
             raise DivergenceError(self._diverged)
-        if (not self.config.limits.enforce_velocity and self.time >= self._next_speed_check
-                and self._has_velocity_limits):
+        if self._speed_check and self.time >= self._next_speed_check:
             self._next_speed_check = self.time + VELOCITY_CHECK_PERIOD
             self._check_velocity_limits()
         return self.last_step
