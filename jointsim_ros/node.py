@@ -5,7 +5,7 @@ jointsim_node: the ROS 2 node of the simulator (docs/node.md).
     python -m jointsim_ros.node --ros-args --params-file config/jointsim_node.yaml
 
 A thin rclpy layer: parameters are read once into the simulator's configuration
-(``runner.load_robot``), a wall-clock timer calls ``SimulationRunner.tick`` and publishes the
+(``loading.load_robot``), a wall-clock timer calls ``SimulationRunner.tick`` and publishes the
 state through ``ros_messages``; subscriptions and services call the runner.  No physics here.
 """
 from dataclasses import dataclass
@@ -42,7 +42,8 @@ import yaml
 from . import ros_messages
 from .errors import CommandError, JointsimError
 from .frames import FrameTree
-from .runner import load_robot, RunSettings, SimulationRunner
+from .loading import load_robot
+from .runner import RunSettings, SimulationRunner
 
 NODE_NAME = 'jointsim_node'
 #: Wall-clock period of the diagnostics message, s.

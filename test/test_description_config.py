@@ -4,7 +4,8 @@ from pathlib import Path
 
 from description_helpers import joint, link, robot
 from jointsim_ros.description import load_config, load_model, SimConfig
-from jointsim_ros.description.config import default_yaml, GroundSettings, SCHEMA
+from jointsim_ros.description.config import (config_table, default_yaml, GroundSettings, SCHEMA,
+                                             TABLE_BEGIN, TABLE_END)
 from jointsim_ros.errors import ConfigError
 from jointsim_ros.physics.settings import SolverSettings
 import pytest
@@ -55,6 +56,28 @@ def test_default_yaml_file_is_generated_from_the_schema_and_loads_to_defaults():
     for line in path.read_text().splitlines():
         if ':' in line and not line.lstrip().startswith('#') and not line.endswith(':'):
             assert '# [' in line, f'no unit comment: {line}'
+
+
+def test_docs_config_table_is_generated_from_the_schema():
+    text = (REPO / 'docs' / 'config.md').read_text()
+    start, end = text.index(TABLE_BEGIN), text.index(TABLE_END) + len(TABLE_END) + 1
+    assert text[start:end] == config_table(), 'regenerate the table in docs/config.md'
+    for key in SCHEMA:
+        assert f'| `{key.name}' in text, key.name
+
+
+def test_every_key_has_a_unit_a_doc_and_a_check():
+    from jointsim_ros.description.config import NAMED_SECTIONS
+    from jointsim_ros.schema import keys_of
+    tables = [SCHEMA] + [keys_of(cls) for cls in NAMED_SECTIONS.values()]
+    tables += [keys_of(key.convert.section) for key in SCHEMA
+               if getattr(key.convert, 'section', None)]
+    for table in tables:
+        for key in table:
+            assert key.unit and key.doc and callable(key.convert), key.name
+    assert set(NAMED_SECTIONS) == {
+        'drives', 'joints', 'contacts', 'scene', 'loop_joints', 'linear_actuators',
+        'distance_sensors', 'path_points', 'force_torque_sensors'}
 
 
 def test_values_are_converted_and_kept():

@@ -9,8 +9,8 @@ import ast
 from pathlib import Path
 
 from jointsim_ros import ros_messages
+from jointsim_ros.loading import load_robot
 from jointsim_ros.node import CONTACT_MARKERS_TOPIC, wrench_topic
-from jointsim_ros.runner import load_robot
 import pytest
 import yaml
 

@@ -6,12 +6,14 @@ The node's plain-Python parts without DDS: pacing, commands, watchdog, services,
 from pathlib import Path
 
 from jointsim_ros import CommandError, ConfigError, DescriptionError, Simulator
+from jointsim_ros.loading import load_robot
 from jointsim_ros.node import PARAMETERS, parameters_yaml
-from jointsim_ros.runner import load_robot, RunSettings, SimulationRunner
+from jointsim_ros.runner import RunSettings, SimulationRunner
 from jointsim_ros.tools import example_controller
 import numpy as np
 import pytest
 from robots import double_pendulum, inertial, joint, link, pendulum, robot
+import xacro
 import yaml
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -212,6 +214,29 @@ def test_load_robot_defaults_to_the_bundled_arm_and_expands_xacro():
     assert '<robot' in loaded.urdf_xml and 'xacro:' not in loaded.urdf_xml
     assert [j.name for j in loaded.urdf_robot.joints][-1] == 'tool0_joint'
     assert np.isclose(loaded.sim.dt, 1e-3)
+
+
+def test_load_robot_runs_xacro_once(monkeypatch):
+    # every xacro expansion (a .xacro file, or URDF text using xacro) goes through process_doc
+    runs = []
+    process_doc = xacro.process_doc
+
+    def counting(*args, **kwargs):
+        runs.append(1)
+        return process_doc(*args, **kwargs)
+
+    monkeypatch.setattr(xacro, 'process_doc', counting)
+    loaded = load_robot()
+    assert len(runs) == 1, 'the description, robot_description and ros2_control share one run'
+    assert 'xacro:' not in loaded.urdf_xml
+    runs.clear()
+    uses_xacro = pendulum().replace(
+        '<robot ', '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" ', 1).replace(
+        'upper="10"', 'upper="${reach}"').replace(
+        '<link ', '<xacro:property name="reach" value="10"/><link ', 1)
+    loaded = load_robot(robot_description=uses_xacro)
+    assert len(runs) == 1
+    assert 'xacro:property' not in loaded.urdf_xml and 'upper="10"' in loaded.urdf_xml
 
 
 def test_load_robot_errors_are_user_errors(tmp_path):

@@ -1,19 +1,22 @@
 """
-Simulator configuration: one YAML schema, written as a table, loaded into frozen dataclasses.
+Simulator configuration: one YAML schema, written as typed dataclasses, loaded into them.
 
-The schema is the tuple ``SCHEMA``: one :class:`Key` per top-level key, with its converter (which
-checks type and range), unit and meaning.  A section with sub-keys (``solver``, ``base_pose``) is
-a Key whose converter validates against its own table and builds its dataclass.  Adding a section
-later is one entry in ``SCHEMA`` plus one field in :class:`SimConfig`; ``config/default.yaml`` is
-generated from the table by ``default_yaml()`` (a test keeps the two in step).
+Every key is one dataclass field made with :func:`jointsim_ros.schema.setting`: default, unit,
+one-line meaning and check sit together, once.  :class:`SimConfig` holds the top-level keys; a
+section with sub-keys (``solver``, ``base_pose``, ``limits``, ``ground``, ``collision``) is a
+field whose check builds its own dataclass; a section of named items (``drives``, ``joints``,
+``scene``, ``force_torque_sensors``...) is a field whose check validates each item against the
+item's dataclass (:class:`JointOverrides`, :class:`SceneObjectSettings`,
+:class:`~jointsim_ros.description.drives.DriveParameters`...).  ``SCHEMA`` and the ``*_KEYS``
+tables are read from those dataclasses by :func:`~jointsim_ros.schema.keys_of`;
+``config/default.yaml`` (``default_yaml()``) and the key table of docs/config.md
+(``config_table()``) are generated from them, and tests keep both files in step.
 
 Sources: a dict (nested, or flat with dotted keys such as ``solver.iterations`` as ROS parameters
 give them), a YAML file path (plain, or in the ``node_name: ros__parameters:`` layout), a
 :class:`SimConfig`, or None for the defaults.
 """
-from dataclasses import dataclass, field
-import difflib
-import math
+from dataclasses import dataclass
 import os
 import re
 
@@ -22,6 +25,9 @@ import yaml
 from .drives import check_drives
 from ..errors import ConfigError
 from ..physics.settings import SolverSettings
+from ..schema import (auto_boolean, boolean, choice, Context, convert_table, fraction, integer,
+                      joint_names, joint_numbers, keys_of, name, named_sections, number,
+                      pair_list, path_list, plain_section, section, setting, vector3)
 
 
 @dataclass(frozen=True)
@@ -34,8 +40,10 @@ class BasePose:
         rpy: (roll, pitch, yaw) about the fixed world axes x, y, z, rad (as URDF ``rpy``).
     """
 
-    position: tuple = (0.0, 0.0, 0.0)
-    rpy: tuple = (0.0, 0.0, 0.0)
+    position: tuple = setting((0.0, 0.0, 0.0), 'm', 'x, y, z of the URDF root link in the world',
+                              vector3('m'))
+    rpy: tuple = setting((0.0, 0.0, 0.0), 'rad',
+                         'roll, pitch, yaw of the URDF root link in the world', vector3('rad'))
 
 
 @dataclass(frozen=True)
@@ -52,13 +60,48 @@ class LimitSettings:
             effort limits.  Default true.
     """
 
-    restitution: float = 0.0
-    enforce_velocity: bool = False
-    enforce_effort: bool = True
+    restitution: float = setting(0.0, '1', 'restitution of every position limit (0 stops, 1 '
+                                 'bounces)', fraction('1, at most 1'))
+    enforce_velocity: bool = setting(
+        False, 'true/false', 'hold joints below their URDF velocity limits (else only reported)',
+        boolean)
+    enforce_effort: bool = setting(True, 'true/false',
+                                   'clip efforts and drive torques to the URDF effort limits',
+                                   boolean)
 
 
-MATERIAL_DEFAULTS = {'friction': 1.0, 'restitution': 0.0, 'rolling_friction': 0.0,
-                     'spinning_friction': 0.0}
+@dataclass(frozen=True)
+class MaterialSettings:
+    """
+    A contact material (config ``contacts: {LINK: {...}}``).
+
+    Its keys are also part of ``ground``, ``collision`` and every ``scene`` object.
+
+    Attributes:
+        friction: Coulomb friction coefficient, 1.  Default 1.
+        restitution: coefficient of restitution, in [0, 1].  Default 0.
+        rolling_friction: rolling resistance torque per normal force, m.  Default 0.
+        spinning_friction: spinning (torsional) friction torque per normal force, m.  Default 0.
+    """
+
+    friction: float = setting(1.0, '1', 'Coulomb friction coefficient', number(0.0, unit='1'))
+    restitution: float = setting(0.0, '1', 'coefficient of restitution, 0 to 1', fraction())
+    rolling_friction: float = setting(0.0, 'm',
+                                      'rolling resistance: torque bound per unit normal force',
+                                      number(0.0, unit='m'))
+    spinning_friction: float = setting(
+        0.0, 'm', 'spinning (torsional) friction: torque bound per unit normal force',
+        number(0.0, unit='m'))
+
+
+MATERIAL_KEYS = keys_of(MaterialSettings)
+MATERIAL_DEFAULTS = {k.name: k.default for k in MATERIAL_KEYS}
+
+
+def _material(key, doc_prefix=''):
+    """Return a new field for the material key ``key`` (ground, collision, scene objects)."""
+    meta = MaterialSettings.__dataclass_fields__[key].metadata
+    return setting(MATERIAL_DEFAULTS[key], meta['unit'], doc_prefix + meta['doc'], meta['check'])
 
 
 @dataclass(frozen=True)
@@ -69,18 +112,21 @@ class GroundSettings:
     Attributes:
         enabled: 'auto' (on for a floating-base robot, off for a fixed base), true or false.
         height: height of the plane above the world origin, m.  Default 0.
-        friction: Coulomb friction coefficient, 1.  Default 1.
-        restitution: coefficient of restitution, in [0, 1].  Default 0.
-        rolling_friction: rolling resistance torque per normal force, m.  Default 0.
-        spinning_friction: spinning (torsional) friction torque per normal force, m.  Default 0.
+        friction, restitution, rolling_friction, spinning_friction: its material
+            (:class:`MaterialSettings`).
     """
 
-    enabled: object = 'auto'
-    height: float = 0.0
-    friction: float = 1.0
-    restitution: float = 0.0
-    rolling_friction: float = 0.0
-    spinning_friction: float = 0.0
+    enabled: object = setting(
+        'auto', 'auto | true | false',
+        'ground plane on (auto: on for a floating base, off for a fixed base)', auto_boolean)
+    height: float = setting(0.0, 'm', 'height of the ground plane z = height', number(unit='m'))
+    friction: float = _material('friction')
+    restitution: float = _material('restitution')
+    rolling_friction: float = _material('rolling_friction')
+    spinning_friction: float = _material('spinning_friction')
+
+
+_BY_DEFAULT = 'links and scene objects by default: '
 
 
 @dataclass(frozen=True)
@@ -112,28 +158,232 @@ class CollisionSettings:
             links and scene objects (1, 0, 0 m, 0 m); ``contacts`` overrides it per link.
     """
 
-    enabled: bool = True
-    self_collision: bool = False
-    self_collision_pairs: tuple = ()
-    disabled_pairs: tuple = ()
-    margin: float = 0.01
-    restitution_threshold: float = 0.1
-    slop: float = 1e-4
-    erp: float = 0.2
-    max_correction: float = 0.01
-    match_distance: float = 0.01
-    mesh_paths: tuple = ()
-    max_hull_vertices: int = 64
-    friction: float = 1.0
-    restitution: float = 0.0
-    rolling_friction: float = 0.0
-    spinning_friction: float = 0.0
+    enabled: bool = setting(True, 'true/false', 'robot links collide at all', boolean)
+    self_collision: bool = setting(
+        False, 'true/false',
+        'links of the robot collide with each other (never links joined by a joint)', boolean)
+    self_collision_pairs: tuple = setting(
+        (), '[link, link] pairs', 'link pairs that collide even without self_collision',
+        pair_list)
+    disabled_pairs: tuple = setting((), '[link, link] pairs', 'link pairs that never collide',
+                                    pair_list)
+    margin: float = setting(0.01, 'm',
+                            'contacts are found this far before touching (speculative contacts)',
+                            number(0.0, unit='m'))
+    restitution_threshold: float = setting(
+        0.1, 'm/s', 'slower approaches come to rest instead of bouncing', number(0.0, unit='m/s'))
+    slop: float = setting(1e-4, 'm', 'penetration left alone (resting depth)',
+                          number(0.0, unit='m'))
+    erp: float = setting(0.2, '1', 'fraction of the penetration removed per step', fraction())
+    max_correction: float = setting(0.01, 'm', 'largest push of one contact point per step',
+                                    number(0.0, strict=True, unit='m'))
+    match_distance: float = setting(
+        0.01, 'm',
+        'a point keeps its identity and warm start if it moved less than this on its body',
+        number(0.0, unit='m'))
+    mesh_paths: tuple = setting((), 'directories',
+                                'where package:// and relative mesh files are also looked for',
+                                path_list)
+    max_hull_vertices: int = setting(
+        64, 'count', 'meshes are simplified to convex hulls of at most this many vertices',
+        integer(4))
+    friction: float = _material('friction', _BY_DEFAULT)
+    restitution: float = _material('restitution', _BY_DEFAULT)
+    rolling_friction: float = _material('rolling_friction', _BY_DEFAULT)
+    spinning_friction: float = _material('spinning_friction', _BY_DEFAULT)
+
+
+# ---- items of the named sections (name -> mapping of these keys) ----
+
+@dataclass(frozen=True)
+class JointOverrides:
+    """Per-joint overrides of the URDF (config ``joints: {JOINT: {...}}``); absent: not given."""
+
+    friction: float = setting(None, 'N m or N',
+                              'Coulomb (sliding) friction; default the URDF <dynamics friction>',
+                              number(0.0, unit='N m or N'))
+    static_friction: float = setting(None, 'N m or N',
+                                     'breakaway friction at rest; default equal to friction',
+                                     number(0.0, unit='N m or N'))
+    damping: float = setting(None, 'N m s/rad or N s/m',
+                             'viscous damping; default the URDF <dynamics damping>',
+                             number(0.0, unit='N m s/rad or N s/m'))
+    restitution: float = setting(None, '1',
+                                 'restitution at the position limits; default limits.restitution',
+                                 fraction('1, at most 1'))
+
+
+@dataclass(frozen=True)
+class SensorNoise:
+    """Gaussian noise of a force-torque sensor (``force_torque_sensors.NAME.noise``)."""
+
+    force: float = setting(0.0, 'N', 'standard deviation of the force noise',
+                           number(0.0, unit='N'))
+    torque: float = setting(0.0, 'N m', 'standard deviation of the torque noise',
+                            number(0.0, unit='N m'))
+    seed: int = setting(None, 'count', 'seed of the noise generator (default: from the name)',
+                        integer(0))
+
+
+@dataclass(frozen=True)
+class SensorFilter:
+    """Low-pass filter of a force-torque sensor (``force_torque_sensors.NAME.filter``)."""
+
+    cutoff: float = setting(0.0, 'Hz',
+                            'cut-off of a first-order low-pass on the samples; 0 = no filter',
+                            number(0.0, unit='Hz'))
+
+
+SENSOR_FRAMES = ('child', 'parent', 'sensor')
+SENSOR_DIRECTIONS = ('child_to_parent', 'parent_to_child')
+
+
+@dataclass(frozen=True)
+class ForceTorqueSensorSettings:
+    """One six-axis sensor (config ``force_torque_sensors: {NAME: {...}}``, docs/sensors.md)."""
+
+    joint: str = setting(None, 'joint name',
+                         'the joint whose transmitted wrench the sensor measures',
+                         name('a joint name'))
+    frame: str = setting('child', ' | '.join(SENSOR_FRAMES),
+                         'frame the wrench is expressed in (default child)',
+                         choice(*SENSOR_FRAMES))
+    measure_direction: str = setting(
+        'child_to_parent', ' | '.join(SENSOR_DIRECTIONS),
+        'child_to_parent: the wrench of the child on the parent (default); parent_to_child',
+        choice(*SENSOR_DIRECTIONS))
+    pose: BasePose = setting(
+        None, 'section',
+        'sensor frame in the child link frame (position m, rpy rad), for frame: sensor',
+        section(BasePose))
+    rate: float = setting(
+        100.0, 'Hz',
+        'samples per second of simulated time; 0 = after every step call (default 100)',
+        number(0.0, unit='Hz'))
+    noise: dict = setting({}, 'section',
+                          'Gaussian noise: force (N) and torque (N m) standard deviations, seed',
+                          plain_section(SensorNoise))
+    filter: dict = setting(  # noqa: A003 (the config key)
+        {}, 'section', 'first-order low-pass: cutoff (Hz), 0 = none', plain_section(SensorFilter))
+
+
+LOOP_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'spherical')
+
+
+@dataclass(frozen=True)
+class LoopJointSettings:
+    """A joint closing a kinematic loop (config ``loop_joints: {NAME: {...}}``)."""
+
+    type: str = setting(  # noqa: A003 (the config key)
+        None, ' | '.join(LOOP_TYPES), 'joint type', choice(*LOOP_TYPES))
+    parent: str = setting(None, 'link', 'parent link', name('a link name'))
+    child: str = setting(None, 'link', 'child link', name('a link name'))
+    origin: BasePose = setting(None, 'section',
+                               'joint frame in the parent link frame (position m, rpy rad)',
+                               section(BasePose))
+    child_origin: BasePose = setting(
+        None, 'section',
+        'joint frame in the child link frame (default: where it is at the initial state)',
+        section(BasePose))
+    axis: tuple = setting((1.0, 0.0, 0.0), '1',
+                          'joint axis in the joint frame (default 1 0 0, as URDF)', vector3('1'))
+
+
+@dataclass(frozen=True)
+class ElementSettings:
+    """A point-to-point element (config ``linear_actuators`` or ``distance_sensors``)."""
+
+    link_a: str = setting(None, 'link', 'link of the first end', name('a link name'))
+    point_a: tuple = setting((0.0, 0.0, 0.0), 'm',
+                             'first end in the frame of link_a (default its origin)',
+                             vector3('m'))
+    link_b: str = setting(None, 'link', 'link of the second end', name('a link name'))
+    point_b: tuple = setting((0.0, 0.0, 0.0), 'm',
+                             'second end in the frame of link_b (default its origin)',
+                             vector3('m'))
+
+
+@dataclass(frozen=True)
+class PathPointSettings:
+    """A point of a link that can follow a prescribed path (config ``path_points``)."""
+
+    link: str = setting(None, 'link', 'link that carries the point', name('a link name'))
+    point: tuple = setting((0.0, 0.0, 0.0), 'm',
+                           'the point in the frame of the link (default its origin)',
+                           vector3('m'))
+
+
+SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh')
+#: shape -> the keys it needs.
+SCENE_SHAPE_KEYS = {'box': ('size',), 'sphere': ('radius',), 'cylinder': ('radius', 'length'),
+                    'capsule': ('radius', 'length'), 'mesh': ('filename',)}
+
+
+@dataclass(frozen=True)
+class SceneObjectSettings:
+    """Static geometry or a free body of the scene (config ``scene: {NAME: {...}}``)."""
+
+    shape: str = setting(None, ' | '.join(SCENE_SHAPES), 'shape of the object',
+                         choice(*SCENE_SHAPES))
+    size: tuple = setting(None, 'm', 'box: full edge lengths x, y, z', vector3('m'))
+    radius: float = setting(None, 'm', 'sphere, cylinder, capsule radius',
+                            number(0.0, strict=True, unit='m'))
+    length: float = setting(
+        None, 'm',
+        'cylinder length, capsule length between the centres of its end spheres (along z)',
+        number(0.0, strict=True, unit='m'))
+    filename: str = setting(None, 'path or package:// URI',
+                            'mesh file (STL, OBJ, DAE), used as its convex hull',
+                            name('a file path'))
+    scale: tuple = setting((1.0, 1.0, 1.0), '1', 'mesh scale per axis', vector3('1'))
+    mass: float = setting(0.0, 'kg', 'mass of a free object; 0 or absent makes it static geometry',
+                          number(0.0, unit='kg'))
+    pose: BasePose = setting(
+        None, 'section',
+        'position (m) and rpy (rad) of the object in the world (initial pose if free)',
+        section(BasePose))
+    linear_velocity: tuple = setting((0.0, 0.0, 0.0), 'm/s', 'initial velocity of a free object',
+                                     vector3('m/s'))
+    angular_velocity: tuple = setting((0.0, 0.0, 0.0), 'rad/s',
+                                      'initial angular velocity of a free object, world frame',
+                                      vector3('rad/s'))
+    friction: float = _material('friction')
+    restitution: float = _material('restitution')
+    rolling_friction: float = _material('rolling_friction')
+    spinning_friction: float = _material('spinning_friction')
+
+
+# ---- checks across keys ----
+
+def _scene_item_check(item_name, item, params, where):
+    """Check that a scene object has a shape and its sizes, and that a box's are positive."""
+    if 'shape' not in item:
+        where.fail('a mapping with a shape (' + ', '.join(SCENE_SHAPES) + ')', params)
+    missing = [k for k in SCENE_SHAPE_KEYS[item['shape']] if k not in item]
+    if missing:
+        raise ConfigError(
+            f"{where.source}: scene object '{item_name}' is a {item['shape']} without "
+            f"{' and '.join(missing)}.  Give {', '.join(missing)} (see docs/contacts.md).")
+    if item['shape'] == 'box' and min(item['size']) <= 0.0:
+        where.child('size').fail('three positive lengths (m)', params['size'])
+
+
+def _require_sensor_joint(item_name, item, params, where):
+    """Check that a sensor names its joint."""
+    if 'joint' not in item:
+        where.fail('a mapping with a joint (the joint the sensor sits on)', params)
+
+
+_sensors = named_sections(ForceTorqueSensorSettings, 'sensor', item_check=_require_sensor_joint)
 
 
 @dataclass(frozen=True)
 class SimConfig:
     """
     Everything the simulator is configured with besides the robot description.
+
+    Each field but the last two is one top-level config key; its unit, meaning and check are
+    in its metadata (``SCHEMA`` lists them).
 
     Attributes:
         dt: time step, s, > 0.  Default 0.001.
@@ -147,411 +397,121 @@ class SimConfig:
         initial_velocities: dict joint name -> initial velocity, rad/s or m/s.  Default 0.
         keep_fixed_joints: names of URDF fixed joints kept as weld joints instead of merging the
             links they join into one body.
-        solver: SolverSettings (iterations, tolerance, time_budget, position_iterations,
-            position_tolerance, warm_start).
-        drives: joint name -> checked drive parameters (docs/drives.md).
-        joints: joint name -> overrides of friction, static_friction, damping, restitution.
+        solver: SolverSettings.
+        drives: joint name -> given keys of DriveParameters (docs/drives.md).
+        joints: joint name -> given keys of JointOverrides.
         limits: LimitSettings.
         ground: GroundSettings.
-        contacts: link name -> material overrides {friction, restitution, rolling_friction,
-            spinning_friction}.
+        contacts: link name -> given keys of MaterialSettings.
         collision: CollisionSettings.
-        scene: object name -> checked scene object (static geometry or a free body), see
-            ``SCENE_KEYS``.
-        loop_joints: joint name -> loop-closing joint (``LOOP_KEYS``), outside the URDF tree.
-        linear_actuators: name -> point-to-point force element (``ELEMENT_KEYS``).
-        distance_sensors: name -> pair of points whose distance is reported (``ELEMENT_KEYS``).
-        path_points: name -> point of a link that can follow a prescribed 3D path
-            (``PATH_POINT_KEYS``).
-        force_torque_sensors: sensor name -> checked sensor settings (``SENSOR_KEYS``,
-            docs/sensors.md); sensors declared in the URDF's ``<gazebo>`` tags are added when
+        scene: object name -> given keys of SceneObjectSettings.
+        loop_joints: joint name -> given keys of LoopJointSettings, outside the URDF tree.
+        linear_actuators: name -> given keys of ElementSettings (a point-to-point force).
+        distance_sensors: name -> given keys of ElementSettings (a reported distance).
+        path_points: name -> given keys of PathPointSettings.
+        force_torque_sensors: sensor name -> given keys of ForceTorqueSensorSettings
+            (docs/sensors.md); sensors declared in the URDF's ``<gazebo>`` tags are added when
             the model is built.
         source: where the configuration came from, for messages ('defaults', 'config dict',
             "config file 'path.yaml'").
         given_keys: top-level keys the source set explicitly (to tell a choice from a default).
     """
 
-    dt: float = 0.001
-    gravity: tuple = (0.0, 0.0, -9.81)
-    base: str = 'fixed'
-    base_pose: BasePose = BasePose()
-    initial_positions: dict = field(default_factory=dict)
-    initial_velocities: dict = field(default_factory=dict)
-    keep_fixed_joints: tuple = ()
-    solver: SolverSettings = SolverSettings()
-    drives: dict = field(default_factory=dict)
-    joints: dict = field(default_factory=dict)
-    limits: LimitSettings = LimitSettings()
-    ground: GroundSettings = GroundSettings()
-    contacts: dict = field(default_factory=dict)
-    collision: CollisionSettings = CollisionSettings()
-    scene: dict = field(default_factory=dict)
-    loop_joints: dict = field(default_factory=dict)
-    linear_actuators: dict = field(default_factory=dict)
-    distance_sensors: dict = field(default_factory=dict)
-    path_points: dict = field(default_factory=dict)
-    force_torque_sensors: dict = field(default_factory=dict)
+    dt: float = setting(0.001, 's', 'simulation time step', number(0.0, strict=True, unit='s'))
+    gravity: tuple = setting((0.0, 0.0, -9.81), 'm/s^2',
+                             'gravitational acceleration, world frame', vector3('m/s^2'))
+    base: str = setting(
+        'fixed', 'fixed | floating',
+        'root link welded to the world, or free (a URDF world link decides instead)',
+        choice('fixed', 'floating'))
+    base_pose: BasePose = setting(
+        BasePose(), 'section', 'pose of the URDF root link in the world (initial pose if '
+        'floating)', section(BasePose))
+    initial_positions: dict = setting({}, 'rad or m',
+                                      'joint name -> initial position; unlisted joints start at 0',
+                                      joint_numbers('rad or m'),
+                                      note='must lie within the joint limits')
+    initial_velocities: dict = setting(
+        {}, 'rad/s or m/s', 'joint name -> initial velocity; unlisted joints start at rest',
+        joint_numbers('rad/s or m/s'))
+    keep_fixed_joints: tuple = setting(
+        (), 'joint names',
+        'fixed joints kept as welds instead of merging their links into one body', joint_names)
+    solver: SolverSettings = setting(SolverSettings(), 'section',
+                                     'sequential-impulse solver settings', section(SolverSettings))
+    drives: dict = setting({}, 'section',
+                           'joint -> DC motor and gear (docs/drives.md lists the keys)',
+                           check_drives)
+    joints: dict = setting({}, 'section',
+                           'joint -> friction, static_friction, damping, restitution overrides',
+                           named_sections(JointOverrides, 'joint'),
+                           note='`docs/joints.md`')
+    limits: LimitSettings = setting(LimitSettings(), 'section',
+                                    'how position, velocity and effort limits act',
+                                    section(LimitSettings))
+    ground: GroundSettings = setting(GroundSettings(), 'section',
+                                     'the ground plane and its material', section(GroundSettings),
+                                     note='`docs/contacts.md`')
+    contacts: dict = setting(
+        {}, 'section',
+        'link -> friction, restitution, rolling_friction, spinning_friction overrides',
+        named_sections(MaterialSettings, 'link'), note='`docs/contacts.md`')
+    collision: CollisionSettings = setting(
+        CollisionSettings(), 'section',
+        'which shapes collide; contact margins and position correction',
+        section(CollisionSettings), note='`docs/contacts.md`')
+    scene: dict = setting(
+        {}, 'section', 'object -> static geometry or free body (docs/contacts.md lists the keys)',
+        named_sections(SceneObjectSettings, 'object', item_check=_scene_item_check,
+                       mapping_text='a mapping object name -> {shape, size or radius/length or '
+                                    'filename, pose, mass, ...}'))
+    loop_joints: dict = setting(
+        {}, 'section',
+        'joints that close kinematic loops: type, parent, child, origin, axis (docs/model.md)',
+        named_sections(LoopJointSettings, 'loop joint', required=('type', 'parent', 'child')),
+        note='`docs/prescribed.md`')
+    linear_actuators: dict = setting(
+        {}, 'section',
+        'point-to-point force elements with ball ends: link_a, point_a, link_b, point_b',
+        named_sections(ElementSettings, 'element', required=('link_a', 'link_b')),
+        note='an actuator holds a force (N) or follows a prescribed length (m): '
+             '`docs/prescribed.md`')
+    distance_sensors: dict = setting(
+        {}, 'section', 'distances between two points: link_a, point_a, link_b, point_b',
+        named_sections(ElementSettings, 'element', required=('link_a', 'link_b')),
+        note='`docs/prescribed.md`')
+    path_points: dict = setting(
+        {}, 'section',
+        'points of links that prescribed.path can drive along a 3D path: link, point',
+        named_sections(PathPointSettings, 'path point', required=('link',)),
+        note='`docs/prescribed.md`')
+    force_torque_sensors: dict = setting(
+        {}, 'section',
+        'sensor -> joint, frame, measure_direction, pose, rate, noise, filter (docs/sensors.md)',
+        _sensors, note='URDF `<gazebo>` sensor tags are read too')
     source: str = 'defaults'
     given_keys: frozenset = frozenset()
 
 
-@dataclass(frozen=True)
-class Key:
-    """
-    One configuration key of the schema.
-
-    Attributes:
-        name: the key.
-        convert: callable (value, context) -> converted value; raises ConfigError.  ``context``
-            is a ``_Context`` giving the source and the key path for messages.
-        unit: unit or kind of value, for messages and the generated default YAML.
-        doc: one-line meaning, for the generated default YAML.
-    """
-
-    name: str
-    convert: object
-    unit: str
-    doc: str
-
-
-@dataclass(frozen=True)
-class _Context:
-    """Where a value sits: the config source and the dotted key path."""
-
-    source: str
-    path: str
-
-    def child(self, key):
-        """Return the context of a sub-key."""
-        return _Context(self.source, f'{self.path}.{key}' if self.path else str(key))
-
-    def fail(self, expected, value):
-        """Raise the ConfigError for a value that is not what the key expects."""
-        raise ConfigError(
-            f"{self.source}: key '{self.path}' must be {expected}, got {value!r} "
-            f'({type(value).__name__}).')
-
-
-# ---- converters: each checks one kind of value and says what it expected ----
-
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _number(minimum=None, strict=False, unit=''):
-    """Return a converter for a finite real number, optionally > or >= minimum."""
-    bound = ''
-    if minimum is not None:
-        bound = f" {'>' if strict else '>='} {minimum:g}"
-    expected = f"a number{bound}{' (' + unit + ')' if unit else ''}"
-
-    def convert(value, context):
-        if not _is_number(value) or not math.isfinite(value):
-            context.fail(expected, value)
-        if minimum is not None and (value < minimum or (strict and value == minimum)):
-            context.fail(expected, value)
-        return float(value)
-    return convert
-
-
-def _integer(minimum, unit='count'):
-    """Return a converter for an integer >= minimum (integral floats such as 20.0 pass)."""
-    expected = f'an integer >= {minimum} ({unit})'
-
-    def convert(value, context):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            context.fail(expected, value)
-        return value
-    return convert
-
-
-def _boolean(value, context):
-    if not isinstance(value, bool):
-        context.fail('true or false', value)
-    return value
-
-
-def _vector3(unit):
-    """Return a converter for a list of three finite numbers."""
-    expected = f'a list of 3 numbers ({unit})'
-
-    def convert(value, context):
-        if (not isinstance(value, (list, tuple)) or len(value) != 3
-                or not all(_is_number(v) and math.isfinite(v) for v in value)):
-            context.fail(expected, value)
-        return tuple(float(v) for v in value)
-    return convert
-
-
-def _choice(*options):
-    """Return a converter for one of a few strings."""
-    expected = 'one of ' + ', '.join(f"'{o}'" for o in options)
-
-    def convert(value, context):
-        if value not in options:
-            hint = difflib.get_close_matches(str(value), options, n=1, cutoff=0.6)
-            context.fail(expected + (f" (did you mean '{hint[0]}'?)" if hint else ''), value)
-        return value
-    return convert
-
-
-def _joint_numbers(unit):
-    """Return a converter for a mapping joint name -> finite number."""
-    def convert(value, context):
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            context.fail(f'a mapping of joint name to number ({unit})', value)
-        result = {}
-        for joint, number in value.items():
-            if not isinstance(joint, str):
-                context.fail('a mapping with joint names (strings) as keys', joint)
-            result[joint] = _number(unit=unit)(number, context.child(joint))
-        return result
-    return convert
-
-
-def _joint_names(value, context):
-    if value is None:
-        return ()
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        context.fail('a list of joint names (strings)', value)
-    return tuple(dict.fromkeys(value))
-
-
-def _section(table, build):
-    """Return a converter checking a mapping against a sub-table, giving ``build(**values)``."""
-    def convert(value, context):
-        if value is None:
-            return build()
-        if not isinstance(value, dict):
-            context.fail('a mapping with keys ' + ', '.join(k.name for k in table), value)
-        return build(**_convert_table(table, value, context))
-    return convert
-
-
-def _convert_table(table, data, context):
-    """Validate a mapping against a table of Keys; return dict name -> converted value."""
-    keys = {k.name: k for k in table}
-    values = {}
-    for name, value in data.items():
-        if name not in keys:
-            where = f' in {context.path}' if context.path else ''
-            hint = difflib.get_close_matches(str(name), keys, n=1, cutoff=0.6)
-            suggestion = f"; did you mean '{hint[0]}'?" if hint else '.'
-            raise ConfigError(
-                f"{context.source}: unknown key '{name}'{where}{suggestion}  Known keys"
-                f"{where}: {', '.join(keys)}.")
-        values[name] = keys[name].convert(value, context.child(name))
-    return values
-
-
-# ---- the schema ----
-
-SOLVER_KEYS = (
-    Key('iterations', _integer(1), 'count', 'cap on velocity iterations per step'),
-    Key('tolerance', _number(0.0, unit='N s or N m s'), 'N s or N m s',
-        'stop iterating when no accumulated impulse changes by more than this'),
-    Key('time_budget', _number(0.0, unit='s'), 's',
-        'wall-clock budget of one solve; 0 means no budget'),
-    Key('position_iterations', _integer(0), 'count', 'cap on position-projection passes per step'),
-    Key('position_tolerance', _number(0.0, unit='m or rad'), 'm or rad',
-        'stop projecting when every joint position error is below this'),
-    Key('warm_start', _boolean, 'true/false',
-        "start each solve from the previous step's impulses"),
-    Key('formulation', _choice('maximal', 'tree'), 'maximal | tree',
-        'maximal coordinates (any robot) or exact tree joints in generalized coordinates'),
-    Key('integrator', _choice('semi_implicit_euler', 'symplectic_euler', 'rk4'),
-        'semi_implicit_euler | symplectic_euler | rk4',
-        'time integrator; the last two only with formulation tree (docs/tree.md)'),
-)
-
-JOINT_KEYS = (
-    Key('friction', _number(0.0, unit='N m or N'), 'N m or N',
-        'Coulomb (sliding) friction; default the URDF <dynamics friction>'),
-    Key('static_friction', _number(0.0, unit='N m or N'), 'N m or N',
-        'breakaway friction at rest; default equal to friction'),
-    Key('damping', _number(0.0, unit='N m s/rad or N s/m'), 'N m s/rad or N s/m',
-        'viscous damping; default the URDF <dynamics damping>'),
-    Key('restitution', _number(0.0, unit='1, at most 1'), '1',
-        'restitution at the position limits; default limits.restitution'),
-)
-
-LIMIT_KEYS = (
-    Key('restitution', _number(0.0, unit='1, at most 1'), '1',
-        'restitution of every position limit (0 stops, 1 bounces)'),
-    Key('enforce_velocity', _boolean, 'true/false',
-        'hold joints below their URDF velocity limits (else only reported)'),
-    Key('enforce_effort', _boolean, 'true/false',
-        'clip efforts and drive torques to the URDF effort limits'),
-)
-
-
-def _named_sections(table, what):
-    """Return a converter for a mapping name -> mapping of ``table``'s keys (``joints``...)."""
-    keys = ', '.join(k.name for k in table)
-
-    def convert(value, context):
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            context.fail(f'a mapping {what} name -> {{{keys}}}', value)
-        out = {}
-        for name, params in value.items():
-            where = context.child(name)
-            if not isinstance(params, dict):
-                where.fail('a mapping with keys ' + keys, params)
-            out[str(name)] = _convert_table(table, params, where)
-        return out
-    return convert
-
-
-def _joint_sections(value, context):
-    """Validate ``joints``: joint name -> mapping of JOINT_KEYS."""
-    out = _named_sections(JOINT_KEYS, 'joint')(value, context)
-    for joint, params in out.items():
-        if params.get('restitution', 0.0) > 1.0:
-            context.child(joint).child('restitution').fail('a number in [0, 1]',
-                                                           params['restitution'])
-    return out
-
-
-def _limits(value, context):
-    settings = _section(LIMIT_KEYS, LimitSettings)(value, context)
-    if settings.restitution > 1.0:
-        context.child('restitution').fail('a number in [0, 1]', settings.restitution)
-    return settings
-
-
-def _auto_boolean(value, context):
-    if value not in ('auto', True, False):
-        context.fail("'auto', true or false", value)
-    return value
-
-
-def _fraction(unit='1'):
-    """Return a converter for a number in [0, 1]."""
-    def convert(value, context):
-        number = _number(0.0, unit=unit)(value, context)
-        if number > 1.0:
-            context.fail('a number in [0, 1]', value)
-        return number
-    return convert
-
-
-MATERIAL_KEYS = (
-    Key('friction', _number(0.0, unit='1'), '1', 'Coulomb friction coefficient'),
-    Key('restitution', _fraction(), '1', 'coefficient of restitution, 0 to 1'),
-    Key('rolling_friction', _number(0.0, unit='m'), 'm',
-        'rolling resistance: torque bound per unit normal force'),
-    Key('spinning_friction', _number(0.0, unit='m'), 'm',
-        'spinning (torsional) friction: torque bound per unit normal force'),
-)
-
-GROUND_KEYS = (
-    Key('enabled', _auto_boolean, 'auto | true | false',
-        'ground plane on (auto: on for a floating base, off for a fixed base)'),
-    Key('height', _number(unit='m'), 'm', 'height of the ground plane z = height'),
-) + MATERIAL_KEYS
-
-
-def _pair_list(value, context):
-    if value is None:
-        return ()
-    if (not isinstance(value, (list, tuple))
-            or not all(isinstance(p, (list, tuple)) and len(p) == 2
-                       and all(isinstance(n, str) for n in p) for p in value)):
-        context.fail('a list of [link, link] pairs', value)
-    return tuple(tuple(p) for p in value)
-
-
-def _path_list(value, context):
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        context.fail('a list of directories (strings)', value)
-    return tuple(value)
-
-
-COLLISION_KEYS = (
-    Key('enabled', _boolean, 'true/false', 'robot links collide at all'),
-    Key('self_collision', _boolean, 'true/false',
-        'links of the robot collide with each other (never links joined by a joint)'),
-    Key('self_collision_pairs', _pair_list, '[link, link] pairs',
-        'link pairs that collide even without self_collision'),
-    Key('disabled_pairs', _pair_list, '[link, link] pairs', 'link pairs that never collide'),
-    Key('margin', _number(0.0, unit='m'), 'm',
-        'contacts are found this far before touching (speculative contacts)'),
-    Key('restitution_threshold', _number(0.0, unit='m/s'), 'm/s',
-        'slower approaches come to rest instead of bouncing'),
-    Key('slop', _number(0.0, unit='m'), 'm', 'penetration left alone (resting depth)'),
-    Key('erp', _fraction(), '1', 'fraction of the penetration removed per step'),
-    Key('max_correction', _number(0.0, strict=True, unit='m'), 'm',
-        'largest push of one contact point per step'),
-    Key('match_distance', _number(0.0, unit='m'), 'm',
-        'a point keeps its identity and warm start if it moved less than this on its body'),
-    Key('mesh_paths', _path_list, 'directories',
-        'where package:// and relative mesh files are also looked for'),
-    Key('max_hull_vertices', _integer(4), 'count',
-        'meshes are simplified to convex hulls of at most this many vertices'),
-) + tuple(Key(k.name, k.convert, k.unit, 'links and scene objects by default: ' + k.doc)
-          for k in MATERIAL_KEYS)
-
-
-SENSOR_FRAMES = ('child', 'parent', 'sensor')
-SENSOR_DIRECTIONS = ('child_to_parent', 'parent_to_child')
-NOISE_KEYS = (
-    Key('force', _number(0.0, unit='N'), 'N', 'standard deviation of the force noise'),
-    Key('torque', _number(0.0, unit='N m'), 'N m', 'standard deviation of the torque noise'),
-    Key('seed', _integer(0), 'count', 'seed of the noise generator (default: from the name)'),
-)
-FILTER_KEYS = (
-    Key('cutoff', _number(0.0, unit='Hz'), 'Hz',
-        'cut-off of a first-order low-pass on the samples; 0 = no filter'),
-)
-
-
-def _plain_section(table):
-    """Return a converter for a sub-mapping of ``table``'s keys, as a dict."""
-    def convert(value, context):
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            context.fail('a mapping with keys ' + ', '.join(k.name for k in table), value)
-        return _convert_table(table, value, context)
-    return convert
-
-
-SENSOR_KEYS = (
-    Key('joint', lambda v, c: v if isinstance(v, str) and v else c.fail('a joint name', v),
-        'joint name', 'the joint whose transmitted wrench the sensor measures'),
-    Key('frame', _choice(*SENSOR_FRAMES), ' | '.join(SENSOR_FRAMES),
-        'frame the wrench is expressed in (default child)'),
-    Key('measure_direction', _choice(*SENSOR_DIRECTIONS), ' | '.join(SENSOR_DIRECTIONS),
-        'child_to_parent: the wrench of the child on the parent (default); parent_to_child'),
-    Key('pose', lambda v, c: _section(BASE_POSE_KEYS, BasePose)(v, c), 'section',
-        'sensor frame in the child link frame (position m, rpy rad), for frame: sensor'),
-    Key('rate', _number(0.0, unit='Hz'), 'Hz',
-        'samples per second of simulated time; 0 = after every step call (default 100)'),
-    Key('noise', _plain_section(NOISE_KEYS), 'section',
-        'Gaussian noise: force (N) and torque (N m) standard deviations, seed'),
-    Key('filter', _plain_section(FILTER_KEYS), 'section',
-        'first-order low-pass: cutoff (Hz), 0 = none'),
-)
-
-
-def _sensors(value, context):
-    """Validate ``force_torque_sensors``: sensor name -> mapping of SENSOR_KEYS (joint needed)."""
-    out = _named_sections(SENSOR_KEYS, 'sensor')(value, context)
-    for name, item in out.items():
-        if 'joint' not in item:
-            context.child(name).fail('a mapping with a joint (the joint the sensor sits on)',
-                                     value[name])
-    return out
+# ---- the schema, read from the dataclasses ----
+
+SCHEMA = keys_of(SimConfig)
+SOLVER_KEYS = keys_of(SolverSettings)
+BASE_POSE_KEYS = keys_of(BasePose)
+LIMIT_KEYS = keys_of(LimitSettings)
+GROUND_KEYS = keys_of(GroundSettings)
+COLLISION_KEYS = keys_of(CollisionSettings)
+JOINT_KEYS = keys_of(JointOverrides)
+SENSOR_KEYS = keys_of(ForceTorqueSensorSettings)
+NOISE_KEYS = keys_of(SensorNoise)
+FILTER_KEYS = keys_of(SensorFilter)
+LOOP_KEYS = keys_of(LoopJointSettings)
+ELEMENT_KEYS = keys_of(ElementSettings)
+PATH_POINT_KEYS = keys_of(PathPointSettings)
+SCENE_KEYS = keys_of(SceneObjectSettings)
+#: config key -> dataclass of one item, for the sections of named items.
+NAMED_SECTIONS = {key.name: key.convert.section for key in SCHEMA
+                  if getattr(key.convert, 'named', None)}
 
 
 def config_sensors(data, source):
@@ -565,163 +525,7 @@ def config_sensors(data, source):
     Returns:
         sensor name -> converted settings.
     """
-    return _sensors(data, _Context(source, 'force_torque_sensors'))
-
-
-LOOP_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'spherical')
-LOOP_KEYS = (
-    Key('type', _choice(*LOOP_TYPES), ' | '.join(LOOP_TYPES), 'joint type'),
-    Key('parent', lambda v, c: v if isinstance(v, str) and v else c.fail('a link name', v),
-        'link', 'parent link'),
-    Key('child', lambda v, c: v if isinstance(v, str) and v else c.fail('a link name', v),
-        'link', 'child link'),
-    Key('origin', lambda v, c: _section(BASE_POSE_KEYS, BasePose)(v, c), 'section',
-        'joint frame in the parent link frame (position m, rpy rad)'),
-    Key('child_origin', lambda v, c: _section(BASE_POSE_KEYS, BasePose)(v, c), 'section',
-        'joint frame in the child link frame (default: where it is at the initial state)'),
-    Key('axis', _vector3('1'), '1', 'joint axis in the joint frame (default 1 0 0, as URDF)'),
-)
-
-
-def _loop_joints(value, context):
-    """Validate ``loop_joints``: name -> mapping of LOOP_KEYS with type, parent and child."""
-    out = _named_sections(LOOP_KEYS, 'loop joint')(value, context)
-    for name, item in out.items():
-        missing = [k for k in ('type', 'parent', 'child') if k not in item]
-        if missing:
-            context.child(name).fail('a mapping with ' + ', '.join(missing), value[name])
-    return out
-
-
-ELEMENT_KEYS = (
-    Key('link_a', lambda v, c: v if isinstance(v, str) and v else c.fail('a link name', v),
-        'link', 'link of the first end'),
-    Key('point_a', _vector3('m'), 'm', 'first end in the frame of link_a (default its origin)'),
-    Key('link_b', lambda v, c: v if isinstance(v, str) and v else c.fail('a link name', v),
-        'link', 'link of the second end'),
-    Key('point_b', _vector3('m'), 'm', 'second end in the frame of link_b (default its origin)'),
-)
-
-
-PATH_POINT_KEYS = (
-    Key('link', lambda v, c: v if isinstance(v, str) and v else c.fail('a link name', v),
-        'link', 'link that carries the point'),
-    Key('point', _vector3('m'), 'm', 'the point in the frame of the link (default its origin)'),
-)
-
-
-def _path_points(value, context):
-    """Validate ``path_points``: name -> mapping of PATH_POINT_KEYS with a link."""
-    out = _named_sections(PATH_POINT_KEYS, 'path point')(value, context)
-    for name, item in out.items():
-        if 'link' not in item:
-            context.child(name).fail('a mapping with link', value[name])
-    return out
-
-
-def _elements(value, context):
-    """Validate point-to-point elements: name -> mapping of ELEMENT_KEYS with both links."""
-    out = _named_sections(ELEMENT_KEYS, 'element')(value, context)
-    for name, item in out.items():
-        missing = [k for k in ('link_a', 'link_b') if k not in item]
-        if missing:
-            context.child(name).fail('a mapping with ' + ', '.join(missing), value[name])
-    return out
-
-
-SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh')
-SCENE_KEYS = (
-    Key('shape', _choice(*SCENE_SHAPES), ' | '.join(SCENE_SHAPES), 'shape of the object'),
-    Key('size', _vector3('m'), 'm', 'box: full edge lengths x, y, z'),
-    Key('radius', _number(0.0, strict=True, unit='m'), 'm', 'sphere, cylinder, capsule radius'),
-    Key('length', _number(0.0, strict=True, unit='m'), 'm',
-        'cylinder length, capsule length between the centres of its end spheres (along z)'),
-    Key('filename', lambda v, c: v if isinstance(v, str) and v else c.fail('a file path', v),
-        'path or package:// URI', 'mesh file (STL, OBJ, DAE), used as its convex hull'),
-    Key('scale', _vector3('1'), '1', 'mesh scale per axis'),
-    Key('mass', _number(0.0, unit='kg'), 'kg',
-        'mass of a free object; 0 or absent makes it static geometry'),
-    Key('pose', lambda v, c: _section(BASE_POSE_KEYS, BasePose)(v, c), 'section',
-        'position (m) and rpy (rad) of the object in the world (initial pose if free)'),
-    Key('linear_velocity', _vector3('m/s'), 'm/s', 'initial velocity of a free object'),
-    Key('angular_velocity', _vector3('rad/s'), 'rad/s',
-        'initial angular velocity of a free object, world frame'),
-) + MATERIAL_KEYS
-
-
-def _scene(value, context):
-    """Validate ``scene``: object name -> mapping of SCENE_KEYS with its shape's sizes."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        context.fail('a mapping object name -> {shape, size or radius/length or filename, '
-                     'pose, mass, ...}', value)
-    needs = {'box': ('size',), 'sphere': ('radius',), 'cylinder': ('radius', 'length'),
-             'capsule': ('radius', 'length'), 'mesh': ('filename',)}
-    out = {}
-    for name, params in value.items():
-        where = context.child(name)
-        if not isinstance(params, dict):
-            where.fail('a mapping with keys ' + ', '.join(k.name for k in SCENE_KEYS), params)
-        item = _convert_table(SCENE_KEYS, params, where)
-        if 'shape' not in item:
-            where.fail('a mapping with a shape (' + ', '.join(SCENE_SHAPES) + ')', params)
-        missing = [k for k in needs[item['shape']] if k not in item]
-        if missing:
-            raise ConfigError(
-                f"{context.source}: scene object '{name}' is a {item['shape']} without "
-                f"{' and '.join(missing)}.  Give {', '.join(missing)} "
-                '(see docs/contacts.md).')
-        if item['shape'] == 'box' and min(item['size']) <= 0.0:
-            where.child('size').fail('three positive lengths (m)', params['size'])
-        out[str(name)] = item
-    return out
-
-
-BASE_POSE_KEYS = (
-    Key('position', _vector3('m'), 'm', 'x, y, z of the URDF root link in the world'),
-    Key('rpy', _vector3('rad'), 'rad', 'roll, pitch, yaw of the URDF root link in the world'),
-)
-
-SCHEMA = (
-    Key('dt', _number(0.0, strict=True, unit='s'), 's', 'simulation time step'),
-    Key('gravity', _vector3('m/s^2'), 'm/s^2', 'gravitational acceleration, world frame'),
-    Key('base', _choice('fixed', 'floating'), 'fixed | floating',
-        'root link welded to the world, or free (a URDF world link decides instead)'),
-    Key('base_pose', _section(BASE_POSE_KEYS, BasePose), 'section',
-        'pose of the URDF root link in the world (initial pose if floating)'),
-    Key('initial_positions', _joint_numbers('rad or m'), 'rad or m',
-        'joint name -> initial position; unlisted joints start at 0'),
-    Key('initial_velocities', _joint_numbers('rad/s or m/s'), 'rad/s or m/s',
-        'joint name -> initial velocity; unlisted joints start at rest'),
-    Key('keep_fixed_joints', _joint_names, 'joint names',
-        'fixed joints kept as welds instead of merging their links into one body'),
-    Key('solver', _section(SOLVER_KEYS, SolverSettings), 'section',
-        'sequential-impulse solver settings'),
-    Key('drives', check_drives, 'section',
-        'joint -> DC motor and gear (docs/drives.md lists the keys)'),
-    Key('joints', _joint_sections, 'section',
-        'joint -> friction, static_friction, damping, restitution overrides'),
-    Key('limits', _limits, 'section', 'how position, velocity and effort limits act'),
-    Key('ground', _section(GROUND_KEYS, GroundSettings), 'section',
-        'the ground plane and its material'),
-    Key('contacts', _named_sections(MATERIAL_KEYS, 'link'), 'section',
-        'link -> friction, restitution, rolling_friction, spinning_friction overrides'),
-    Key('collision', _section(COLLISION_KEYS, CollisionSettings), 'section',
-        'which shapes collide; contact margins and position correction'),
-    Key('scene', _scene, 'section',
-        'object -> static geometry or free body (docs/contacts.md lists the keys)'),
-    Key('loop_joints', _loop_joints, 'section',
-        'joints that close kinematic loops: type, parent, child, origin, axis (docs/model.md)'),
-    Key('linear_actuators', _elements, 'section',
-        'point-to-point force elements with ball ends: link_a, point_a, link_b, point_b'),
-    Key('distance_sensors', _elements, 'section',
-        'distances between two points: link_a, point_a, link_b, point_b'),
-    Key('path_points', _path_points, 'section',
-        'points of links that prescribed.path can drive along a 3D path: link, point'),
-    Key('force_torque_sensors', _sensors, 'section',
-        'sensor -> joint, frame, measure_direction, pose, rate, noise, filter (docs/sensors.md)'),
-)
+    return _sensors(data, Context(source, 'force_torque_sensors'))
 
 
 # ---- loading ----
@@ -808,7 +612,7 @@ def config_from_dict(data, source='config dict'):
         raise ConfigError(f'{source} must be a mapping of keys to values, got '
                           f'{type(data).__name__} {data!r}.')
     data = _nest_dotted(_unwrap_ros_parameters(data), source)
-    values = _convert_table(SCHEMA, data, _Context(source, ''))
+    values = convert_table(SCHEMA, data, Context(source, ''))
     return SimConfig(**values, source=source, given_keys=frozenset(values))
 
 
@@ -851,6 +655,12 @@ def _yaml_value(value):
     return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix('\n...').strip()
 
 
+def _sections():
+    """Return the top-level keys whose value is one section dataclass (``solver``...)."""
+    return {key.name for key in SCHEMA
+            if getattr(key.convert, 'section', None) and not getattr(key.convert, 'named', None)}
+
+
 def default_yaml():
     """
     Return the text of ``config/default.yaml``: every key at its default, with unit and meaning.
@@ -858,24 +668,68 @@ def default_yaml():
     Returns:
         str, YAML that loads to ``SimConfig()``.
     """
-    defaults = SimConfig()
-    sections = {'solver': (SOLVER_KEYS, defaults.solver),
-                'base_pose': (BASE_POSE_KEYS, defaults.base_pose),
-                'limits': (LIMIT_KEYS, defaults.limits),
-                'ground': (GROUND_KEYS, defaults.ground),
-                'collision': (COLLISION_KEYS, defaults.collision)}
+    sections = _sections()
     out = ['# jointsim_ros simulator configuration: every key at its default value.',
            '# Generated by jointsim_ros.description.config.default_yaml(); keep them in step.',
            '']
     for key in SCHEMA:
         if key.name in sections:
-            table, section = sections[key.name]
             out.append(f'# {key.doc}')
             out.append(f'{key.name}:')
-            for sub in table:
-                value = _yaml_value(getattr(section, sub.name))
-                out.append(f'  {sub.name}: {value}  # [{sub.unit}] {sub.doc}')
+            for sub in keys_of(key.convert.section):
+                out.append(f'  {sub.name}: {_yaml_value(sub.default)}  # [{sub.unit}] {sub.doc}')
         else:
-            value = _yaml_value(getattr(defaults, key.name))
-            out.append(f'{key.name}: {value}  # [{key.unit}] {key.doc}')
+            out.append(f'{key.name}: {_yaml_value(key.default)}  # [{key.unit}] {key.doc}')
+    return '\n'.join(out) + '\n'
+
+
+#: The lines that enclose the generated table in docs/config.md.
+TABLE_BEGIN = '<!-- BEGIN table generated by jointsim_ros.description.config.config_table() -->'
+TABLE_END = '<!-- END generated table -->'
+
+
+def _table_row(path, key):
+    """Return one markdown row: key, check, default, meaning."""
+    expected = getattr(key.convert, 'expected', key.unit)
+    if getattr(key.convert, 'named', None):
+        expected = f'{key.convert.named} name -> mapping (table below)'
+    elif expected == 'section':
+        expected = 'a mapping (keys below)' if key.default is not None else 'a mapping'
+    default = '(not given)' if key.default is None else f'`{_yaml_value(key.default)}`'
+    meaning = key.doc + (f'; {key.note}' if key.note else '')
+    return f'| `{path}` | {expected} | {default} | {meaning} |'.replace('\n', ' ')
+
+
+def config_table():
+    """
+    Return the key table of docs/config.md, generated from the schema (between its markers).
+
+    One row per key, sections expanded to ``section.key``; then one table per section of named
+    items (``drives.JOINT``, ``scene.OBJECT``...) with the keys of one item.
+
+    Returns:
+        str, markdown.
+    """
+    sections = _sections()
+    head = ['| key | must be | default | meaning |', '|---|---|---|---|']
+    out = [TABLE_BEGIN] + head
+    named = []
+    for key in SCHEMA:
+        if key.name in sections:
+            out += [_table_row(f'{key.name}.{sub.name}', sub)
+                    for sub in keys_of(key.convert.section)]
+        else:
+            out.append(_table_row(key.name, key))
+            if getattr(key.convert, 'named', None):
+                named.append(key)
+    for key in named:
+        item = key.convert.named.upper().replace(' ', '_')
+        out += ['', f'`{key.name}.{item}`: {key.doc}.  A key left out takes the default shown '
+                '(or the one its meaning names).', ''] + head
+        for sub in keys_of(key.convert.section):
+            out.append(_table_row(f'{key.name}.{item}.{sub.name}', sub))
+            if getattr(sub.convert, 'section', BasePose) is not BasePose:  # noise, filter
+                out += [_table_row(f'{key.name}.{item}.{sub.name}.{leaf.name}', leaf)
+                        for leaf in keys_of(sub.convert.section)]
+    out.append(TABLE_END)
     return '\n'.join(out) + '\n'

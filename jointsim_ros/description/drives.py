@@ -14,97 +14,108 @@ Datasheet conversion (ideal motor, friction neglected as datasheets do):
     L = electrical_time_constant R
 and the supply voltage defaults to the nominal voltage.
 """
-import difflib
+from dataclasses import dataclass
 import math
 
 from .model import DriveModel
 from ..errors import ConfigError
+from ..schema import keys_of, named_sections, number, setting
 
 ELECTRICAL = ('resistance', 'inductance', 'torque_constant')
 DATASHEET = ('nominal_voltage', 'stall_torque', 'no_load_speed', 'electrical_time_constant')
 
-#: key -> (minimum, strictly above the minimum, unit, meaning).  The schema of one drive.
-DRIVE_KEYS = {
-    'resistance': (0.0, True, 'ohm', 'armature resistance R'),
-    'inductance': (0.0, False, 'H', 'armature inductance L'),
-    'torque_constant': (0.0, True, 'N m/A', 'motor torque per ampere Kt'),
-    'back_emf_constant': (0.0, True, 'V s/rad', 'back-EMF per rotor rad/s Ke (default Kt)'),
-    'rotor_inertia': (0.0, True, 'kg m^2', 'rotor inertia J_m about its axis'),
-    'gear_ratio': (0.0, True, '1 (rad/rad, or rad/m on a prismatic joint)',
-                   'rotor speed / joint speed N (default: URDF transmission, else 1)'),
-    'lead': (0.0, True, 'm/rad', 'prismatic joints: travel per rotor radian (gear_ratio = '
-             '1/lead)'),
-    'viscous_friction': (0.0, False, 'N m s/rad', 'motor viscous friction b_m (default 0)'),
-    'efficiency': (0.0, True, '1, at most 1', 'gear efficiency (default 1)'),
-    'supply_voltage': (0.0, True, 'V', 'commands are clipped to +-this (default: nominal '
-                       'voltage, else unlimited)'),
-    'current_limit': (0.0, True, 'A', "driver's current limit (default: none)"),
-    'nominal_voltage': (0.0, True, 'V', 'datasheet: nominal voltage'),
-    'stall_torque': (0.0, True, 'N m', 'datasheet: stall torque at the nominal voltage'),
-    'no_load_speed': (0.0, True, 'rad/s', 'datasheet: no-load speed at the nominal voltage'),
-    'electrical_time_constant': (0.0, False, 's', 'datasheet: L/R'),
+
+def _positive(unit, maximum=None):
+    return number(0.0, strict=True, unit=unit, maximum=maximum, finite_word=True)
+
+
+def _non_negative(unit):
+    return number(0.0, unit=unit, finite_word=True)
+
+
+@dataclass(frozen=True)
+class DriveParameters:
+    """
+    The keys of one drive (config ``drives: {JOINT: {...}}``), all motor-side and SI.
+
+    A key left out is "not given": the default its doc names is applied in
+    :func:`build_drive` (several are derived from other keys or from the URDF).
+    """
+
+    resistance: float = setting(None, 'ohm', 'armature resistance R', _positive('ohm'))
+    inductance: float = setting(None, 'H', 'armature inductance L', _non_negative('H'))
+    torque_constant: float = setting(None, 'N m/A', 'motor torque per ampere Kt',
+                                     _positive('N m/A'))
+    back_emf_constant: float = setting(None, 'V s/rad',
+                                       'back-EMF per rotor rad/s Ke (default Kt)',
+                                       _positive('V s/rad'))
+    rotor_inertia: float = setting(None, 'kg m^2', 'rotor inertia J_m about its axis',
+                                   _positive('kg m^2'))
+    gear_ratio: float = setting(
+        None, '1 (rad/rad, or rad/m on a prismatic joint)',
+        'rotor speed / joint speed N (default: URDF transmission, else 1)',
+        _positive('1 (rad/rad, or rad/m on a prismatic joint)'))
+    lead: float = setting(None, 'm/rad',
+                          'prismatic joints: travel per rotor radian (gear_ratio = 1/lead)',
+                          _positive('m/rad'))
+    viscous_friction: float = setting(0.0, 'N m s/rad', 'motor viscous friction b_m (default 0)',
+                                      _non_negative('N m s/rad'))
+    efficiency: float = setting(1.0, '1, at most 1', 'gear efficiency (default 1)',
+                                _positive('1, at most 1', maximum=1.0))
+    supply_voltage: float = setting(
+        None, 'V', 'commands are clipped to +-this (default: nominal voltage, else unlimited)',
+        _positive('V'))
+    current_limit: float = setting(math.inf, 'A', "driver's current limit (default: none)",
+                                   _positive('A'))
+    nominal_voltage: float = setting(None, 'V', 'datasheet: nominal voltage', _positive('V'))
+    stall_torque: float = setting(None, 'N m', 'datasheet: stall torque at the nominal voltage',
+                                  _positive('N m'))
+    no_load_speed: float = setting(None, 'rad/s',
+                                   'datasheet: no-load speed at the nominal voltage',
+                                   _positive('rad/s'))
+    electrical_time_constant: float = setting(None, 's', 'datasheet: L/R', _non_negative('s'))
     # servo modes (jointsim_ros/servo.py, docs/drives.md): loop bandwidths and gain overrides
-    'current_bandwidth': (0.0, True, 'rad/s', 'servo current loop bandwidth (default 2000)'),
-    'velocity_bandwidth': (0.0, True, 'rad/s', 'servo velocity loop crossover (default 100)'),
-    'position_bandwidth': (0.0, True, 'rad/s', 'servo position loop crossover (default 10)'),
-    'load_inertia': (0.0, True, 'kg m^2 (kg on a prismatic joint)',
-                     'joint-side inertia the velocity loop is tuned for (default: what the '
-                     'joint carries at the initial pose)'),
-    'current_kp': (0.0, False, 'V/A', 'current loop proportional gain (default from the '
-                   'bandwidth)'),
-    'current_ki': (0.0, False, 'V/(A s)', 'current loop integral gain (default from the '
-                   'bandwidth)'),
-    'velocity_kp': (0.0, False, 'A s/rad, rotor side', 'velocity loop proportional gain '
-                    '(default from the bandwidth)'),
-    'velocity_ki': (0.0, False, 'A/rad, rotor side', 'velocity loop integral gain (default '
-                    'from the bandwidth)'),
-    'position_kp': (0.0, False, '1/s', 'position loop gain (default: position_bandwidth)'),
-}
+    current_bandwidth: float = setting(None, 'rad/s',
+                                       'servo current loop bandwidth (default 2000)',
+                                       _positive('rad/s'))
+    velocity_bandwidth: float = setting(None, 'rad/s',
+                                        'servo velocity loop crossover (default 100)',
+                                        _positive('rad/s'))
+    position_bandwidth: float = setting(None, 'rad/s',
+                                        'servo position loop crossover (default 10)',
+                                        _positive('rad/s'))
+    load_inertia: float = setting(
+        None, 'kg m^2 (kg on a prismatic joint)',
+        'joint-side inertia the velocity loop is tuned for (default: what the joint carries '
+        'at the initial pose)', _positive('kg m^2 (kg on a prismatic joint)'))
+    current_kp: float = setting(None, 'V/A',
+                                'current loop proportional gain (default from the bandwidth)',
+                                _non_negative('V/A'))
+    current_ki: float = setting(None, 'V/(A s)',
+                                'current loop integral gain (default from the bandwidth)',
+                                _non_negative('V/(A s)'))
+    velocity_kp: float = setting(
+        None, 'A s/rad, rotor side',
+        'velocity loop proportional gain (default from the bandwidth)',
+        _non_negative('A s/rad, rotor side'))
+    velocity_ki: float = setting(None, 'A/rad, rotor side',
+                                 'velocity loop integral gain (default from the bandwidth)',
+                                 _non_negative('A/rad, rotor side'))
+    position_kp: float = setting(None, '1/s', 'position loop gain (default: position_bandwidth)',
+                                 _non_negative('1/s'))
+
+
+#: The schema of one drive, made from :class:`DriveParameters`.
+DRIVE_KEYS = keys_of(DriveParameters)
+_DEFAULTS = {k.name: k.default for k in DRIVE_KEYS}
 SERVO_KEYS = ('current_bandwidth', 'velocity_bandwidth', 'position_bandwidth', 'load_inertia',
               'current_kp', 'current_ki', 'velocity_kp', 'velocity_ki', 'position_kp')
 
-
-def check_drives(value, context):
-    """
-    Validate the ``drives`` section: joint name -> mapping of DRIVE_KEYS numbers.
-
-    Args:
-        value: the section as read from YAML or a dict.
-        context: config context (source and key path) for messages.
-
-    Returns:
-        dict joint name -> dict key -> float.
-    """
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        context.fail('a mapping joint name -> drive parameters', value)
-    out = {}
-    for joint, params in value.items():
-        where = context.child(joint)
-        if not isinstance(params, dict):
-            where.fail('a mapping of drive parameters (' + ', '.join(DRIVE_KEYS) + ')', params)
-        checked = {}
-        for key, number in params.items():
-            if key not in DRIVE_KEYS:
-                hint = difflib.get_close_matches(str(key), DRIVE_KEYS, n=1, cutoff=0.6)
-                raise ConfigError(
-                    f"{context.source}: unknown key '{key}' in {where.path}"
-                    + (f"; did you mean '{hint[0]}'?" if hint else '.')
-                    + f"  Drive keys: {', '.join(DRIVE_KEYS)}.")
-            minimum, strict, unit, _ = DRIVE_KEYS[key]
-            ok = (isinstance(number, (int, float)) and not isinstance(number, bool)
-                  and math.isfinite(number)
-                  and (number > minimum if strict else number >= minimum))
-            if key == 'efficiency' and ok:
-                ok = number <= 1.0
-            if not ok:
-                where.child(key).fail(
-                    f"a finite number {'>' if strict else '>='} {minimum:g}"
-                    + (' and <= 1' if key == 'efficiency' else '') + f' ({unit})', number)
-            checked[key] = float(number)
-        out[str(joint)] = checked
-    return out
+#: Validate the ``drives`` section: joint name -> dict of the given DRIVE_KEYS, as floats.
+check_drives = named_sections(
+    DriveParameters, 'joint',
+    known='Drive keys: ' + ', '.join(k.name for k in DRIVE_KEYS) + '.',
+    mapping_text='a mapping joint name -> drive parameters')
 
 
 def build_drive(joint, params, source, transmission_ratio=None):
@@ -158,7 +169,7 @@ def build_drive(joint, params, source, transmission_ratio=None):
     return DriveModel(
         joint=joint.name, resistance=resistance, inductance=inductance, torque_constant=kt,
         back_emf_constant=ke, rotor_inertia=params['rotor_inertia'], gear_ratio=gear,
-        viscous_friction=params.get('viscous_friction', 0.0),
-        efficiency=params.get('efficiency', 1.0), supply_voltage=supply,
-        current_limit=params.get('current_limit', math.inf),
+        viscous_friction=params.get('viscous_friction', _DEFAULTS['viscous_friction']),
+        efficiency=params.get('efficiency', _DEFAULTS['efficiency']), supply_voltage=supply,
+        current_limit=params.get('current_limit', _DEFAULTS['current_limit']),
         servo={k: params[k] for k in SERVO_KEYS if k in params})

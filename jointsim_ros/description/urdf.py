@@ -125,6 +125,7 @@ class UrdfDescription:
             in the config's ``force_torque_sensors`` form (docs/sensors.md).
         ros2_control: tuple of ``Ros2ControlSystem``, one per ``<ros2_control>`` tag
             (description/ros2_control.py).
+        xml: the URDF XML text as read (xacro expanded, once), for ``robot_description``.
     """
 
     robot: object
@@ -136,6 +137,7 @@ class UrdfDescription:
     base_dir: str = ''
     sensors: dict = field(default_factory=dict)
     ros2_control: tuple = ()
+    xml: str = ''
 
     def where(self, kind, name):
         """
@@ -190,6 +192,7 @@ def parse_urdf(source, xacro_args=None):
     """
     with _PARSER_LOCK:
         text, name, from_xacro, warnings = _read_source(source, xacro_args)
+        xml_text = text.decode('utf-8', errors='replace')
         if not from_xacro:
             text, declaration_warnings = _repair_declarations(text, name)
             warnings += declaration_warnings
@@ -198,6 +201,7 @@ def parse_urdf(source, xacro_args=None):
             text, xacro_warnings = _expand_xacro_string(text, name, xacro_args)
             warnings += xacro_warnings
             root = _parse_xml(text, name)
+            xml_text = text.decode('utf-8')
             from_xacro = True
         lines = _check_structure(root, name)
         warnings += _repair_values(root, name, from_xacro)
@@ -213,7 +217,7 @@ def parse_urdf(source, xacro_args=None):
                            warnings=tuple(warnings + parser_warnings),
                            transmissions=transmissions, collisions=collisions,
                            base_dir=_base_dir(source), sensors=sensors,
-                           ros2_control=ros2_control)
+                           ros2_control=ros2_control, xml=xml_text)
 
 
 def _base_dir(source):
