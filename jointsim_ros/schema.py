@@ -331,6 +331,24 @@ def section(cls, check=None):
     return convert
 
 
+class ItemAccess:
+    """
+    Read access by key to an item dataclass (``item['link_a']``, ``item.get('point_a')``).
+
+    For code written against the former dict items (jointsim_ros/elements.py); new code reads
+    the attributes.
+    """
+
+    def __getitem__(self, key):
+        """Return the value of key ``key``."""
+        return getattr(self, key)
+
+    def get(self, key, default=None):
+        """Return the value of key ``key``, or ``default`` where it is None (not given)."""
+        value = getattr(self, key, None)
+        return default if value is None else value
+
+
 def plain_section(cls):
     """Return a check for a sub-mapping of ``cls``'s keys, as a dict of the given keys."""
     def convert(value, context):
@@ -349,8 +367,8 @@ def named_sections(cls, what, required=(), item_check=None, known=None, mapping_
     """
     Return a check for a mapping name -> mapping of ``cls``'s keys (``joints``, ``drives``...).
 
-    The value is a dict name -> dict of the given keys (a key left out keeps its meaning
-    "not given": the consumer, or ``cls``'s field default, decides).
+    The value is a dict name -> ``cls`` instance: a key left out takes its field default
+    (None where the default is derived from something else: the field's doc says what).
 
     Args:
         cls: dataclass whose fields are the keys of one item.
@@ -378,7 +396,7 @@ def named_sections(cls, what, required=(), item_check=None, known=None, mapping_
                 where.fail('a mapping with ' + ', '.join(missing), params)
             if item_check is not None:
                 item_check(item_name, item, params, where)
-            out[str(item_name)] = item
+            out[str(item_name)] = cls(**item)
         return out
     convert.expected = 'section'
     convert.section = cls

@@ -6,6 +6,7 @@ from description_helpers import joint, link, robot
 from jointsim_ros.description import load_config, load_model, SimConfig
 from jointsim_ros.description.config import (config_table, default_yaml, GroundSettings, SCHEMA,
                                              TABLE_BEGIN, TABLE_END)
+from jointsim_ros.description.drives import DriveParameters
 from jointsim_ros.errors import ConfigError
 from jointsim_ros.physics.settings import SolverSettings
 import pytest
@@ -94,7 +95,7 @@ def test_values_are_converted_and_kept():
     assert config.initial_velocities == {'elbow': -1.0}
     assert config.solver == SolverSettings(iterations=50, tolerance=1e-6, warm_start=False)
     assert config.ground == GroundSettings(height=-0.5, friction=0.7)
-    assert config.drives == {'elbow': {'gear_ratio': 100.0}}
+    assert config.drives == {'elbow': DriveParameters(gear_ratio=100.0)}
     assert 'solver' in config.given_keys and 'contacts' not in config.given_keys
 
 

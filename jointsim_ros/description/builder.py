@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .config import config_sensors, load_config
+from .config import config_sensors, JointOverrides, load_config
 from .drives import build_drive
 from .geometry import (combine_inertias, inertia_matrix, inertia_problems, principal_moments,
                        repair_inertia, rotate_inertia, Transform)
@@ -276,10 +276,10 @@ class _ModelBuilder:
         specs.update(self.config.force_torque_sensors)
         joints = [j.name for j in self.robot.joints]
         for name, spec in specs.items():
-            if spec['joint'] not in joints:
-                hint = close_matches(spec['joint'], joints)
+            if spec.joint not in joints:
+                hint = close_matches(spec.joint, joints)
                 raise ConfigError(
-                    f"force-torque sensor '{name}' sits on joint '{spec['joint']}', which "
+                    f"force-torque sensor '{name}' sits on joint '{spec.joint}', which "
                     f"{self.description.source} does not define{'; ' + hint if hint else '.'}  "
                     'Name one of its joints.')
         return specs
@@ -288,17 +288,14 @@ class _ModelBuilder:
         """Return the SensorModel of every force-torque sensor."""
         sensors = []
         for name, spec in self.sensor_specs.items():
-            pose = spec.get('pose')
-            transform = Transform.from_xyz_rpy(pose.position if pose else (0.0, 0.0, 0.0),
-                                               pose.rpy if pose else (0.0, 0.0, 0.0))
-            noise = spec.get('noise', {})
+            transform = Transform.from_xyz_rpy(spec.pose.position, spec.pose.rpy)
+            noise = spec.noise
             sensors.append(SensorModel(
-                name=name, joint=spec['joint'], frame=spec.get('frame', 'child'),
-                measure_direction=spec.get('measure_direction', 'child_to_parent'),
-                pos=transform.pos, quat=transform.quat, rate=spec.get('rate', 100.0),
-                noise_force=noise.get('force', 0.0), noise_torque=noise.get('torque', 0.0),
-                seed=noise.get('seed', sum(ord(c) for c in name)),
-                cutoff=spec.get('filter', {}).get('cutoff', 0.0)))
+                name=name, joint=spec.joint, frame=spec.frame,
+                measure_direction=spec.measure_direction,
+                pos=transform.pos, quat=transform.quat, rate=spec.rate,
+                noise_force=noise.force, noise_torque=noise.torque,
+                seed=_or(noise.seed, sum(ord(c) for c in name)), cutoff=spec.filter.cutoff))
         return tuple(sensors)
 
     def check_kept_fixed_joints(self):
@@ -321,7 +318,7 @@ class _ModelBuilder:
         """Stage 3: merge links joined by fixed joints; pose of every link in its body frame."""
         # a fixed joint that carries a sensor is kept as a weld: merging would lose its wrench
         kept = set(self.config.keep_fixed_joints)
-        kept |= {spec['joint'] for spec in self.sensor_specs.values()}
+        kept |= {spec.joint for spec in self.sensor_specs.values()}
         self.merged = set()
         self.group = {}       # link -> root link of its body
         self.in_group = {}    # link -> Transform of the link frame in its body frame
@@ -506,11 +503,11 @@ class _ModelBuilder:
             child = self.link_pose(joint.child)
             lower, upper, effort, velocity = self.limits(joint)
             damping, friction = self.dynamics(joint)
-            override = self.config.joints.get(joint.name, {})
-            friction = override.get('friction', friction)
-            damping = override.get('damping', damping)
-            static = override.get('static_friction')
-            restitution = override.get('restitution', self.config.limits.restitution)
+            override = self.config.joints.get(joint.name, JointOverrides())
+            friction = _or(override.friction, friction)
+            damping = _or(override.damping, damping)
+            static = override.static_friction
+            restitution = _or(override.restitution, self.config.limits.restitution)
             mimic = None
             if joint.mimic is not None and joint.type != 'fixed':  # a weld cannot follow
                 mimic = Mimic(leader=joint.mimic.joint,
@@ -551,9 +548,9 @@ class _ModelBuilder:
         for name, item in self.config.linear_actuators.items():
             ends = []
             for side in ('a', 'b'):
-                link = item[f'link_{side}']
+                link = getattr(item, f'link_{side}')
                 body = self.element_link('linear actuator', name, f'link_{side}', link)
-                point = item.get(f'point_{side}', (0.0, 0.0, 0.0))
+                point = getattr(item, f'point_{side}')
                 ends.append((body, self.link_pose(link).apply(np.asarray(point, dtype=float))))
             if ends[0][0] == ends[1][0]:
                 raise ConfigError(f"{self.config.source}: linear actuator '{name}' has both ends "
@@ -563,24 +560,24 @@ class _ModelBuilder:
                 name=f'actuator:{name}', type='distance', parent_body=ends[0][0],
                 child_body=ends[1][0], parent_pos=ends[0][1], parent_quat=identity,
                 child_pos=ends[1][1], child_quat=identity, axis=np.array([1.0, 0.0, 0.0]),
-                parent_link=item['link_a'], child_link=item['link_b'], loop=True,
+                parent_link=item.link_a, child_link=item.link_b, loop=True,
                 element='actuator'))
         for name, item in self.config.distance_sensors.items():
             for side in ('a', 'b'):  # no joint: only its links are checked here
-                self.element_link('distance sensor', name, f'link_{side}', item[f'link_{side}'])
+                self.element_link('distance sensor', name, f'link_{side}',
+                                  getattr(item, f'link_{side}'))
         for name, item in self.config.path_points.items():
-            body = self.element_link('path point', name, 'link', item['link'])
+            body = self.element_link('path point', name, 'link', item.link)
             if body < 0:
                 raise ConfigError(f"{self.config.source}: path point '{name}' is on link "
-                                  f"'{item['link']}', which is fixed to the world and cannot "
+                                  f"'{item.link}', which is fixed to the world and cannot "
                                   'follow a path.  Choose a moving link.')
-            point = self.link_pose(item['link']).apply(
-                np.asarray(item.get('point', (0.0, 0.0, 0.0)), dtype=float))
+            point = self.link_pose(item.link).apply(np.asarray(item.point, dtype=float))
             joints.append(JointModel(
                 name=f'path:{name}', type='spherical', parent_body=-1, child_body=body,
                 parent_pos=np.zeros(3), parent_quat=identity, child_pos=point,
                 child_quat=identity, axis=np.array([1.0, 0.0, 0.0]), parent_link='world',
-                child_link=item['link'], loop=True, element='path'))
+                child_link=item.link, loop=True, element='path'))
         return joints
 
     def loop_joints(self):
@@ -592,36 +589,34 @@ class _ModelBuilder:
                 raise ConfigError(f"{self.config.source}: loop joint '{name}' has the name of a "
                                   'URDF joint.  Give it another name.')
             for key in ('parent', 'child'):
-                if item[key] not in self.links:
-                    hint = close_matches(item[key], self.links)
+                if getattr(item, key) not in self.links:
+                    hint = close_matches(getattr(item, key), self.links)
                     raise ConfigError(
                         f"{self.config.source}: loop joint '{name}' names {key} link "
-                        f"'{item[key]}', which the robot does not have"
+                        f"'{getattr(item, key)}', which the robot does not have"
                         f"{'; ' + hint if hint else '.'}  Use one of its links.")
-            parent_body = self.body_index[self.group[item['parent']]]
-            child_body = self.body_index[self.group[item['child']]]
+            parent_body = self.body_index[self.group[item.parent]]
+            child_body = self.body_index[self.group[item.child]]
             if child_body < 0 or parent_body == child_body:
                 why = 'are one body' if parent_body == child_body else 'is fixed to the world'
                 raise ConfigError(
-                    f"{self.config.source}: loop joint '{name}' joins '{item['parent']}' and "
-                    f"'{item['child']}', which {why}.  Its child must be a moving link of "
+                    f"{self.config.source}: loop joint '{name}' joins '{item.parent}' and "
+                    f"'{item.child}', which {why}.  Its child must be a moving link of "
                     'another body.')
-            origin = item.get('origin')
-            pose = self.link_pose(item['parent']) @ Transform.from_xyz_rpy(
-                origin.position if origin else (0.0, 0.0, 0.0),
-                origin.rpy if origin else (0.0, 0.0, 0.0))
-            given = item.get('child_origin')
-            child = self.link_pose(item['child']) @ Transform.from_xyz_rpy(
+            pose = self.link_pose(item.parent) @ Transform.from_xyz_rpy(item.origin.position,
+                                                                        item.origin.rpy)
+            given = item.child_origin  # None: closed where the links are at the start
+            child = self.link_pose(item.child) @ Transform.from_xyz_rpy(
                 given.position if given else (0.0, 0.0, 0.0),
                 given.rpy if given else (0.0, 0.0, 0.0))
-            axis = np.asarray(item.get('axis', (1.0, 0.0, 0.0)), dtype=float)
+            axis = np.asarray(item.axis, dtype=float)
             if np.linalg.norm(axis) < 1e-9:
                 raise ConfigError(f"{self.config.source}: loop joint '{name}' has a zero axis.")
             joints.append(JointModel(
-                name=name, type=item['type'], parent_body=parent_body, child_body=child_body,
+                name=name, type=item.type, parent_body=parent_body, child_body=child_body,
                 parent_pos=pose.pos, parent_quat=pose.quat, child_pos=child.pos,
                 child_quat=child.quat, axis=axis / np.linalg.norm(axis),
-                parent_link=item['parent'], child_link=item['child'], loop=True,
+                parent_link=item.parent, child_link=item.child, loop=True,
                 close_at_start=given is None))
         return joints
 

@@ -16,7 +16,7 @@ Sources: a dict (nested, or flat with dotted keys such as ``solver.iterations`` 
 give them), a YAML file path (plain, or in the ``node_name: ros__parameters:`` layout), a
 :class:`SimConfig`, or None for the defaults.
 """
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 import os
 import re
 
@@ -26,8 +26,8 @@ from .drives import check_drives
 from ..errors import ConfigError
 from ..physics.settings import SolverSettings
 from ..schema import (auto_boolean, boolean, choice, Context, convert_table, fraction, integer,
-                      joint_names, joint_numbers, keys_of, name, named_sections, number,
-                      pair_list, path_list, plain_section, section, setting, vector3)
+                      ItemAccess, joint_names, joint_numbers, keys_of, name, named_sections,
+                      number, pair_list, path_list, section, setting, vector3)
 
 
 @dataclass(frozen=True)
@@ -98,9 +98,16 @@ MATERIAL_KEYS = keys_of(MaterialSettings)
 MATERIAL_DEFAULTS = {k.name: k.default for k in MATERIAL_KEYS}
 
 
-def _material(key, doc_prefix=''):
-    """Return a new field for the material key ``key`` (ground, collision, scene objects)."""
+def _material(key, doc_prefix='', inherit=False):
+    """
+    Return a new field for the material key ``key`` (ground, collision, contacts, scene).
+
+    With ``inherit`` the default is None: the key of ``collision`` applies where not given.
+    """
     meta = MaterialSettings.__dataclass_fields__[key].metadata
+    if inherit:
+        return setting(None, meta['unit'], f"{meta['doc']} (default collision.{key})",
+                       meta['check'])
     return setting(MATERIAL_DEFAULTS[key], meta['unit'], doc_prefix + meta['doc'], meta['check'])
 
 
@@ -253,18 +260,20 @@ class ForceTorqueSensorSettings:
         'child_to_parent: the wrench of the child on the parent (default); parent_to_child',
         choice(*SENSOR_DIRECTIONS))
     pose: BasePose = setting(
-        None, 'section',
+        BasePose(), 'section',
         'sensor frame in the child link frame (position m, rpy rad), for frame: sensor',
         section(BasePose))
     rate: float = setting(
         100.0, 'Hz',
         'samples per second of simulated time; 0 = after every step call (default 100)',
         number(0.0, unit='Hz'))
-    noise: dict = setting({}, 'section',
-                          'Gaussian noise: force (N) and torque (N m) standard deviations, seed',
-                          plain_section(SensorNoise))
-    filter: dict = setting(  # noqa: A003 (the config key)
-        {}, 'section', 'first-order low-pass: cutoff (Hz), 0 = none', plain_section(SensorFilter))
+    noise: SensorNoise = setting(
+        SensorNoise(), 'section',
+        'Gaussian noise: force (N) and torque (N m) standard deviations, seed',
+        section(SensorNoise))
+    filter: SensorFilter = setting(  # noqa: A003 (the config key)
+        SensorFilter(), 'section', 'first-order low-pass: cutoff (Hz), 0 = none',
+        section(SensorFilter))
 
 
 LOOP_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'spherical')
@@ -278,7 +287,7 @@ class LoopJointSettings:
         None, ' | '.join(LOOP_TYPES), 'joint type', choice(*LOOP_TYPES))
     parent: str = setting(None, 'link', 'parent link', name('a link name'))
     child: str = setting(None, 'link', 'child link', name('a link name'))
-    origin: BasePose = setting(None, 'section',
+    origin: BasePose = setting(BasePose(), 'section',
                                'joint frame in the parent link frame (position m, rpy rad)',
                                section(BasePose))
     child_origin: BasePose = setting(
@@ -290,7 +299,7 @@ class LoopJointSettings:
 
 
 @dataclass(frozen=True)
-class ElementSettings:
+class ElementSettings(ItemAccess):
     """A point-to-point element (config ``linear_actuators`` or ``distance_sensors``)."""
 
     link_a: str = setting(None, 'link', 'link of the first end', name('a link name'))
@@ -304,7 +313,7 @@ class ElementSettings:
 
 
 @dataclass(frozen=True)
-class PathPointSettings:
+class PathPointSettings(ItemAccess):
     """A point of a link that can follow a prescribed path (config ``path_points``)."""
 
     link: str = setting(None, 'link', 'link that carries the point', name('a link name'))
@@ -339,7 +348,7 @@ class SceneObjectSettings:
     mass: float = setting(0.0, 'kg', 'mass of a free object; 0 or absent makes it static geometry',
                           number(0.0, unit='kg'))
     pose: BasePose = setting(
-        None, 'section',
+        BasePose(), 'section',
         'position (m) and rpy (rad) of the object in the world (initial pose if free)',
         section(BasePose))
     linear_velocity: tuple = setting((0.0, 0.0, 0.0), 'm/s', 'initial velocity of a free object',
@@ -347,10 +356,26 @@ class SceneObjectSettings:
     angular_velocity: tuple = setting((0.0, 0.0, 0.0), 'rad/s',
                                       'initial angular velocity of a free object, world frame',
                                       vector3('rad/s'))
-    friction: float = _material('friction')
-    restitution: float = _material('restitution')
-    rolling_friction: float = _material('rolling_friction')
-    spinning_friction: float = _material('spinning_friction')
+    friction: float = _material('friction', inherit=True)
+    restitution: float = _material('restitution', inherit=True)
+    rolling_friction: float = _material('rolling_friction', inherit=True)
+    spinning_friction: float = _material('spinning_friction', inherit=True)
+
+
+@dataclass(frozen=True)
+class MaterialOverrides:
+    """Contact material of one link (config ``contacts: {LINK: {...}}``); absent: collision's."""
+
+    friction: float = _material('friction', inherit=True)
+    restitution: float = _material('restitution', inherit=True)
+    rolling_friction: float = _material('rolling_friction', inherit=True)
+    spinning_friction: float = _material('spinning_friction', inherit=True)
+
+    def resolve(self, default):
+        """Return (friction, restitution, rolling, spinning), ``default``'s where not given."""
+        return tuple(default[i] if value is None else value
+                     for i, value in enumerate((self.friction, self.restitution,
+                                                self.rolling_friction, self.spinning_friction)))
 
 
 # ---- checks across keys ----
@@ -455,7 +480,7 @@ class SimConfig:
     contacts: dict = setting(
         {}, 'section',
         'link -> friction, restitution, rolling_friction, spinning_friction overrides',
-        named_sections(MaterialSettings, 'link'), note='`docs/contacts.md`')
+        named_sections(MaterialOverrides, 'link'), note='`docs/contacts.md`')
     collision: CollisionSettings = setting(
         CollisionSettings(), 'section',
         'which shapes collide; contact margins and position correction',
@@ -695,7 +720,10 @@ def _table_row(path, key):
         expected = f'{key.convert.named} name -> mapping (table below)'
     elif expected == 'section':
         expected = 'a mapping (keys below)' if key.default is not None else 'a mapping'
-    default = '(not given)' if key.default is None else f'`{_yaml_value(key.default)}`'
+    value = key.default
+    if is_dataclass(value):
+        value = asdict(value)
+    default = '(not given)' if value is None else f'`{_yaml_value(value)}`'
     meaning = key.doc + (f'; {key.note}' if key.note else '')
     return f'| `{path}` | {expected} | {default} | {meaning} |'.replace('\n', ' ')
 

@@ -107,11 +107,10 @@ class DriveParameters:
 
 #: The schema of one drive, made from :class:`DriveParameters`.
 DRIVE_KEYS = keys_of(DriveParameters)
-_DEFAULTS = {k.name: k.default for k in DRIVE_KEYS}
 SERVO_KEYS = ('current_bandwidth', 'velocity_bandwidth', 'position_bandwidth', 'load_inertia',
               'current_kp', 'current_ki', 'velocity_kp', 'velocity_ki', 'position_kp')
 
-#: Validate the ``drives`` section: joint name -> dict of the given DRIVE_KEYS, as floats.
+#: Validate the ``drives`` section: joint name -> DriveParameters.
 check_drives = named_sections(
     DriveParameters, 'joint',
     known='Drive keys: ' + ', '.join(k.name for k in DRIVE_KEYS) + '.',
@@ -124,7 +123,7 @@ def build_drive(joint, params, source, transmission_ratio=None):
 
     Args:
         joint: JointModel the drive acts on (revolute, continuous or prismatic).
-        params: dict from ``check_drives``.
+        params: DriveParameters from ``check_drives`` (None: not given).
         source: config source for messages.
         transmission_ratio: URDF <transmission> mechanicalReduction of the joint, or None.
 
@@ -135,41 +134,46 @@ def build_drive(joint, params, source, transmission_ratio=None):
         ConfigError: incomplete or mixed parameter sets, a lead on a rotary joint.
     """
     name = f'{source}: drives.{joint.name}'
-    has_electrical = any(k in params for k in ELECTRICAL + ('back_emf_constant',))
-    has_datasheet = any(k in params for k in DATASHEET)
+    given = {k.name for k in DRIVE_KEYS if getattr(params, k.name) is not None}
+    has_electrical = any(k in given for k in ELECTRICAL + ('back_emf_constant',))
+    has_datasheet = any(k in given for k in DATASHEET)
     if has_electrical and has_datasheet:
         raise ConfigError(f'{name} mixes electrical values ({", ".join(ELECTRICAL)}) with '
                           f'datasheet values ({", ".join(DATASHEET)}); give one set.')
     needed = DATASHEET if has_datasheet else ELECTRICAL
-    missing = [k for k in needed + ('rotor_inertia',) if k not in params]
+    missing = [k for k in needed + ('rotor_inertia',) if k not in given]
     if missing:
         raise ConfigError(f'{name} lacks {", ".join(missing)} (a drive needs '
                           f'{", ".join(ELECTRICAL)} and rotor_inertia, or the datasheet values '
                           f'{", ".join(DATASHEET)} and rotor_inertia).')
     if has_datasheet:
-        kt = ke = params['nominal_voltage'] / params['no_load_speed']
-        resistance = params['nominal_voltage'] * kt / params['stall_torque']
-        inductance = params['electrical_time_constant'] * resistance
-        supply = params.get('supply_voltage', params['nominal_voltage'])
+        kt = ke = params.nominal_voltage / params.no_load_speed
+        resistance = params.nominal_voltage * kt / params.stall_torque
+        inductance = params.electrical_time_constant * resistance
+        supply = _given(params.supply_voltage, params.nominal_voltage)
     else:
-        kt = params['torque_constant']
-        ke = params.get('back_emf_constant', kt)
-        resistance = params['resistance']
-        inductance = params['inductance']
-        supply = params.get('supply_voltage', math.inf)
-    if 'lead' in params:
+        kt = params.torque_constant
+        ke = _given(params.back_emf_constant, kt)
+        resistance = params.resistance
+        inductance = params.inductance
+        supply = _given(params.supply_voltage, math.inf)
+    if 'lead' in given:
         if joint.type != 'prismatic':
             raise ConfigError(f'{name}: lead (m/rad) is for prismatic joints; joint '
                               f"'{joint.name}' is {joint.type}: give gear_ratio instead.")
-        if 'gear_ratio' in params:
+        if 'gear_ratio' in given:
             raise ConfigError(f'{name}: give gear_ratio or lead, not both.')
-        gear = 1.0 / params['lead']
+        gear = 1.0 / params.lead
     else:
-        gear = params.get('gear_ratio', transmission_ratio or 1.0)
+        gear = _given(params.gear_ratio, transmission_ratio or 1.0)
     return DriveModel(
         joint=joint.name, resistance=resistance, inductance=inductance, torque_constant=kt,
-        back_emf_constant=ke, rotor_inertia=params['rotor_inertia'], gear_ratio=gear,
-        viscous_friction=params.get('viscous_friction', _DEFAULTS['viscous_friction']),
-        efficiency=params.get('efficiency', _DEFAULTS['efficiency']), supply_voltage=supply,
-        current_limit=params.get('current_limit', _DEFAULTS['current_limit']),
-        servo={k: params[k] for k in SERVO_KEYS if k in params})
+        back_emf_constant=ke, rotor_inertia=params.rotor_inertia, gear_ratio=gear,
+        viscous_friction=params.viscous_friction, efficiency=params.efficiency,
+        supply_voltage=supply, current_limit=params.current_limit,
+        servo={k: getattr(params, k) for k in SERVO_KEYS if k in given})
+
+
+def _given(value, default):
+    """Return value, or default where the key was not given (None)."""
+    return default if value is None else value

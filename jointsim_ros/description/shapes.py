@@ -19,6 +19,7 @@ import logging
 import numpy as np
 
 from . import meshes
+from .config import MaterialOverrides
 from .geometry import Transform
 from .model import BodyModel, LinkFrame, SceneObject, ShapeModel
 from .urdf import close_matches
@@ -57,8 +58,8 @@ def add_shapes(model, description, config):
             frame = model.links.get(link_name)
             if frame is None or frame.body < 0 and not _world_collides(config):
                 continue
-            override = config.contacts.get(link_name, {})
-            material = tuple(override.get(k, d) for k, d in zip(MATERIAL, default))
+            override = config.contacts.get(link_name, MaterialOverrides())
+            material = override.resolve(default)
             link_pose = Transform(quat_to_matrix(frame.quat), np.asarray(frame.pos, float))
             for geometry in geometries:
                 origin = Transform.from_xyz_rpy(geometry.xyz, geometry.rpy)
@@ -83,14 +84,14 @@ def add_shapes(model, description, config):
         if name in links:
             raise ConfigError(f"{config.source}: scene object '{name}' has the name of a robot "
                               'link.  Give it another name (it becomes a TF frame).')
-        material = tuple(item.get(k, d) for k, d in zip(MATERIAL, default))
+        material = tuple(d if getattr(item, k) is None else getattr(item, k)
+                         for k, d in zip(MATERIAL, default))
         made = _scene_shape(item, name, description, settings, mesh_cache)
         kind, size, inner, vertices, faces = made
-        pose = item.get('pose')
-        position = np.asarray(pose.position if pose else (0.0, 0.0, 0.0), dtype=float)
-        rotation = rpy_to_matrix(pose.rpy if pose else (0.0, 0.0, 0.0))
+        position = np.asarray(item.pose.position, dtype=float)
+        rotation = rpy_to_matrix(item.pose.rpy)
         world = Transform(rotation, position)
-        mass = item.get('mass', 0.0)
+        mass = item.mass
         if mass > 0.0:
             body = len(bodies)
             bodies.append(BodyModel(name=name, mass=mass, com=np.zeros(3),
@@ -99,8 +100,8 @@ def add_shapes(model, description, config):
             links[name] = LinkFrame(name=name, body=body, pos=np.zeros(3), quat=IDENTITY)
             objects.append(SceneObject(
                 name=name, body=body, pos=position, quat=world.quat,
-                linear_velocity=np.asarray(item.get('linear_velocity', (0.0,) * 3), float),
-                angular_velocity=np.asarray(item.get('angular_velocity', (0.0,) * 3), float)))
+                linear_velocity=np.asarray(item.linear_velocity, float),
+                angular_velocity=np.asarray(item.angular_velocity, float)))
             shape_pose = inner
         else:
             body = -1
@@ -184,17 +185,16 @@ def _link_shape(geometry, link, description, settings, cache, warnings):
 
 def _scene_shape(item, name, description, settings, cache):
     """Return (kind, size, pose, vertices, faces) of a scene object; mesh failures are errors."""
-    kind = item['shape']
+    kind = item.shape
     if kind == 'mesh':
         try:
-            return _mesh_shape(item['filename'], item.get('scale', (1.0, 1.0, 1.0)),
+            return _mesh_shape(item.filename, item.scale,
                                description, settings, cache)
         except meshes.MeshError as error:
             raise ConfigError(f"scene object '{name}': mesh {error}  Fix its filename (or add "
                               'the directory to collision.mesh_paths).') from None
-    sizes = {'box': item.get('size'), 'sphere': (item.get('radius'),),
-             'cylinder': (item.get('radius'), item.get('length')),
-             'capsule': (item.get('radius'), item.get('length'))}
+    sizes = {'box': item.size, 'sphere': (item.radius,), 'cylinder': (item.radius, item.length),
+             'capsule': (item.radius, item.length)}
     return _primitive(kind, sizes[kind])
 
 
