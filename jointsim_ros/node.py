@@ -514,18 +514,9 @@ class JointsimNode(Node):
 
     def _on_trajectory(self, msg):
         """Prescribe the motion of a JointTrajectory (no points: release those joints)."""
-        sim = self.sim
         try:
-            names, times, positions, start = ros_messages.trajectory_samples(msg, sim.time)
-            if times is None:
-                sim.prescribed.release_joints(names or None)
-                return
-            if times[0] > 0.0:
-                # a ROS trajectory starts from where the joints are
-                current = dict(zip(sim.joint_names, sim.joint_positions()))
-                times = [0.0] + times
-                positions = [[current.get(n, 0.0) for n in names]] + positions
-            sim.prescribed.joints(times, positions, joints=names, start_time=start)
+            self.runner.command_trajectory(
+                *ros_messages.trajectory_samples(msg, self.sim.time))
         except CommandError as error:
             self._refused('trajectory', error)
 

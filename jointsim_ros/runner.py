@@ -227,6 +227,37 @@ class SimulationRunner:
                 f'Nothing was changed.')
         return self.command(kind, dict(zip(channel.joints, values)))
 
+    def command_trajectory(self, names, times, positions, start_time=None):
+        """
+        Prescribe the motion of some joints from trajectory samples, or release them.
+
+        The third kind of command beside efforts and voltages (``command``): the joints follow
+        a clamped cubic spline through the samples (``Simulator.prescribed.joints``,
+        docs/prescribed.md).  A trajectory is not held against a watchdog: outside its samples a
+        joint holds the end position.
+
+        Args:
+            names: m joint names.
+            times: (n,) sample times, s, strictly increasing, relative to ``start_time``; None
+                releases the named joints (all prescribed joints when ``names`` is empty).
+            positions: (n, m) joint positions, rad or m.
+            start_time: simulated time of times = 0, s (default: now).
+
+        Raises:
+            CommandError: unknown joint, bad samples; nothing is changed.
+        """
+        sim = self.sim
+        if times is None:
+            sim.prescribed.release_joints(names or None)
+            return
+        times, positions = list(times), list(positions)
+        if times[0] > 0.0:
+            # a ROS trajectory starts from where the joints are
+            current = dict(zip(sim.joint_names, sim.joint_positions()))
+            times = [0.0] + times
+            positions = [[current.get(n, 0.0) for n in names]] + positions
+        sim.prescribed.joints(times, positions, joints=names, start_time=start_time)
+
     def _watchdog(self, now):
         timeout = self.settings.command_timeout
         if timeout <= 0.0:

@@ -192,6 +192,24 @@ def test_statistics_report_the_achieved_real_time_factor():
     assert stats.steps == 500 and stats.iterations_max >= 1 and stats.step_time_mean > 0.0
 
 
+def test_trajectories_are_a_runner_command_like_efforts_and_voltages():
+    runner, clock, _ = make_runner()
+    # samples from t = 0.5 s: the runner prepends where the joint is now
+    runner.command_trajectory(['hinge'], [0.5, 1.0], [[0.3], [0.3]])
+    for _ in range(120):
+        clock.now += 0.01
+        runner.tick()
+    assert runner.sim.time > 1.0
+    assert runner.sim.joint_positions()[0] == pytest.approx(0.3, abs=1e-6)
+    with pytest.raises(CommandError):
+        runner.command_trajectory(['elbow'], [0.0, 1.0], [[0.0], [1.0]])
+    runner.command_trajectory(['hinge'], None, None)  # released: it swings down again
+    for _ in range(20):
+        clock.now += 0.01
+        runner.tick()
+    assert abs(runner.sim.joint_positions()[0] - 0.3) > 1e-3
+
+
 def test_load_robot_takes_dt_from_physics_rate_and_budgets_the_solver(tmp_path):
     config = tmp_path / 'sim.yaml'
     config.write_text('dt: 0.002\nsolver:\n  iterations: 30\n')
