@@ -33,13 +33,14 @@ def start_controller(domain_id, log_path, *args):
                             cwd=PACKAGE_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
-def swings(samples, air=30.0, shortest=0.3):
+def swings(samples, air=30.0, shortest=0.2):
     """
     Count a foot's swings in its ankle sensor's (stamp s, vertical force N) samples.
 
     A swing is a run of samples below ``air`` spanning at least ``shortest`` s by their
-    stamps (messages the listener missed do not shorten it).  A swing lasts 0.45 s; an edge
-    of a foot lifting as the robot rocks, up to about 0.2 s (docs/humanoid.md, "Walking").
+    stamps (messages the listener missed inside it do not shorten it).  A planned swing lasts
+    0.45 s (0.40-0.44 s below 30 N headless); during the walk an edge of a foot lifts for at
+    most about 0.11 s as the robot rocks (docs/humanoid.md, "Walking").
     """
     count, first, last = 0, None, None
     for stamp, force in list(samples) + [(math.inf, math.inf)]:
