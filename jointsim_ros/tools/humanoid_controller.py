@@ -152,6 +152,11 @@ def main(args=None):
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RuntimeError:
+        # Ctrl-C shuts the context down; a message being taken at that moment makes rclpy
+        # raise this ('Unable to convert call argument'), which is the shutdown, not an error
+        if rclpy.ok():
+            raise
     finally:
         if node is not None:
             node.destroy_node()
