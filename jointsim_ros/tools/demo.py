@@ -161,21 +161,29 @@ def main(argv=None):
           f'{Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
           f'  (on a ROS install: ROS_DOMAIN_ID={domain} ros2 topic echo /joint_states)\n'
           f'  Ctrl-C stops.', flush=True)
-    # a terminate or hang-up (a closed terminal, a supervisor) stops the node and the controller
-    # as Ctrl-C does, instead of leaving them running
+    return run_node_and_controller(
+        ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}'],
+        ['jointsim_ros.tools.example_controller', '--mode', mode], args.seconds)
 
+
+def run_node_and_controller(node_args, controller, seconds, base=None):
+    """
+    Run the node (ROS arguments ``node_args``) and ``python -m controller...``; watch them.
+
+    A terminate or hang-up (a closed terminal, a supervisor) stops both as Ctrl-C does,
+    instead of leaving them running.  Returns the exit status: the node's when it ended
+    first, else 0.
+    """
     def interrupt(signum, frame):
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, interrupt)
     signal.signal(signal.SIGHUP, interrupt)
-    node = start('jointsim_ros.node', '--ros-args', '-p', f'robot_description_file:={robot}',
-                 '-p', f'config_file:={config}')
+    node = start('jointsim_ros.node', '--ros-args', *node_args)
     processes = [node]
     status = 0
     try:
-        controller = start('jointsim_ros.tools.example_controller', '--mode', mode)
-        processes.append(controller)
-        watch(args.seconds, processes)
+        processes.append(start(*controller))
+        watch(seconds, processes, base=base)
         if node.poll() is not None:
             status = node.returncode or 1
             print(f'jointsim demo: the node ended with status {node.returncode}',
@@ -199,29 +207,12 @@ def humanoid(args):
           f'  {Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
           f'  Ctrl-C stops.', flush=True)
 
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, interrupt)
-    signal.signal(signal.SIGHUP, interrupt)
     # 200 joint states a second: the controller's rate (docs/humanoid.md, "Walking")
-    node = start('jointsim_ros.node', '--ros-args', '-p', f'robot_description_file:={robot}',
-                 '-p', f'config_file:={config}', '-p', 'publish_rate:=200.0')
-    processes = [node]
-    status = 0
-    try:
-        processes.append(start('jointsim_ros.tools.humanoid_controller', '--robot', robot,
-                               '--config', config, '--steps', str(args.steps)))
-        watch(args.seconds, processes, base='pelvis')
-        if node.poll() is not None:
-            status = node.returncode or 1
-            print(f'jointsim demo: the node ended with status {node.returncode}',
-                  file=sys.stderr)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        stop(processes)
-    print('jointsim demo: stopped', flush=True)
-    return status
+    return run_node_and_controller(
+        ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}', '-p',
+         'publish_rate:=200.0'],
+        ['jointsim_ros.tools.humanoid_controller', '--robot', robot, '--config', config,
+         '--steps', str(args.steps)], args.seconds, base='pelvis')
 
 
 if __name__ == '__main__':
