@@ -28,14 +28,14 @@ import math
 import sys
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.utilities import remove_ros_args
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 import yaml
+
+from .spinning import spin_node
 
 #: Bundled arm, per joint a1..a7: home pose (rad), phase (rad) and gains.
 ARM_HOME = (0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0)
@@ -186,23 +186,8 @@ def main(args=None):
     """Entry point of ``jointsim_example_controller``."""
     argv = remove_ros_args(sys.argv if args is None else args)[1:]
     options = parse_args(argv)
-    rclpy.init(args=sys.argv if args is None else args)
-    node = None
-    try:
-        node = ExampleController(options.mode, options.amplitude, options.period)
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RuntimeError:
-        # Ctrl-C shuts the context down; a message being taken at that moment makes rclpy
-        # raise this ('Unable to convert call argument'), which is the shutdown, not an error
-        if rclpy.ok():
-            raise
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return spin_node(
+        lambda: ExampleController(options.mode, options.amplitude, options.period), args)
 
 
 if __name__ == '__main__':

@@ -20,13 +20,12 @@ import argparse
 import sys
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.utilities import remove_ros_args
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
+from .spinning import spin_node
 from .. import resources
 from ..description import load_model
 from ..errors import JointsimError
@@ -46,7 +45,8 @@ class HumanoidController(Node):
         self.reset_client = self.create_client(Trigger, 'reset') if reset else None
         self.resetting = None
         self.names = list(controller.joint_names)
-        self.rows = None
+        self.rows = None            # where our joints sit in joint_states ...
+        self.names_seen = None      # ... for messages naming the joints in this order
         self.t0 = None
         self.last_report = -1.0
         self.finished = False
@@ -71,7 +71,7 @@ class HumanoidController(Node):
             self.reset_client = None              # done: the next state starts the walk
             self.t0 = None
             return
-        if self.rows is None or len(msg.name) != len(self._names_seen):
+        if msg.name != self.names_seen:
             index = {name: i for i, name in enumerate(msg.name)}
             missing = [name for name in self.names if name not in index]
             if missing:
@@ -81,7 +81,7 @@ class HumanoidController(Node):
                     throttle_duration_sec=5.0)
                 return
             self.rows = [index[name] for name in self.names]
-            self._names_seen = list(msg.name)
+            self.names_seen = list(msg.name)
         t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if self.t0 is None or t < self.t0:
             self.t0 = t                      # first message, or the simulation was reset
@@ -102,8 +102,6 @@ class HumanoidController(Node):
         if not self.finished and elapsed >= self.controller.duration():
             self.finished = True
             self.get_logger().info('walk done; standing')
-
-    _names_seen = ()
 
 
 def parse_args(argv):
@@ -145,23 +143,7 @@ def main(args=None):
     except (JointsimError, ValueError) as error:
         print(f'jointsim_humanoid_controller: {error}', file=sys.stderr)
         return 2
-    rclpy.init(args=sys.argv if args is None else args)
-    node = None
-    try:
-        node = HumanoidController(controller, options.reset)
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RuntimeError:
-        # Ctrl-C shuts the context down; a message being taken at that moment makes rclpy
-        # raise this ('Unable to convert call argument'), which is the shutdown, not an error
-        if rclpy.ok():
-            raise
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return spin_node(lambda: HumanoidController(controller, options.reset), args)
 
 
 if __name__ == '__main__':
