@@ -49,8 +49,8 @@ import sys
 import tempfile
 import time
 
-from benchlib import (machine_facts, markdown_table, pin_to_one_core, REPO_ROOT, RESULTS_DIR,
-                      save_markdown, spread, write_csv)
+from benchlib import (machine_facts, markdown_table, pin_to_one_core, process_cpu_seconds,
+                      process_rss_mib, REPO_ROOT, RESULTS_DIR, save_markdown, spread, write_csv)
 from jointsim_ros.description import load_model
 from jointsim_ros.rotations import quat_to_matrix
 from jointsim_ros.simulator import Simulator
@@ -200,22 +200,6 @@ def headless(runs, walk_steps):
 
 
 # -- 2. the node ---------------------------------------------------------------------------------
-def cpu_seconds(pid):
-    """Return utime + stime of a process (all threads), s."""
-    with open(f'/proc/{pid}/stat') as stat:
-        fields = stat.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def rss_mib(pid):
-    """Return the VmRSS of a process, MiB."""
-    with open(f'/proc/{pid}/status') as status:
-        for line in status:
-            if line.startswith('VmRSS:'):
-                return int(line.split()[1]) / 1024.0
-    return float('nan')
-
-
 def machine_busy_seconds():
     """Return (busy, total) CPU seconds of the whole machine so far, all cores (/proc/stat)."""
     with open('/proc/stat') as stat:
@@ -332,17 +316,18 @@ def node_run(seconds, log_dir):
             client.spin_for(WARM_UP)
             frame, pelvis_start = pelvis_pose(client)
             first_sample, first_diag = len(samples), len(diagnostics)
-            cpu = [cpu_seconds(node.process.pid), cpu_seconds(controller.pid), own_cpu_seconds()]
+            cpu = [process_cpu_seconds(node.process.pid), process_cpu_seconds(controller.pid),
+                   own_cpu_seconds()]
             busy = machine_busy_seconds()
             wall_start = time.monotonic()
             client.spin_for(seconds)
-            cpu_end = [cpu_seconds(node.process.pid), cpu_seconds(controller.pid),
+            cpu_end = [process_cpu_seconds(node.process.pid), process_cpu_seconds(controller.pid),
                        own_cpu_seconds()]
             busy_end = machine_busy_seconds()
             wall = time.monotonic() - wall_start
             last_sample = len(samples)
             _, pelvis_end = pelvis_pose(client)
-            rss = rss_mib(node.process.pid)
+            rss = process_rss_mib(node.process.pid)
             alive = node.process.poll() is None and controller.poll() is None
         finally:
             if client is not None:

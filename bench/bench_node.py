@@ -32,8 +32,8 @@ import sys
 import tempfile
 import time
 
-from benchlib import machine_facts, markdown_table, REPO_ROOT, RESULTS_DIR, save_markdown
-from benchlib import write_csv
+from benchlib import machine_facts, markdown_table, process_cpu_seconds, process_rss_mib
+from benchlib import REPO_ROOT, RESULTS_DIR, save_markdown, write_csv
 
 sys.path.insert(0, str(REPO_ROOT / 'test'))
 
@@ -45,23 +45,6 @@ TARGET_RTF = 0.99
 WARM_UP = 3.0  # s after 'ready' before the window starts
 ARM_XACRO = REPO_ROOT / 'urdf' / 'jointsim_arm.urdf.xacro'
 ARM_CONFIG = REPO_ROOT / 'config' / 'jointsim_arm.yaml'
-CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
-
-
-def cpu_seconds(pid):
-    """Return utime + stime of a process (all threads), s."""
-    with open(f'/proc/{pid}/stat') as stat:
-        fields = stat.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def rss_mib(pid):
-    """Return the VmRSS of a process, MiB."""
-    with open(f'/proc/{pid}/status') as status:
-        for line in status:
-            if line.startswith('VmRSS:'):
-                return int(line.split()[1]) / 1024.0
-    return float('nan')
 
 
 def clock_now(client, timeout=5.0):
@@ -109,15 +92,15 @@ def measure(domain_id, seconds, real_time_factor, log_dir, robot=None, config=No
         diagnostics = client.subscribe(DiagnosticArray, 'diagnostics')
         client.spin_for(WARM_UP)
         sim_start, wall_start = clock_now(client)
-        cpu_start = cpu_seconds(node.process.pid)
-        controller_cpu_start = cpu_seconds(controller.pid) if controller else 0.0
+        cpu_start = process_cpu_seconds(node.process.pid)
+        controller_cpu_start = process_cpu_seconds(controller.pid) if controller else 0.0
         first = len(diagnostics)
         client.spin_for(seconds)
-        cpu_end = cpu_seconds(node.process.pid)
-        controller_cpu_end = cpu_seconds(controller.pid) if controller else 0.0
+        cpu_end = process_cpu_seconds(node.process.pid)
+        controller_cpu_end = process_cpu_seconds(controller.pid) if controller else 0.0
         wall_cpu = time.monotonic() - wall_start
         sim_end, wall_end = clock_now(client)
-        rss = rss_mib(node.process.pid)
+        rss = process_rss_mib(node.process.pid)
         values = [{kv.key: kv.value for kv in msg.status[0].values}
                   for msg in diagnostics[first:]]
     finally:

@@ -102,15 +102,26 @@ def rss_mib():
     Returns:
         (current VmRSS from /proc/self/status, peak ru_maxrss of getrusage).
     """
-    current = float('nan')
+    return process_rss_mib('self'), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def process_rss_mib(pid):
+    """Return the VmRSS of a process (a pid, or 'self'), MiB; NaN when it cannot be read."""
     try:
-        with open('/proc/self/status') as status:
+        with open(f'/proc/{pid}/status') as status:
             for line in status:
                 if line.startswith('VmRSS:'):
-                    current = int(line.split()[1]) / 1024.0
+                    return int(line.split()[1]) / 1024.0
     except OSError:
         pass
-    return current, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return float('nan')
+
+
+def process_cpu_seconds(pid):
+    """Return the utime + stime of a process (all its threads), s."""
+    with open(f'/proc/{pid}/stat') as stat:
+        fields = stat.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 def _version(module):
