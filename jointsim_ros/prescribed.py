@@ -169,10 +169,7 @@ class Prescribed:
 
     def release_lengths(self, actuators=None):
         """End the prescribed lengths of some actuators (default all): force elements again."""
-        for name in list(self._lengths if actuators is None else actuators):
-            entry = self._lengths.pop(name, None)
-            if entry is not None:
-                self._sim._engine.reset_element(entry[0])
+        self._release_elements(self._lengths, actuators)
 
     def length_forces(self):
         """
@@ -218,8 +215,12 @@ class Prescribed:
 
     def release_paths(self, points=None):
         """End the prescribed paths of some points (default all); they move freely again."""
-        for name in list(self._paths if points is None else points):
-            entry = self._paths.pop(name, None)
+        self._release_elements(self._paths, points)
+
+    def _release_elements(self, table, names):
+        """Forget ``names`` (default all) of a table of element joints, resetting each joint."""
+        for name in list(table if names is None else names):
+            entry = table.pop(name, None)
             if entry is not None:
                 self._sim._engine.reset_element(entry[0])
 
