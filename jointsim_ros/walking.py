@@ -41,6 +41,9 @@ import numpy as np
 from .rotations import quat_to_matrix
 
 G = 9.81
+#: The bundled humanoid's sole centre in its foot (ankle) frame, m: 0.03 m ahead of the ankle
+#: axes, 0.07 m below them.
+SOLE = (0.03, 0.0, -0.07)
 LEG_JOINTS = ('hip_yaw', 'hip_roll', 'hip_pitch', 'knee', 'ankle_pitch', 'ankle_roll')
 
 
@@ -356,7 +359,7 @@ class WalkingPlan:
     """
 
     def __init__(self, model, initial_positions, base_position, settings=None,
-                 sole=(0.03, 0.0, -0.07)):
+                 sole=SOLE):
         self.settings = s = settings or GaitSettings()
         self.kin = Kinematics(model)
         self.joint_names = self.kin.joint_names
@@ -569,7 +572,7 @@ def centre_of_pressure(readings, sole_height):
 
 
 ANKLE_SENSORS = {'l': 'l_ankle_ft', 'r': 'r_ankle_ft'}
-SOLE_HEIGHT = 0.07      # m, the sole plane below the ankle axes (the sensors' origin)
+SOLE_HEIGHT = -SOLE[2]  # m, the sole plane below the ankle axes (the sensors' origin)
 
 
 def ankle_readings(sim, exact=False):
@@ -642,7 +645,7 @@ def run_headless(sim, controller, seconds, period=5, record=None, on_step=None):
     return sim
 
 
-def sole_centre(sim, side, sole=(0.03, 0.0, -0.07)):
+def sole_centre(sim, side, sole=SOLE):
     """Return a foot's sole centre (3,), world, m."""
     origin, quat = sim.link_pose(f'{side}_foot')
     return origin + quat_to_matrix(quat) @ np.asarray(sole)
