@@ -7,6 +7,7 @@ import numpy as np
 
 from . import collide
 from . import contacts as ct
+from . import flat
 from . import joints as jt
 from . import kernels
 from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, ContactWork,
@@ -81,6 +82,8 @@ class Engine:
             free_impulse=np.zeros((n_free, 3)), axis_prescribed=np.zeros(n_axis),
             axis_target_rate=np.zeros(n_axis), axis_target_q=np.zeros(n_axis),
             joint_row_rate=np.zeros((n_joint, 6)))
+        # one buffer for the whole State: the tree engine's kernel call passes it as one array
+        self.state, self._state_buffer, _, self._state_layout = flat.pack(self.state)
         n_block = len(self.blocks.dim)
         self.work = Work(
             rot=np.zeros((n_body, 3, 3)), inertia_w=np.zeros((n_body, 3, 3)),

@@ -50,6 +50,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from .arrays import State
+from .flat import view1, view2, view3
 from .math3d import (cross, invert_spd, jit, jit_inline, quat_conj, quat_from_rotvec,
                      quat_mul, quat_normalized, quat_to_mat, read3, read4, read_mat, write3,
                      write4)
@@ -115,6 +117,14 @@ TreeWork = namedtuple('TreeWork', [
     'fallbacks',                      # (1,) steps that fell back to the velocity form
     'stage_q', 'stage_rel', 'stage_qd', 'k_q', 'k_rel', 'k_qd', 'sum_q', 'sum_rel', 'sum_qd',
 ])
+
+#: The TreeState fields the tree engine owns; the others are the facade's State arrays.
+TreeCoordinates = namedtuple('TreeCoordinates', TreeState._fields[:6])
+
+#: Field indices of the facade's State arrays the TreeState shares (flat.pack layout rows).
+(_S_JOINT_EFFORT, _S_DRIVE_VOLTAGE, _S_DRIVE_CURRENT, _S_ROTOR_SPEED, _S_DRIVE_IMPULSE,
+ _S_BODY_WRENCH, _S_BODY_POS, _S_BODY_QUAT, _S_BODY_LIN_VEL, _S_BODY_ANG_MOM, _S_JOINT_Q,
+ _S_TIME) = (State._fields.index(name) for name in TreeState._fields[6:])
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
@@ -835,7 +845,7 @@ def _healthy(tm, ts):
     return -1
 
 
-@jit
+@jit_inline
 def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
     """
     Advance n_steps of dt; returns the steps taken (fewer when the state diverged).
@@ -899,6 +909,87 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
         ts.time[0] += dt
     info[4] = _OK
     return n_steps
+
+
+@jit_inline
+def _tree_model(floats, ints, layout):
+    """Rebuild the TreeModel packed by flat.pack: views in the order of its fields."""
+    return TreeModel(
+        view1(ints, layout, 0), view1(ints, layout, 1), view1(ints, layout, 2),
+        view1(ints, layout, 3), view1(ints, layout, 4),                       # parent .. kind
+        view2(floats, layout, 5), view2(floats, layout, 6), view2(floats, layout, 7),
+        view2(floats, layout, 8),                                             # ppos .. cquat
+        view1(ints, layout, 9), view1(ints, layout, 10), view3(floats, layout, 11),  # dof v0 col
+        view1(floats, layout, 12), view3(floats, layout, 13),                 # mass, inertia
+        view1(ints, layout, 14), view1(ints, layout, 15),                     # v_joint, v_node
+        view1(floats, layout, 16), view1(floats, layout, 17),                 # damping, armature
+        view1(ints, layout, 18),                                              # drive_v
+        view1(floats, layout, 19), view1(floats, layout, 20), view1(floats, layout, 21),
+        view1(floats, layout, 22), view1(floats, layout, 23), view1(floats, layout, 24),
+        view1(floats, layout, 25), view1(floats, layout, 26), view1(floats, layout, 27))
+
+
+@jit_inline
+def _tree_state(own, own_layout, state, state_layout):
+    """Rebuild the TreeState: the packed TreeCoordinates, then the packed State's arrays."""
+    return TreeState(
+        view1(own, own_layout, 0), view2(own, own_layout, 1), view1(own, own_layout, 2),
+        view1(own, own_layout, 3), view1(own, own_layout, 4), view1(own, own_layout, 5),
+        view1(state, state_layout, _S_JOINT_EFFORT), view1(state, state_layout, _S_DRIVE_VOLTAGE),
+        view1(state, state_layout, _S_DRIVE_CURRENT), view1(state, state_layout, _S_ROTOR_SPEED),
+        view2(state, state_layout, _S_DRIVE_IMPULSE), view2(state, state_layout, _S_BODY_WRENCH),
+        view2(state, state_layout, _S_BODY_POS), view2(state, state_layout, _S_BODY_QUAT),
+        view2(state, state_layout, _S_BODY_LIN_VEL), view2(state, state_layout, _S_BODY_ANG_MOM),
+        view1(state, state_layout, _S_JOINT_Q), view1(state, state_layout, _S_TIME))
+
+
+@jit_inline
+def _tree_work(floats, layout):
+    """Rebuild the TreeWork packed by flat.pack: views in the order of its fields."""
+    return TreeWork(
+        view2(floats, layout, 0), view2(floats, layout, 1), view3(floats, layout, 2),
+        view2(floats, layout, 3), view3(floats, layout, 4),            # body_x .. S
+        view2(floats, layout, 5), view2(floats, layout, 6), view2(floats, layout, 7),
+        view2(floats, layout, 8), view2(floats, layout, 9),            # vel .. u
+        view3(floats, layout, 10), view3(floats, layout, 11), view3(floats, layout, 12),
+        view2(floats, layout, 13), view2(floats, layout, 14), view2(floats, layout, 15),
+        view1(floats, layout, 16), view1(floats, layout, 17),          # vec6a, vec6b
+        view1(floats, layout, 18), view1(floats, layout, 19), view1(floats, layout, 20),
+        view1(floats, layout, 21), view1(floats, layout, 22),          # force .. rhs
+        view3(floats, layout, 23), view2(floats, layout, 24),          # Ibody, hsub
+        view1(floats, layout, 25), view2(floats, layout, 26), view1(floats, layout, 27),
+        view1(floats, layout, 28), view2(floats, layout, 29),          # backups
+        view1(floats, layout, 30),                                     # fallbacks
+        view1(floats, layout, 31), view2(floats, layout, 32), view1(floats, layout, 33),
+        view1(floats, layout, 34), view2(floats, layout, 35), view1(floats, layout, 36),
+        view1(floats, layout, 37), view2(floats, layout, 38), view1(floats, layout, 39))
+
+
+@jit
+def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, state,
+                     state_layout, work, work_layout, dt, gravity, integrator, info, n_steps):
+    """
+    :func:`tree_step` on containers packed by flat.pack (the TreeEngine's per-call entry).
+
+    Args:
+        model_floats: the packed TreeModel's float64 buffer.
+        model_ints: its int64 buffer.
+        model_layout: its layout.
+        own: the packed TreeCoordinates' buffer (the TreeState's own arrays).
+        own_layout: its layout.
+        state: the packed facade State's buffer (the TreeState's other arrays).
+        state_layout: its layout.
+        work: the packed TreeWork's buffer.
+        work_layout: its layout.
+        dt: step, s.
+        gravity: (3,) m/s^2.
+        integrator: SEMI_IMPLICIT_EULER, SYMPLECTIC_EULER or RK4.
+        info: (INFO_SIZE,) results.
+        n_steps: steps to take.
+    """
+    return tree_step(_tree_model(model_floats, model_ints, model_layout),
+                     _tree_state(own, own_layout, state, state_layout),
+                     _tree_work(work, work_layout), dt, gravity, integrator, info, n_steps)
 
 
 @jit

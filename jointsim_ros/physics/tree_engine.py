@@ -9,6 +9,7 @@ formulation does not do, at load time.
 """
 import numpy as np
 
+from . import flat
 from . import joints as jt
 from . import kernels
 from . import tree
@@ -105,12 +106,13 @@ class TreeEngine(Engine):
         n_body = len(model.bodies)
         n_drive = len(self.tree.drive_v)
         st = self.state
-        self.tree_state = tree.TreeState(
+        own, own_buffer, _, own_layout = flat.pack(tree.TreeCoordinates(
             node_q=np.zeros(n_node),
             node_rel=np.tile([0.0, 0, 0, 1, 0, 0, 0], (n_node, 1)), qd=np.zeros(n_v),
             p=np.zeros(n_v),
-            drive_limited=np.zeros(n_drive), drive_gain=np.zeros(n_drive),
-            joint_effort=st.joint_effort,
+            drive_limited=np.zeros(n_drive), drive_gain=np.zeros(n_drive)))
+        self.tree_state = tree.TreeState(
+            *own, joint_effort=st.joint_effort,
             drive_voltage=st.drive_voltage, drive_current=st.drive_current,
             rotor_speed=st.rotor_speed, drive_impulse=st.drive_impulse,
             body_wrench=st.body_wrench, body_pos=st.body_pos, body_quat=st.body_quat,
@@ -118,7 +120,7 @@ class TreeEngine(Engine):
             time=st.time)
         z6 = np.zeros((n_node, 6))
         z66 = np.zeros((n_node, 6, 6))
-        self.tree_work = tree.TreeWork(
+        work = tree.TreeWork(
             body_x=np.zeros((n_body, 3)), body_q=np.tile([1.0, 0, 0, 0], (n_body, 1)),
             body_rot=np.zeros((n_body, 3, 3)), joint_origin=np.zeros((n_node, 3)),
             S=z66.copy(), vel=z6.copy(), cbias=z6.copy(), PA=z6.copy(), acc=z6.copy(),
@@ -132,6 +134,11 @@ class TreeEngine(Engine):
             stage_q=np.zeros(n_node), stage_rel=np.zeros((n_node, 7)), stage_qd=np.zeros(n_v),
             k_q=np.zeros(n_node), k_rel=np.zeros((n_node, 7)), k_qd=np.zeros(n_v),
             sum_q=np.zeros(n_node), sum_rel=np.zeros((n_node, 7)), sum_qd=np.zeros(n_v))
+        self.tree_work, work_buffer, _, work_layout = flat.pack(work)
+        self.tree, model_floats, model_ints, model_layout = flat.pack(self.tree)
+        # the kernel's arguments before (dt, gravity, integrator, info, n): the packed buffers
+        self._packed = (model_floats, model_ints, model_layout, own_buffer, own_layout,
+                        self._state_buffer, self._state_layout, work_buffer, work_layout)
         self._tree_fn = None
         self.n_dof = n_v
 
@@ -199,21 +206,22 @@ class TreeEngine(Engine):
 
     def kernel(self):
         """Return (numba dispatcher, arguments) of the tree step kernel."""
-        return tree.tree_step, self._tree_args(1)
+        return tree.tree_step_packed, self._tree_args(1)
 
     def _tree_args(self, n):
-        return (self.tree, self.tree_state, self.tree_work, self.dt, self.gravity,
-                self.integrator, self.info, int(n))
+        return self._packed + (self.dt, self.gravity, self.integrator, self.info, int(n))
 
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
-        args = self._tree_args(n)
         if self._tree_fn is None:
-            kernels.ensure_compiled(tree.tree_step, args, self.kernel_variant)
-            taken = tree.tree_step(*args)
-            self._tree_fn = _compiled_entry_point(tree.tree_step, args)
+            args = self._tree_args(n)
+            kernels.ensure_compiled(tree.tree_step_packed, args, self.kernel_variant)
+            taken = tree.tree_step_packed(*args)
+            self._tree_fn = _compiled_entry_point(tree.tree_step_packed, args)
+            self._call_prefix = self._packed + (self.dt, self.gravity, self.integrator,
+                                                self.info)
             return taken
-        return self._tree_fn(*args)
+        return self._tree_fn(*self._call_prefix, n)
 
     def joint_rates(self):
         """Scalar joint velocities (rad/s or m/s; 0 for other joint types), per joint index."""
