@@ -165,7 +165,7 @@ class Prescribed:
             j = elements._actuator_joint[name]
             elements._hold_force(name, 0.0)
             self._lengths[name] = (j, spline, column, offset)
-            self._sim._engine.joints.active[j] = 1.0
+            self._sim._engine.state.joint_active[j] = 1.0
 
     def release_lengths(self, actuators=None):
         """End the prescribed lengths of some actuators (default all): force elements again."""
@@ -211,7 +211,7 @@ class Prescribed:
         engine = self._sim._engine
         engine.reset_element(j)
         self._paths[point] = (j, spline, offset)
-        engine.joints.active[j] = 1.0
+        engine.state.joint_active[j] = 1.0
 
     def release_paths(self, points=None):
         """End the prescribed paths of some points (default all); they move freely again."""
@@ -249,7 +249,8 @@ class Prescribed:
 
         Joints get a position and a velocity target on their axis; lengths and paths a rate
         at which their row's reference moves (``State.joint_row_rate``) and the reference the
-        position projection lands on (``Joints.length``, ``Joints.ppos``).
+        position projection lands on (``State.joint_length``, ``State.joint_anchor``).  Only
+        the engine's State is written: its static model is read-only after load.
         """
         engine = self._sim._engine
         state = engine.state
@@ -257,13 +258,12 @@ class Prescribed:
             state.axis_target_q[axis] = np.atleast_1d(spline.evaluate(after - offset))[column]
             state.axis_target_rate[axis] = np.atleast_1d(
                 spline.evaluate(after - offset, 1))[column]
-        joints = engine.joints
         rate = state.joint_row_rate
         for j, spline, column, offset in self._lengths.values():
-            joints.length[j] = np.atleast_1d(spline.evaluate(after - offset))[column]
+            state.joint_length[j] = np.atleast_1d(spline.evaluate(after - offset))[column]
             rate[j, 0] = np.atleast_1d(spline.evaluate(after - offset, 1))[column]
         for j, spline, offset in self._paths.values():
-            joints.ppos[j] = spline.evaluate(after - offset)
+            state.joint_anchor[j] = spline.evaluate(after - offset)
             rate[j, :3] = spline.evaluate(after - offset, 1)
 
     def before_step(self):

@@ -209,3 +209,41 @@ def test_drive_needs_of_a_prescribed_lift_and_the_voltages_repeat_it():
     sim.step(500)
     needs = sim.prescribed.drive_needs()['hinge']
     assert needs['beyond_current_limit'] and needs['beyond_supply']
+
+
+#: The engine's static model: built at load, read-only afterwards (docs/architecture.md).
+STATIC_CONTAINERS = ('bodies', 'joints', 'mimics', 'blocks', 'axes', 'drives', 'free')
+
+
+def static_model_bytes(engine):
+    """Return 'container.field' -> the bytes of every array of the engine's static model."""
+    return {f'{name}.{field}': np.ascontiguousarray(array).tobytes()
+            for name in STATIC_CONTAINERS
+            for field, array in getattr(engine, name)._asdict().items()}
+
+
+def test_static_model_is_never_written_after_load():
+    """Prescribed lengths and paths and switched elements change the engine's State only."""
+    config = dict(PROP, path_points={'tip': {'link': 'bar', 'point': [1.0, 0.0, 0.0]}},
+                  drives={'hinge': DRIVE})
+    sim = Simulator.from_urdf(propped_bar(), config)
+    before = static_model_bytes(sim._engine)
+
+    def changed():
+        after = static_model_bytes(sim._engine)
+        return [key for key in before if after[key] != before[key]]
+
+    sim.prescribed.lengths([0.0, 0.5], [[0.5], [0.52]])  # switches the prop's row on
+    sim.step(100)
+    assert changed() == []
+    sim.elements.set_actuator_forces({'prop': 2.0 * G})  # and off again: a force element
+    tip, _ = sim.elements.path_points()['tip']
+    sim.prescribed.path('tip', [0.0, 0.5], [tip, tip + [0.0, 0.0, 0.01]])  # a moving anchor
+    sim.set_voltages({'hinge': 1.0})
+    sim.step(100)
+    assert changed() == []
+    sim.prescribed.release_paths()
+    sim.step(10)
+    sim.reset()
+    sim.step(10)
+    assert changed() == []

@@ -2,7 +2,9 @@
 Structure-of-arrays containers of the engine: static model, constraint layout, mutable state.
 
 Names follow thing_quantity; shapes, frames and units are given per field.  All are namedtuples
-of numpy arrays so one call can hand them to the compiled step.
+of numpy arrays so one call can hand them to the compiled step.  The static model (Bodies,
+Joints, Mimics, Drives, Axes, FreeFriction, Blocks) is written while the engine loads and only
+read after; what changes per step or on a command lives in State.
 """
 from collections import namedtuple
 
@@ -17,7 +19,8 @@ Bodies = namedtuple('Bodies', [
 Joints = namedtuple('Joints', [
     'type',        # (n_joint,) int64 engine type code (joints.TYPE_CODES)
     'body',        # (n_joint, 2) int64 parent, child body index (-1 = world)
-    'ppos',        # (n_joint, 3) joint origin in the parent body frame relative to its COM, m
+    'ppos',        # (n_joint, 3) joint origin in the parent body frame relative to its COM, m,
+                   # at load (the steps read State.joint_anchor, which starts as this)
     'pquat',       # (n_joint, 4) joint frame orientation in the parent body frame, wxyz
     'cpos',        # (n_joint, 3) joint origin in the child body frame relative to its COM, m
     'cquat',       # (n_joint, 4) joint frame orientation in the child body frame, wxyz
@@ -26,9 +29,6 @@ Joints = namedtuple('Joints', [
     'perp2',       # (n_joint, 3) axis x perp1
     'axis_body',   # (n_joint, 3) the axis in the parent body frame (pquat applied)
     'block',       # (n_joint,) int64 index of the joint's bilateral block, -1 if none
-    # Set by the facade between steps (elements of docs/prescribed.md):
-    'length',      # (n_joint,) target length of a distance element, m (0 for other types)
-    'active',      # (n_joint,) 1.0 while the joint's rows act; 0.0 for a switched-off element
 ])
 
 #: Mimic couplings q_follower = multiplier * q_leader + offset (joint indices).
@@ -114,6 +114,12 @@ State = namedtuple('State', [
     'axis_target_q',     # (n_axis,) its position at the end of this step, rad or m
     'joint_row_rate',    # (n_joint, 6) rate at which each joint row's reference moves, dC*/dt:
                          # a moving path anchor (m/s) or a changing element length (m/s)
+    # the joints' references, set by the facade between steps (elements, docs/prescribed.md)
+    'joint_anchor',  # (n_joint, 3) joint origin in the parent body frame relative to its COM,
+                     # m: Joints.ppos, except a path point's (parent: the world), which moves
+                     # along its path, world, m
+    'joint_length',  # (n_joint,) target length of a distance element, m (0 for other types)
+    'joint_active',  # (n_joint,) 1.0 while the joint's rows act; 0.0 for a switched-off element
 ])
 
 #: Scratch arrays reused every step (no allocation in the loop).

@@ -375,8 +375,8 @@ def prepare_push_limits(axes, joints, state, work, cwork, dt):
     """
     for t in range(work.axis_live_n[0]):
         x = work.axis_live[t]
-        q = joint_coordinate(axes.joint[x], joints, state.body_pos, state.body_quat,
-                             state.joint_q, work.jrow, 0)
+        q = joint_coordinate(axes.joint[x], joints, state.joint_anchor, state.body_pos,
+                             state.body_quat, state.joint_q, work.jrow, 0)
         cwork.push_limit[x, 0] = (axes.lower[x] - q) / dt
         cwork.push_limit[x, 1] = (axes.upper[x] - q) / dt
         cwork.push_limit[x, 2] = 0.0
@@ -451,7 +451,7 @@ def project_limits(axes, joints, state, work, tolerance):
         if state.axis_prescribed[x] == 0.0:
             largest = max(largest, abs(shift))
         if shift != 0.0:
-            f = frames_of_joint(j, joints, state.body_pos, state.body_quat)
+            f = frames_of_joint(j, joints, state.joint_anchor, state.body_pos, state.body_quat)
             prismatic = joints.type[j] == PRISMATIC
             turn = quat_from_rotvec(vscale(f.axis_a, 0.0 if prismatic else shift))
             rot = quat_to_mat(turn)

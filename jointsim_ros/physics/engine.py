@@ -81,7 +81,11 @@ class Engine:
             axis_rate=np.zeros(n_axis), body_wrench=np.zeros((n_body, 6)),
             free_impulse=np.zeros((n_free, 3)), axis_prescribed=np.zeros(n_axis),
             axis_target_rate=np.zeros(n_axis), axis_target_q=np.zeros(n_axis),
-            joint_row_rate=np.zeros((n_joint, 6)))
+            joint_row_rate=np.zeros((n_joint, 6)), joint_anchor=self.joints.ppos.copy(),
+            joint_length=np.zeros(n_joint),
+            # elements start switched off; a distance element's length is set at reset
+            joint_active=np.array([0.0 if j.element else 1.0 for j in model.joints],
+                                  dtype=float).reshape(n_joint))
         # one buffer for the whole State: the tree engine's kernel call passes it as one array
         self.state, self._state_buffer, _, self._state_layout = flat.pack(self.state)
         n_block = len(self.blocks.dim)
@@ -108,6 +112,7 @@ class Engine:
         self._allocate_contacts(self._contact_capacity(), self._pair_capacity())
         self.info = np.zeros(INFO_SIZE)
         self._step_fn = None
+        self._loops_closed = False  # close_loops finds the loop joints' child frames once
 
     # -- construction -------------------------------------------------------------------------
     @staticmethod
@@ -140,10 +145,7 @@ class Engine:
             arrays['axis'][i] = axis
             arrays['perp1'][i], arrays['perp2'][i] = perpendicular_pair(axis)
             arrays['axis_body'][i] = quat_to_matrix(pquat[i]) @ axis
-        # elements start switched off; a distance element's length is set at reset
-        active = np.array([0.0 if j.element else 1.0 for j in model.joints], dtype=float)
-        return Joints(type=types, body=body, pquat=pquat, cquat=cquat, block=block,
-                      length=np.zeros(n), active=active, **arrays)
+        return Joints(type=types, body=body, pquat=pquat, cquat=cquat, block=block, **arrays)
 
     def _build_mimics(self, model):
         rows = [(self.joint_index[j.name], self.joint_index[j.mimic.leader], j.mimic.multiplier,
@@ -410,15 +412,19 @@ class Engine:
 
     def close_loops(self):
         """
-        Give each loop-closing joint without a child frame the one it has in this pose.
+        Switch the elements off; the first time, close the loops.
 
         Called at the configured initial state (``Simulator.reset``), where the loop is taken
-        to be closed: the joint frame fixed in the parent is found in the child body.
+        to be closed: each loop-closing joint without a child frame gets the one it has in
+        this pose (the joint frame fixed in the parent, found in the child body).  That frame
+        is static model, found once, at load: every reset returns to the same initial state.
         """
+        closing = not self._loops_closed
+        self._loops_closed = True
         for j, joint in enumerate(self.model.joints):
             if joint.element:
                 self.reset_element(j)
-            if not joint.close_at_start:
+            if not (closing and joint.close_at_start):
                 continue
             anchor, frame = self.joint_frame_world(j, 0)
             x, q = self.body_pose(int(self.joints.body[j, 1]))
@@ -437,7 +443,7 @@ class Engine:
         A distance element takes the length between its ends, a path joint's world anchor
         moves onto its point; either acts again once the facade switches it on.
         """
-        self.joints.active[j] = 0.0
+        self.state.joint_active[j] = 0.0
         self.state.joint_row_rate[j] = 0.0
         block = self.joints.block[j]
         if block >= 0:
@@ -445,9 +451,9 @@ class Engine:
             self.state.row_impulse[r0:r0 + self.blocks.dim[block]] = 0.0
         pa, pb = self.element_ends(j)
         if self.joints.type[j] == jt.DISTANCE:
-            self.joints.length[j] = np.linalg.norm(pb - pa)
+            self.state.joint_length[j] = np.linalg.norm(pb - pa)
         else:
-            self.joints.ppos[j] = pb
+            self.state.joint_anchor[j] = pb
 
     def element_impulse(self, j):
         """Return the accumulated impulses of element joint j's rows (N s)."""
@@ -571,7 +577,7 @@ class Engine:
         """Return the world pose (origin, quat) of joint j's frame on parent (0) or child (1)."""
         b = int(self.joints.body[j, side])
         x, q = self.body_pose(b)
-        pos = self.joints.ppos[j] if side == 0 else self.joints.cpos[j]
+        pos = self.state.joint_anchor[j] if side == 0 else self.joints.cpos[j]
         quat = self.joints.pquat[j] if side == 0 else self.joints.cquat[j]
         return x + quat_to_matrix(q) @ pos, quat_multiply(q, quat)
 

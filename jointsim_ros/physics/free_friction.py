@@ -37,7 +37,7 @@ def prepare_free_friction(free, blocks, bodies, joints, state, work, dt):
     for f in range(free.joint.shape[0]):
         j = free.joint[f]
         m = free.dim[f]
-        frames = frames_of_joint(j, joints, state.body_pos, state.body_quat)
+        frames = frames_of_joint(j, joints, state.joint_anchor, state.body_pos, state.body_quat)
         for r in range(3):
             for s in range(2):
                 for c in range(6):

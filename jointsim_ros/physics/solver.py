@@ -21,13 +21,17 @@ _IDENTITY = (1.0, 0.0, 0.0, 0.0)
 
 
 @jit
-def frames_of_joint(j, joints, pos, quat):
-    """Return the JointFrames of joint j at the body poses (pos, quat); body -1 is the world."""
+def frames_of_joint(j, joints, anchor, pos, quat):
+    """
+    Return the JointFrames of joint j at the body poses (pos, quat); body -1 is the world.
+
+    ``anchor`` is ``State.joint_anchor``: the joint origins in their parent frames, m.
+    """
     a = joints.body[j, 0]
     b = joints.body[j, 1]
     xa = read3(pos, a) if a >= 0 else _ORIGIN
     qa = read4(quat, a) if a >= 0 else _IDENTITY
-    return jt.joint_frames(xa, qa, read3(pos, b), read4(quat, b), read3(joints.ppos, j),
+    return jt.joint_frames(xa, qa, read3(pos, b), read4(quat, b), read3(anchor, j),
                            read4(joints.pquat, j), read3(joints.cpos, j),
                            read4(joints.cquat, j), read3(joints.axis, j),
                            read3(joints.perp1, j), read3(joints.perp2, j))
@@ -42,17 +46,20 @@ def unwrap(q, q_prev, jtype):
 
 
 @jit
-def joint_coordinate(j, joints, pos, quat, q_prev, J, row):
+def joint_coordinate(j, joints, anchor, pos, quat, q_prev, J, row):
     """Unwrapped coordinate of scalar joint j and its Jacobian in J[row, 0:2]."""
-    f = frames_of_joint(j, joints, pos, quat)
+    f = frames_of_joint(j, joints, anchor, pos, quat)
     q = jt.coordinate(joints.type[j], f, read3(joints.axis, j), J, row)
     return unwrap(q, q_prev[j], joints.type[j])
 
 
 @jit_inline
-def block_constraint(k, blocks, joints, mimics, pos, quat, q_prev, C, J, r0):
+def block_constraint(k, blocks, joints, mimics, state, pos, quat, C, J, r0):
     """
     Position error C[r0:r0+d] and Jacobian J[r0:r0+d] of block k at the given poses.
+
+    The joints' references (anchor, element length, switched on or off) and the previous
+    coordinates (for unwrapping) come from ``state``; the poses may be predicted ones.
 
     ``J=None``: the error only (the position projection); numba compiles that case on its
     own and drops the Jacobian's arithmetic.
@@ -62,30 +69,32 @@ def block_constraint(k, blocks, joints, mimics, pos, quat, q_prev, C, J, r0):
     """
     if blocks.kind[k] == BLOCK_JOINT:
         j = blocks.source[k]
-        f = frames_of_joint(j, joints, pos, quat)
+        f = frames_of_joint(j, joints, state.joint_anchor, pos, quat)
         if J is None:
             # position error only (the projection): numba prunes the other branch
-            rows = jt.constraint(joints.type[j], f, C[r0:], None, joints.length[j])
+            rows = jt.constraint(joints.type[j], f, C[r0:], None, state.joint_length[j])
         else:
-            rows = jt.constraint(joints.type[j], f, C[r0:], J[r0:], joints.length[j])
-        if joints.active[j] == 0.0:
+            rows = jt.constraint(joints.type[j], f, C[r0:], J[r0:], state.joint_length[j])
+        if state.joint_active[j] == 0.0:
             for i in range(rows):
                 C[r0 + i] = 0.0  # a switched-off element: no error to correct
     else:
         m = blocks.source[k]
         multiplier = mimics.multiplier[m]
+        anchor = state.joint_anchor
+        q_prev = state.joint_q
         if J is None:
-            qf = joint_coordinate(mimics.follower[m], joints, pos, quat, q_prev, None, r0)
-            ql = joint_coordinate(mimics.leader[m], joints, pos, quat, q_prev, None, r0)
+            qf = joint_coordinate(mimics.follower[m], joints, anchor, pos, quat, q_prev, None, r0)
+            ql = joint_coordinate(mimics.leader[m], joints, anchor, pos, quat, q_prev, None, r0)
         else:
-            qf = joint_coordinate(mimics.follower[m], joints, pos, quat, q_prev, J, r0)
+            qf = joint_coordinate(mimics.follower[m], joints, anchor, pos, quat, q_prev, J, r0)
             # the follower's row waits in slots 2-3 while the leader's is built in slots 0-1;
             # then they swap, the leader's scaled by -multiplier (in place: the engine
             # allocates nothing)
             for s in range(2):
                 for c in range(6):
                     J[r0, 2 + s, c] = J[r0, s, c]
-            ql = joint_coordinate(mimics.leader[m], joints, pos, quat, q_prev, J, r0)
+            ql = joint_coordinate(mimics.leader[m], joints, anchor, pos, quat, q_prev, J, r0)
             for s in range(2):
                 for c in range(6):
                     leader = J[r0, s, c]
@@ -97,7 +106,7 @@ def block_constraint(k, blocks, joints, mimics, pos, quat, q_prev, C, J, r0):
 
 
 @jit_inline
-def block_mass_terms(k, blocks, bodies, work, joints_active):
+def block_mass_terms(k, blocks, bodies, work, joint_active):
     """Fill M^-1 J^T of block k's rows and its inverse effective mass K^-1."""
     r0 = blocks.row0[k]
     d = blocks.dim[k]
@@ -132,7 +141,7 @@ def block_mass_terms(k, blocks, bodies, work, joints_active):
                         acc += J[r0 + i, s, c] * MJ[r0 + j, t, c]
             K[i, j] = acc
             K[j, i] = acc
-    if blocks.kind[k] == BLOCK_JOINT and joints_active[blocks.source[k]] == 0.0:
+    if blocks.kind[k] == BLOCK_JOINT and joint_active[blocks.source[k]] == 0.0:
         work.block_kinv[k, :d, :d] = 0.0  # a switched-off element applies no impulse
     else:
         invert_spd(K, d, work.block_kinv[k], work.gj)

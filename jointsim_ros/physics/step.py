@@ -67,7 +67,8 @@ def integrate_velocities(bodies, joints, state, work, dt, gravity):
         impulse = state.joint_effort[j] * dt
         if impulse == 0.0:
             continue
-        joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q, jrow, 0)
+        joint_coordinate(j, joints, state.joint_anchor, state.body_pos, state.body_quat,
+                         state.joint_q, jrow, 0)
         for s in range(2):
             b = joints.body[j, s]
             if b < 0:
@@ -94,9 +95,9 @@ def prepare_blocks(blocks, bodies, joints, mimics, state, work, dt):
     """Jacobians, effective masses and curvature biases of every block."""
     for k in range(blocks.dim.shape[0]):
         r0 = blocks.row0[k]
-        block_constraint(k, blocks, joints, mimics, state.body_pos, state.body_quat,
-                         state.joint_q, work.row_C, work.row_J, r0)
-        block_mass_terms(k, blocks, bodies, work, joints.active)
+        block_constraint(k, blocks, joints, mimics, state, state.body_pos, state.body_quat,
+                         work.row_C, work.row_J, r0)
+        block_mass_terms(k, blocks, bodies, work, state.joint_active)
     curvature_bias(blocks, joints, mimics, state, work, dt)
 
 
@@ -114,8 +115,8 @@ def curvature_bias(blocks, joints, mimics, state, work, dt):
     for k in range(blocks.dim.shape[0]):
         r0 = blocks.row0[k]
         d = blocks.dim[k]
-        block_constraint(k, blocks, joints, mimics, work.pred_pos, work.pred_quat,
-                         state.joint_q, work.C_pred, None, 0)
+        block_constraint(k, blocks, joints, mimics, state, work.pred_pos, work.pred_quat,
+                         work.C_pred, None, 0)
         block_velocity(k, blocks, work, jv)
         for i in range(d):
             work.row_bias[r0 + i] = (work.C_pred[i] - work.row_C[r0 + i]) / dt - jv[i]
@@ -264,8 +265,8 @@ def push_out_penetration(blocks, joints, mimics, axes, state, work, bodies, cont
     C = work.C_pred
     for k in range(blocks.dim.shape[0]):
         r0 = blocks.row0[k]
-        block_constraint(k, blocks, joints, mimics, state.body_pos, state.body_quat,
-                         state.joint_q, C, None, 0)
+        block_constraint(k, blocks, joints, mimics, state, state.body_pos, state.body_quat,
+                         C, None, 0)
         for i in range(blocks.dim[k]):
             bias[r0 + i] = C[i] / dt
             cwork.push_impulse[r0 + i] = 0.0
@@ -317,8 +318,8 @@ def project_positions(blocks, joints, mimics, state, work, iterations, tolerance
             d = blocks.dim[k]
             r0 = blocks.row0[k]
             # the error only: the correction uses this step's M^-1 J^T and K^-1
-            block_constraint(k, blocks, joints, mimics, state.body_pos, state.body_quat,
-                             state.joint_q, C, None, 0)
+            block_constraint(k, blocks, joints, mimics, state, state.body_pos, state.body_quat,
+                             C, None, 0)
             error = 0.0
             for i in range(d):
                 error = max(error, abs(C[i]))
@@ -364,8 +365,8 @@ def update_joint_coordinates(joints, state, work):
     for j in range(joints.type.shape[0]):
         t = joints.type[j]
         if t == jt.REVOLUTE or t == jt.CONTINUOUS or t == jt.PRISMATIC:
-            state.joint_q[j] = joint_coordinate(j, joints, state.body_pos, state.body_quat,
-                                                state.joint_q, work.jrow, 0)
+            state.joint_q[j] = joint_coordinate(j, joints, state.joint_anchor, state.body_pos,
+                                                state.body_quat, state.joint_q, work.jrow, 0)
 
 
 @jit_inline
@@ -506,7 +507,8 @@ def joint_rates(bodies, joints, state, work, out):
         t = joints.type[j]
         if not (t == jt.REVOLUTE or t == jt.CONTINUOUS or t == jt.PRISMATIC):
             continue
-        joint_coordinate(j, joints, state.body_pos, state.body_quat, state.joint_q, work.jrow, 0)
+        joint_coordinate(j, joints, state.joint_anchor, state.body_pos, state.body_quat,
+                         state.joint_q, work.jrow, 0)
         for s in range(2):
             b = joints.body[j, s]
             if b < 0:

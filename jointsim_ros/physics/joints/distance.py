@@ -1,9 +1,9 @@
 """
 Distance elements: a length-controlled linear actuator between two ball ends (one row).
 
-Position constraint: C = |p_b - p_a| - L, with L the element's length (``Joints.length``, set by
-the facade while a length is prescribed).  With n = (p_b - p_a) / |p_b - p_a| and r the end
-relative to its body's COM, dC/dt = n.(v_b + w_b x r_b - v_a - w_a x r_a), so
+Position constraint: C = |p_b - p_a| - L, with L the element's length (``State.joint_length``,
+set by the facade while a length is prescribed).  With n = (p_b - p_a) / |p_b - p_a| and r the
+end relative to its body's COM, dC/dt = n.(v_b + w_b x r_b - v_a - w_a x r_a), so
 lin_a = -n, ang_a = -(r_a x n), lin_b = n, ang_b = r_b x n.  A positive row impulse pushes the
 ends apart.  Ball ends carry no moment, so the row only acts along the line.
 """
