@@ -92,18 +92,17 @@ class Elements:
         """Return path point name -> (position (3,) m, velocity (3,) m/s), world frame."""
         out = {}
         for name, item in self._sim.config.path_points.items():
-            xyz, quat = self._sim.link_pose(item['link'])
-            point = xyz + quat_to_matrix(quat) @ np.asarray(item.get('point', (0.0, 0.0, 0.0)))
-            out[name] = (point, self._point_velocity(item['link'], point))
+            xyz, quat = self._sim.link_pose(item.link)
+            point = xyz + quat_to_matrix(quat) @ np.asarray(item.point)
+            out[name] = (point, self._point_velocity(item.link, point))
         return out
 
     def _ends(self, item):
         """Return the world positions (m) of an element's two ends."""
         ends = []
-        for side in ('a', 'b'):
-            xyz, quat = self._sim.link_pose(item[f'link_{side}'])
-            ends.append(xyz + quat_to_matrix(quat) @ np.asarray(item.get(f'point_{side}',
-                                                                         (0.0, 0.0, 0.0))))
+        for link, point in ((item.link_a, item.point_a), (item.link_b, item.point_b)):
+            xyz, quat = self._sim.link_pose(link)
+            ends.append(xyz + quat_to_matrix(quat) @ np.asarray(point))
         return ends
 
     def _point_velocity(self, link, point):
@@ -119,8 +118,8 @@ class Elements:
             pa, pb = self._ends(item)
             length = float(np.linalg.norm(pb - pa))
             axis = (pb - pa) / max(length, 1e-12)
-            rate = axis @ (self._point_velocity(item['link_b'], pb)
-                           - self._point_velocity(item['link_a'], pa))
+            rate = axis @ (self._point_velocity(item.link_b, pb)
+                           - self._point_velocity(item.link_a, pa))
             out[name] = (length, float(rate))
         return out
 
@@ -182,8 +181,9 @@ class Elements:
                 continue
             pa, pb = self._ends(table[name])
             axis = (pb - pa) / max(np.linalg.norm(pb - pa), 1e-12)
-            for side, point, sign in (('a', pa, -1.0), ('b', pb, 1.0)):
-                body = links[table[name][f'link_{side}']].body
+            for link, point, sign in ((table[name].link_a, pa, -1.0),
+                                      (table[name].link_b, pb, 1.0)):
+                body = links[link].body
                 if body < 0:
                     continue
                 push = sign * force * axis

@@ -30,12 +30,16 @@ def setting(default, unit, doc, check, note=''):
             and stored through a factory).
         unit: unit or kind of value ('s', 'm/s^2', 'count', 'true/false', 'section'...).
         doc: one-line meaning, for the generated YAML and docs table.
-        check: callable (value, context) -> converted value; raises ConfigError.
+        check: callable (value, context) -> converted value; raises ConfigError.  A check
+            made without a unit (``number(0.0)``, ``vector3()``) takes this one, so a key's
+            unit is written once.
         note: optional longer explanation for the docs table only.
 
     Returns:
         dataclasses.Field.
     """
+    if isinstance(check, NeedsUnit):
+        check = check.bind(unit)
     metadata = {'unit': unit, 'doc': doc, 'check': check, 'note': note}
     if isinstance(default, (dict, list)):
         made = type(default)
@@ -110,6 +114,22 @@ class Context:
             f'({type(value).__name__}).')
 
 
+class NeedsUnit:
+    """A check made without a unit; :func:`setting` completes it with its key's unit."""
+
+    def __init__(self, factory, *args, **kwargs):
+        self._make = (factory, args, kwargs)
+
+    def bind(self, unit):
+        """Return the check, with ``unit`` in its messages."""
+        factory, args, kwargs = self._make
+        return factory(*args, unit=unit, **kwargs)
+
+    def __call__(self, value, context):
+        """Refuse to check: only a setting's check knows its unit."""
+        raise TypeError('a check made without a unit is only usable through setting()')
+
+
 def _expects(expected):
     """Decorate a check with the text of what it expects (for the docs table)."""
     def mark(convert):
@@ -125,18 +145,20 @@ def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def number(minimum=None, strict=False, unit='', maximum=None, finite_word=False):
+def number(minimum=None, strict=False, unit=None, maximum=None, finite_word=False):
     """
     Return a check for a finite real number, optionally > or >= minimum and <= maximum.
 
     Args:
         minimum: lower bound or None.
         strict: the bound excludes the minimum.
-        unit: unit named in the message.
+        unit: unit named in the message ('' for none; None: the setting's, see NeedsUnit).
         maximum: upper bound or None; a value above it fails with 'a number in [0, 1]' style
             text unless ``finite_word`` (the drive keys' wording) is set.
         finite_word: say 'a finite number' (and 'and <= maximum') as the drive keys do.
     """
+    if unit is None:
+        return NeedsUnit(number, minimum, strict, maximum=maximum, finite_word=finite_word)
     bound = ''
     if minimum is not None:
         bound = f" {'>' if strict else '>='} {minimum:g}"
@@ -158,13 +180,15 @@ def number(minimum=None, strict=False, unit='', maximum=None, finite_word=False)
     return convert
 
 
-def fraction(unit='1'):
-    """Return a check for a number in [0, 1]."""
+def fraction(unit=None):
+    """Return a check for a number in [0, 1] (unit None: the setting's)."""
     return number(0.0, unit=unit, maximum=1.0)
 
 
-def integer(minimum, unit='count'):
+def integer(minimum, unit=None):
     """Return a check for an integer >= minimum (integral floats such as 20.0 pass)."""
+    if unit is None:
+        return NeedsUnit(integer, minimum)
     expected = f'an integer >= {minimum} ({unit})'
 
     @_expects(expected)
@@ -193,8 +217,10 @@ def auto_boolean(value, context):
     return value
 
 
-def vector3(unit):
-    """Return a check for a list of three finite numbers."""
+def vector3(unit=None):
+    """Return a check for a list of three finite numbers (unit None: the setting's)."""
+    if unit is None:
+        return NeedsUnit(vector3)
     expected = f'a list of 3 numbers ({unit})'
 
     @_expects(expected)
@@ -229,8 +255,11 @@ def name(what):
     return convert
 
 
-def joint_numbers(unit):
-    """Return a check for a mapping joint name -> finite number."""
+def joint_numbers(unit=None):
+    """Return a check for a mapping joint name -> finite number (unit None: the setting's)."""
+    if unit is None:
+        return NeedsUnit(joint_numbers)
+
     @_expects(f'a mapping of joint name to number ({unit})')
     def convert(value, context):
         if value is None:
@@ -329,24 +358,6 @@ def section(cls, check=None):
     convert.expected = 'section'
     convert.section = cls
     return convert
-
-
-class ItemAccess:
-    """
-    Read access by key to an item dataclass (``item['link_a']``, ``item.get('point_a')``).
-
-    For code written against the former dict items (jointsim_ros/elements.py); new code reads
-    the attributes.
-    """
-
-    def __getitem__(self, key):
-        """Return the value of key ``key``."""
-        return getattr(self, key)
-
-    def get(self, key, default=None):
-        """Return the value of key ``key``, or ``default`` where it is None (not given)."""
-        value = getattr(self, key, None)
-        return default if value is None else value
 
 
 def plain_section(cls):

@@ -1,5 +1,6 @@
 """The simulator config schema: defaults, sources, and errors that name the key."""
-from dataclasses import fields
+import ast
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from description_helpers import joint, link, robot
@@ -9,6 +10,7 @@ from jointsim_ros.description.config import (config_table, default_yaml, GroundS
 from jointsim_ros.description.drives import DriveParameters
 from jointsim_ros.errors import ConfigError
 from jointsim_ros.physics.settings import SolverSettings
+from jointsim_ros.schema import Context, keys_of, number, setting, vector3
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -171,3 +173,40 @@ def test_config_joint_checks_against_the_model():
     assert "did you mean 'flange_joint'?" in message
     model, config = load_model(two_joint_robot(), {'initial_positions': {'elbow': 0.9}})
     assert config.initial_positions == {'elbow': 0.9}
+
+
+def test_a_check_made_without_a_unit_takes_its_keys_unit_once():
+    @dataclass(frozen=True)
+    class Motor:
+        torque: float = setting(1.0, 'N m', 'a torque', number(0.0))
+        where: tuple = setting((0.0, 0.0, 0.0), 'm', 'a point', vector3())
+
+    torque, where = keys_of(Motor)
+    with pytest.raises(ConfigError, match=r"key 'torque' must be a number >= 0 \(N m\), got -1"):
+        torque.convert(-1.0, Context('motor.yaml', 'torque'))
+    with pytest.raises(ConfigError, match=r'a list of 3 numbers \(m\)'):
+        where.convert([1.0], Context('motor.yaml', 'where'))
+    # outside a setting it has no unit to take, and says so instead of checking
+    with pytest.raises(TypeError, match='setting'):
+        number(0.0)(1.0, Context('motor.yaml', 'torque'))
+
+
+def test_every_key_names_its_unit_in_the_schema_only_once():
+    package = Path(__file__).resolve().parents[1] / 'jointsim_ros'
+    repeated = []
+    for part in ('description/config.py', 'description/drives.py', 'physics/settings.py'):
+        for call in ast.walk(ast.parse((package / part).read_text())):
+            if not (isinstance(call, ast.Call) and getattr(call.func, 'id', '') == 'setting'
+                    and len(call.args) >= 4 and isinstance(call.args[1], ast.Constant)):
+                continue
+            unit = call.args[1].value
+            for inner in ast.walk(call.args[3]):
+                if not isinstance(inner, ast.Call):
+                    continue
+                named = [k.value for k in inner.keywords if k.arg == 'unit']
+                given = inner.args[:1] if getattr(inner.func, 'id', '') in (
+                    'vector3', 'joint_numbers', 'fraction', '_positive', '_non_negative') else []
+                if any(isinstance(v, ast.Constant) and v.value == unit for v in named + given):
+                    repeated.append(f'{part}:{call.lineno}')
+    assert repeated == [], "checks repeating their setting's unit (leave it out: setting() " \
+        'passes it)'

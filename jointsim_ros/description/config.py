@@ -26,7 +26,7 @@ from .drives import check_drives
 from ..errors import ConfigError
 from ..physics.settings import SolverSettings
 from ..schema import (auto_boolean, boolean, choice, Context, convert_table, fraction, integer,
-                      ItemAccess, joint_names, joint_numbers, keys_of, name, named_sections,
+                      joint_names, joint_numbers, keys_of, name, named_sections,
                       number, pair_list, path_list, section, setting, vector3)
 
 
@@ -41,9 +41,9 @@ class BasePose:
     """
 
     position: tuple = setting((0.0, 0.0, 0.0), 'm', 'x, y, z of the URDF root link in the world',
-                              vector3('m'))
+                              vector3())
     rpy: tuple = setting((0.0, 0.0, 0.0), 'rad',
-                         'roll, pitch, yaw of the URDF root link in the world', vector3('rad'))
+                         'roll, pitch, yaw of the URDF root link in the world', vector3())
 
 
 @dataclass(frozen=True)
@@ -84,14 +84,14 @@ class MaterialSettings:
         spinning_friction: spinning (torsional) friction torque per normal force, m.  Default 0.
     """
 
-    friction: float = setting(1.0, '1', 'Coulomb friction coefficient', number(0.0, unit='1'))
+    friction: float = setting(1.0, '1', 'Coulomb friction coefficient', number(0.0))
     restitution: float = setting(0.0, '1', 'coefficient of restitution, 0 to 1', fraction())
     rolling_friction: float = setting(0.0, 'm',
                                       'rolling resistance: torque bound per unit normal force',
-                                      number(0.0, unit='m'))
+                                      number(0.0))
     spinning_friction: float = setting(
         0.0, 'm', 'spinning (torsional) friction: torque bound per unit normal force',
-        number(0.0, unit='m'))
+        number(0.0))
 
 
 MATERIAL_KEYS = keys_of(MaterialSettings)
@@ -126,7 +126,7 @@ class GroundSettings:
     enabled: object = setting(
         'auto', 'auto | true | false',
         'ground plane on (auto: on for a floating base, off for a fixed base)', auto_boolean)
-    height: float = setting(0.0, 'm', 'height of the ground plane z = height', number(unit='m'))
+    height: float = setting(0.0, 'm', 'height of the ground plane z = height', number())
     friction: float = _material('friction')
     restitution: float = _material('restitution')
     rolling_friction: float = _material('rolling_friction')
@@ -176,18 +176,18 @@ class CollisionSettings:
                                     pair_list)
     margin: float = setting(0.01, 'm',
                             'contacts are found this far before touching (speculative contacts)',
-                            number(0.0, unit='m'))
+                            number(0.0))
     restitution_threshold: float = setting(
-        0.1, 'm/s', 'slower approaches come to rest instead of bouncing', number(0.0, unit='m/s'))
+        0.1, 'm/s', 'slower approaches come to rest instead of bouncing', number(0.0))
     slop: float = setting(1e-4, 'm', 'penetration left alone (resting depth)',
-                          number(0.0, unit='m'))
+                          number(0.0))
     erp: float = setting(0.2, '1', 'fraction of the penetration removed per step', fraction())
     max_correction: float = setting(0.01, 'm', 'largest push of one contact point per step',
-                                    number(0.0, strict=True, unit='m'))
+                                    number(0.0, strict=True))
     match_distance: float = setting(
         0.01, 'm',
         'a point keeps its identity and warm start if it moved less than this on its body',
-        number(0.0, unit='m'))
+        number(0.0))
     mesh_paths: tuple = setting((), 'directories',
                                 'where package:// and relative mesh files are also looked for',
                                 path_list)
@@ -208,13 +208,13 @@ class JointOverrides:
 
     friction: float = setting(None, 'N m or N',
                               'Coulomb (sliding) friction; default the URDF <dynamics friction>',
-                              number(0.0, unit='N m or N'))
+                              number(0.0))
     static_friction: float = setting(None, 'N m or N',
                                      'breakaway friction at rest; default equal to friction',
-                                     number(0.0, unit='N m or N'))
+                                     number(0.0))
     damping: float = setting(None, 'N m s/rad or N s/m',
                              'viscous damping; default the URDF <dynamics damping>',
-                             number(0.0, unit='N m s/rad or N s/m'))
+                             number(0.0))
     restitution: float = setting(None, '1',
                                  'restitution at the position limits; default limits.restitution',
                                  fraction('1, at most 1'))
@@ -225,9 +225,9 @@ class SensorNoise:
     """Gaussian noise of a force-torque sensor (``force_torque_sensors.NAME.noise``)."""
 
     force: float = setting(0.0, 'N', 'standard deviation of the force noise',
-                           number(0.0, unit='N'))
+                           number(0.0))
     torque: float = setting(0.0, 'N m', 'standard deviation of the torque noise',
-                            number(0.0, unit='N m'))
+                            number(0.0))
     seed: int = setting(None, 'count', 'seed of the noise generator (default: from the name)',
                         integer(0))
 
@@ -238,7 +238,7 @@ class SensorFilter:
 
     cutoff: float = setting(0.0, 'Hz',
                             'cut-off of a first-order low-pass on the samples; 0 = no filter',
-                            number(0.0, unit='Hz'))
+                            number(0.0))
 
 
 SENSOR_FRAMES = ('child', 'parent', 'sensor')
@@ -266,7 +266,7 @@ class ForceTorqueSensorSettings:
     rate: float = setting(
         100.0, 'Hz',
         'samples per second of simulated time; 0 = after every step call (default 100)',
-        number(0.0, unit='Hz'))
+        number(0.0))
     noise: SensorNoise = setting(
         SensorNoise(), 'section',
         'Gaussian noise: force (N) and torque (N m) standard deviations, seed',
@@ -295,31 +295,31 @@ class LoopJointSettings:
         'joint frame in the child link frame (default: where it is at the initial state)',
         section(BasePose))
     axis: tuple = setting((1.0, 0.0, 0.0), '1',
-                          'joint axis in the joint frame (default 1 0 0, as URDF)', vector3('1'))
+                          'joint axis in the joint frame (default 1 0 0, as URDF)', vector3())
 
 
 @dataclass(frozen=True)
-class ElementSettings(ItemAccess):
+class ElementSettings:
     """A point-to-point element (config ``linear_actuators`` or ``distance_sensors``)."""
 
     link_a: str = setting(None, 'link', 'link of the first end', name('a link name'))
     point_a: tuple = setting((0.0, 0.0, 0.0), 'm',
                              'first end in the frame of link_a (default its origin)',
-                             vector3('m'))
+                             vector3())
     link_b: str = setting(None, 'link', 'link of the second end', name('a link name'))
     point_b: tuple = setting((0.0, 0.0, 0.0), 'm',
                              'second end in the frame of link_b (default its origin)',
-                             vector3('m'))
+                             vector3())
 
 
 @dataclass(frozen=True)
-class PathPointSettings(ItemAccess):
+class PathPointSettings:
     """A point of a link that can follow a prescribed path (config ``path_points``)."""
 
     link: str = setting(None, 'link', 'link that carries the point', name('a link name'))
     point: tuple = setting((0.0, 0.0, 0.0), 'm',
                            'the point in the frame of the link (default its origin)',
-                           vector3('m'))
+                           vector3())
 
 
 SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh')
@@ -334,28 +334,28 @@ class SceneObjectSettings:
 
     shape: str = setting(None, ' | '.join(SCENE_SHAPES), 'shape of the object',
                          choice(*SCENE_SHAPES))
-    size: tuple = setting(None, 'm', 'box: full edge lengths x, y, z', vector3('m'))
+    size: tuple = setting(None, 'm', 'box: full edge lengths x, y, z', vector3())
     radius: float = setting(None, 'm', 'sphere, cylinder, capsule radius',
-                            number(0.0, strict=True, unit='m'))
+                            number(0.0, strict=True))
     length: float = setting(
         None, 'm',
         'cylinder length, capsule length between the centres of its end spheres (along z)',
-        number(0.0, strict=True, unit='m'))
+        number(0.0, strict=True))
     filename: str = setting(None, 'path or package:// URI',
                             'mesh file (STL, OBJ, DAE), used as its convex hull',
                             name('a file path'))
-    scale: tuple = setting((1.0, 1.0, 1.0), '1', 'mesh scale per axis', vector3('1'))
+    scale: tuple = setting((1.0, 1.0, 1.0), '1', 'mesh scale per axis', vector3())
     mass: float = setting(0.0, 'kg', 'mass of a free object; 0 or absent makes it static geometry',
-                          number(0.0, unit='kg'))
+                          number(0.0))
     pose: BasePose = setting(
         BasePose(), 'section',
         'position (m) and rpy (rad) of the object in the world (initial pose if free)',
         section(BasePose))
     linear_velocity: tuple = setting((0.0, 0.0, 0.0), 'm/s', 'initial velocity of a free object',
-                                     vector3('m/s'))
+                                     vector3())
     angular_velocity: tuple = setting((0.0, 0.0, 0.0), 'rad/s',
                                       'initial angular velocity of a free object, world frame',
-                                      vector3('rad/s'))
+                                      vector3())
     friction: float = _material('friction', inherit=True)
     restitution: float = _material('restitution', inherit=True)
     rolling_friction: float = _material('rolling_friction', inherit=True)
@@ -442,9 +442,9 @@ class SimConfig:
         given_keys: top-level keys the source set explicitly (to tell a choice from a default).
     """
 
-    dt: float = setting(0.001, 's', 'simulation time step', number(0.0, strict=True, unit='s'))
+    dt: float = setting(0.001, 's', 'simulation time step', number(0.0, strict=True))
     gravity: tuple = setting((0.0, 0.0, -9.81), 'm/s^2',
-                             'gravitational acceleration, world frame', vector3('m/s^2'))
+                             'gravitational acceleration, world frame', vector3())
     base: str = setting(
         'fixed', 'fixed | floating',
         'root link welded to the world, or free (a URDF world link decides instead)',
@@ -454,11 +454,11 @@ class SimConfig:
         'floating)', section(BasePose))
     initial_positions: dict = setting({}, 'rad or m',
                                       'joint name -> initial position; unlisted joints start at 0',
-                                      joint_numbers('rad or m'),
+                                      joint_numbers(),
                                       note='must lie within the joint limits')
     initial_velocities: dict = setting(
         {}, 'rad/s or m/s', 'joint name -> initial velocity; unlisted joints start at rest',
-        joint_numbers('rad/s or m/s'))
+        joint_numbers())
     keep_fixed_joints: tuple = setting(
         (), 'joint names',
         'fixed joints kept as welds instead of merging their links into one body', joint_names)

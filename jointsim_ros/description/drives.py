@@ -25,12 +25,12 @@ ELECTRICAL = ('resistance', 'inductance', 'torque_constant')
 DATASHEET = ('nominal_voltage', 'stall_torque', 'no_load_speed', 'electrical_time_constant')
 
 
-def _positive(unit, maximum=None):
-    return number(0.0, strict=True, unit=unit, maximum=maximum, finite_word=True)
+def _positive(maximum=None):
+    return number(0.0, strict=True, maximum=maximum, finite_word=True)
 
 
-def _non_negative(unit):
-    return number(0.0, unit=unit, finite_word=True)
+def _non_negative():
+    return number(0.0, finite_word=True)
 
 
 @dataclass(frozen=True)
@@ -42,67 +42,67 @@ class DriveParameters:
     :func:`build_drive` (several are derived from other keys or from the URDF).
     """
 
-    resistance: float = setting(None, 'ohm', 'armature resistance R', _positive('ohm'))
-    inductance: float = setting(None, 'H', 'armature inductance L', _non_negative('H'))
+    resistance: float = setting(None, 'ohm', 'armature resistance R', _positive())
+    inductance: float = setting(None, 'H', 'armature inductance L', _non_negative())
     torque_constant: float = setting(None, 'N m/A', 'motor torque per ampere Kt',
-                                     _positive('N m/A'))
+                                     _positive())
     back_emf_constant: float = setting(None, 'V s/rad',
                                        'back-EMF per rotor rad/s Ke (default Kt)',
-                                       _positive('V s/rad'))
+                                       _positive())
     rotor_inertia: float = setting(None, 'kg m^2', 'rotor inertia J_m about its axis',
-                                   _positive('kg m^2'))
+                                   _positive())
     gear_ratio: float = setting(
         None, '1 (rad/rad, or rad/m on a prismatic joint)',
         'rotor speed / joint speed N (default: URDF transmission, else 1)',
-        _positive('1 (rad/rad, or rad/m on a prismatic joint)'))
+        _positive())
     lead: float = setting(None, 'm/rad',
                           'prismatic joints: travel per rotor radian (gear_ratio = 1/lead)',
-                          _positive('m/rad'))
+                          _positive())
     viscous_friction: float = setting(0.0, 'N m s/rad', 'motor viscous friction b_m (default 0)',
-                                      _non_negative('N m s/rad'))
+                                      _non_negative())
     efficiency: float = setting(1.0, '1, at most 1', 'gear efficiency (default 1)',
-                                _positive('1, at most 1', maximum=1.0))
+                                _positive(maximum=1.0))
     supply_voltage: float = setting(
         None, 'V', 'commands are clipped to +-this (default: nominal voltage, else unlimited)',
-        _positive('V'))
+        _positive())
     current_limit: float = setting(math.inf, 'A', "driver's current limit (default: none)",
-                                   _positive('A'))
-    nominal_voltage: float = setting(None, 'V', 'datasheet: nominal voltage', _positive('V'))
+                                   _positive())
+    nominal_voltage: float = setting(None, 'V', 'datasheet: nominal voltage', _positive())
     stall_torque: float = setting(None, 'N m', 'datasheet: stall torque at the nominal voltage',
-                                  _positive('N m'))
+                                  _positive())
     no_load_speed: float = setting(None, 'rad/s',
                                    'datasheet: no-load speed at the nominal voltage',
-                                   _positive('rad/s'))
-    electrical_time_constant: float = setting(None, 's', 'datasheet: L/R', _non_negative('s'))
+                                   _positive())
+    electrical_time_constant: float = setting(None, 's', 'datasheet: L/R', _non_negative())
     # servo modes (jointsim_ros/servo.py, docs/drives.md): loop bandwidths and gain overrides
     current_bandwidth: float = setting(None, 'rad/s',
                                        'servo current loop bandwidth (default 2000)',
-                                       _positive('rad/s'))
+                                       _positive())
     velocity_bandwidth: float = setting(None, 'rad/s',
                                         'servo velocity loop crossover (default 100)',
-                                        _positive('rad/s'))
+                                        _positive())
     position_bandwidth: float = setting(None, 'rad/s',
                                         'servo position loop crossover (default 10)',
-                                        _positive('rad/s'))
+                                        _positive())
     load_inertia: float = setting(
         None, 'kg m^2 (kg on a prismatic joint)',
         'joint-side inertia the velocity loop is tuned for (default: what the joint carries '
-        'at the initial pose)', _positive('kg m^2 (kg on a prismatic joint)'))
+        'at the initial pose)', _positive())
     current_kp: float = setting(None, 'V/A',
                                 'current loop proportional gain (default from the bandwidth)',
-                                _non_negative('V/A'))
+                                _non_negative())
     current_ki: float = setting(None, 'V/(A s)',
                                 'current loop integral gain (default from the bandwidth)',
-                                _non_negative('V/(A s)'))
+                                _non_negative())
     velocity_kp: float = setting(
         None, 'A s/rad, rotor side',
         'velocity loop proportional gain (default from the bandwidth)',
-        _non_negative('A s/rad, rotor side'))
+        _non_negative())
     velocity_ki: float = setting(None, 'A/rad, rotor side',
                                  'velocity loop integral gain (default from the bandwidth)',
-                                 _non_negative('A/rad, rotor side'))
+                                 _non_negative())
     position_kp: float = setting(None, '1/s', 'position loop gain (default: position_bandwidth)',
-                                 _non_negative('1/s'))
+                                 _non_negative())
 
 
 #: The schema of one drive, made from :class:`DriveParameters`.

@@ -35,14 +35,14 @@ class SolverSettings:
     tolerance: float = setting(
         1e-9, 'N s or N m s',
         'stop iterating when no accumulated impulse changes by more than this',
-        number(0.0, unit='N s or N m s'))
+        number(0.0))
     time_budget: float = setting(0.0, 's', 'wall-clock budget of one solve; 0 means no budget',
-                                 number(0.0, unit='s'))
+                                 number(0.0))
     position_iterations: int = setting(4, 'count', 'cap on position-projection passes per step',
                                        integer(0))
     position_tolerance: float = setting(
         1e-9, 'm or rad', 'stop projecting when every joint position error is below this',
-        number(0.0, unit='m or rad'))
+        number(0.0))
     warm_start: bool = setting(True, 'true/false',
                                "start each solve from the previous step's impulses", boolean)
     formulation: str = setting(
