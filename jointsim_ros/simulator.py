@@ -11,10 +11,11 @@ import math
 import numpy as np
 
 from .description import load_model
+from .description.formulation import check_formulation
 from .description.model import SCALAR_JOINT_TYPES
 from .description.urdf import close_matches
 from .elements import Elements
-from .errors import CommandError, ConfigError, DivergenceError
+from .errors import CommandError, DivergenceError
 from .physics import arrays
 from .physics.engine import Engine
 from .prescribed import Prescribed
@@ -655,19 +656,10 @@ class Simulator:
 
 def _make_engine(model, config):
     """Return the engine of the configured formulation (docs/tree.md for the tree one)."""
-    solver = config.solver
-    if solver.formulation != 'tree':
-        if solver.integrator != 'semi_implicit_euler':
-            raise ConfigError(f'{config.source}: solver.integrator {solver.integrator} needs '
-                              'solver.formulation: tree; set solver.integrator: '
-                              'semi_implicit_euler or solver.formulation: tree.')
-        return Engine(model, config.dt, config.gravity, solver, config.limits, config.collision)
-    from .physics.tree_engine import check_tree_config, TreeEngine
-    check_tree_config(model, config)
-    limited = [j.name for j in model.joints
-               if j.type in ('revolute', 'prismatic') and np.isfinite([j.lower, j.upper]).any()]
-    if limited:
-        LOGGER.warning('solver.formulation tree does not enforce joint position limits (%s '
-                       'have some); use solver.formulation: maximal to enforce them.',
-                       ', '.join(limited))
-    return TreeEngine(model, config.dt, config.gravity, solver, config.limits, config.collision)
+    for warning in check_formulation(model, config):
+        LOGGER.warning(warning)
+    args = (model, config.dt, config.gravity, config.solver, config.limits, config.collision)
+    if config.solver.formulation != 'tree':
+        return Engine(*args)
+    from .physics.tree_engine import TreeEngine
+    return TreeEngine(*args)

@@ -4,8 +4,8 @@ The tree engine: the maximal engine's interface over generalized-coordinate dyna
 ``solver.formulation: tree`` makes the Simulator hold a :class:`TreeEngine`.  It keeps the
 maximal engine's static arrays and State (so poses, twists, joint states, energies and anchors
 read the same), steps the tree recursion instead of the constraint solver, and fills the body
-states from forward kinematics after every step.  ``check_tree_config`` refuses what the tree
-formulation does not do, at load time.
+states from forward kinematics after every step.  What the tree formulation does not simulate
+is refused at load time by ``description.formulation.check_formulation``.
 """
 import numpy as np
 
@@ -17,58 +17,6 @@ from .arrays import INFO_STATUS
 from .engine import _compiled_entry_point, Engine
 from ..errors import ConfigError
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
-
-
-def check_tree_config(model, config):
-    """
-    Refuse, with one ConfigError naming the key and the fix, what tree mode does not simulate.
-
-    Args:
-        model: RobotModel.
-        config: SimConfig with ``solver.formulation == 'tree'``.
-
-    Raises:
-        ConfigError: contacts, closed loops, linear actuators, force-torque sensors, mimic
-            joints, joint Coulomb friction, enforced velocity limits, or drives with RK4.
-    """
-    src = config.source
-    fix = 'or use solver.formulation: maximal'
-
-    def refuse(what, key, how):
-        raise ConfigError(f'{src}: solver.formulation tree does not simulate {what} (key '
-                          f"'{key}'); {how}, {fix}.")
-
-    if config.solver.integrator == 'rk4' and model.drives:
-        refuse('drives with the rk4 integrator', 'solver.integrator',
-               'use integrator semi_implicit_euler or symplectic_euler, or remove the drives')
-    if any(s.body < 0 and s.kind == 'plane' for s in model.shapes):
-        refuse('contacts with the ground', 'ground.enabled',
-               'set ground.enabled: false (auto turns it on for a floating base)')
-    if model.objects or any(s.body < 0 for s in model.shapes):
-        refuse('scene objects', 'scene', 'remove the scene section')
-    if config.collision.self_collision or config.collision.self_collision_pairs:
-        refuse('self-collision', 'collision.self_collision',
-               'set collision.self_collision: false and remove collision.self_collision_pairs')
-    if config.linear_actuators:
-        refuse('linear actuators', 'linear_actuators', 'remove the linear_actuators section')
-    if config.path_points:
-        refuse('path points (prescribed paths)', 'path_points', 'remove the path_points section')
-    if config.loop_joints or any(j.loop and not j.element for j in model.joints):
-        refuse('closed kinematic loops', 'loop_joints', 'remove the loop_joints section')
-    if model.sensors:
-        refuse('force-torque sensors', 'force_torque_sensors',
-               'remove them (and URDF <gazebo> force_torque sensor tags)')
-    for j in model.joints:
-        if j.mimic is not None:
-            refuse(f'mimic joints ({j.name!r})', f'<mimic> of {j.name}',
-                   'remove the <mimic> tag from the URDF')
-        static = j.static_friction if j.static_friction is not None else j.friction
-        if j.friction > 0.0 or static > 0.0:
-            refuse(f'joint Coulomb friction ({j.name!r})', f'joints.{j.name}.friction',
-                   f'set joints: {{{j.name}: {{friction: 0, static_friction: 0}}}}')
-    if config.limits.enforce_velocity:
-        refuse('enforced velocity limits', 'limits.enforce_velocity',
-               'set limits.enforce_velocity: false')
 
 
 def _columns(jtype, axis, perp1, perp2):
