@@ -17,6 +17,7 @@ from .description.urdf import close_matches
 from .elements import Elements
 from .errors import CommandError, DivergenceError
 from .physics import arrays
+from .physics import joints as jt
 from .physics.engine import Engine
 from .prescribed import Prescribed
 from .rotations import quat_multiply, quat_to_matrix
@@ -564,12 +565,9 @@ class Simulator:
                 continue  # no anchor, or an element (docs/prescribed.md)
             pa, qa = engine.joint_frame_world(i, 0)
             gap = engine.joint_frame_world(i, 1)[0] - pa
-            axis = quat_to_matrix(qa) @ engine.joints.axis[i]
-            if j.type == 'prismatic':
-                gap = gap - axis * (gap @ axis)
-            elif j.type == 'planar':
-                gap = axis * (gap @ axis)
-            errors[j.name] = float(np.linalg.norm(gap))
+            kind = jt.TYPES[int(engine.joints.type[i])]
+            errors[j.name] = float(np.linalg.norm(
+                kind.anchor_gap(gap, quat_to_matrix(qa) @ engine.joints.axis[i])))
         return errors
 
     def mechanical_energy(self):

@@ -16,7 +16,7 @@ from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, C
 from .sensors import joint_impulse_on_child
 from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
-from ..rotations import quat_about_axis, quat_conjugate, quat_multiply, quat_to_matrix
+from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
 
 def perpendicular_pair(axis):
@@ -602,28 +602,26 @@ class Engine:
             pa, qa = self.joint_frame_world(j, 0)
             # relative motion of the child joint frame in the parent joint frame
             axis = self.joints.axis[j]
-            if jtype in (jt.REVOLUTE, jt.CONTINUOUS):
-                rel_q, rel_p = quat_about_axis(axis, positions[j]), np.zeros(3)
-            elif jtype == jt.PRISMATIC:
-                rel_q, rel_p = np.array([1.0, 0, 0, 0]), axis * positions[j]
+            kind = jt.TYPES[jtype]
+            if jtype in jt.SCALAR_CODES:
+                rel_q, rel_p = kind.relative_pose(axis, positions[j])
+                rel_w, rel_v = kind.relative_twist(axis, velocities[j])
             else:
                 rel_q, rel_p = free.get(j, (np.array([1.0, 0, 0, 0]), np.zeros(3)))
+                rel_w, rel_v = np.zeros(3), np.zeros(3)
             q_cj = quat_multiply(qa, rel_q)
             p_cj = pa + quat_to_matrix(qa) @ rel_p
             q_body = quat_multiply(q_cj, quat_conjugate(self.joints.cquat[j]))
             x_body = p_cj - quat_to_matrix(q_body) @ self.joints.cpos[j]
-            # velocity: the parent's rigid motion plus the joint's own rate
+            # velocity: the parent's rigid motion
             xa, _ = self.body_pose(a)
             va = self.state.body_lin_vel[a] if a >= 0 else np.zeros(3)
             wa = self.body_angular_velocity(a)
-            w = wa.copy()
-            v = va + np.cross(wa, x_body - xa)
-            axis_w = quat_to_matrix(qa) @ axis
-            if jtype in (jt.REVOLUTE, jt.CONTINUOUS):
-                w = w + axis_w * velocities[j]
-                v = v + np.cross(axis_w * velocities[j], x_body - p_cj)
-            elif jtype == jt.PRISMATIC:
-                v = v + axis_w * velocities[j]
+            # plus the joint's own twist, turned into the world, about the joint origin
+            ra = quat_to_matrix(qa)
+            w_joint = ra @ rel_w
+            w = wa + w_joint
+            v = va + np.cross(wa, x_body - xa) + np.cross(w_joint, x_body - p_cj) + ra @ rel_v
             self.set_body_state(b, x_body, q_body, v, w)
             self.state.joint_q[j] = positions[j] if jtype in jt.SCALAR_CODES else 0.0
         self.state.row_impulse[:] = 0.0

@@ -19,23 +19,6 @@ from ..errors import ConfigError
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
 
-def _columns(jtype, axis, perp1, perp2):
-    """Return the unit columns (angular; linear) in the joint frame of one joint type."""
-    cols = []
-    if jtype in (jt.REVOLUTE, jt.CONTINUOUS):
-        cols.append(np.concatenate((axis, np.zeros(3))))
-    elif jtype == jt.PRISMATIC:
-        cols.append(np.concatenate((np.zeros(3), axis)))
-    elif jtype == jt.SPHERICAL:
-        cols.extend(np.concatenate((e, np.zeros(3))) for e in np.eye(3))
-    elif jtype == jt.PLANAR:
-        cols.extend((np.concatenate((np.zeros(3), perp1)), np.concatenate((np.zeros(3), perp2)),
-                     np.concatenate((axis, np.zeros(3)))))
-    elif jtype == jt.FLOATING:
-        cols.extend(np.eye(6))
-    return cols
-
-
 class TreeEngine(Engine):
     """
     The maximal Engine's arrays and interface, stepped by the O(n) tree recursion.
@@ -107,7 +90,7 @@ class TreeEngine(Engine):
                     jt.PRISMATIC: tree.KIND_PRISMATIC}.get(jtype, tree.KIND_FREE)
             rows.append((node_of_body[a] if a >= 0 else -1, b, a, j, kind, J.ppos[j],
                          J.pquat[j], J.cpos[j], J.cquat[j],
-                         _columns(jtype, J.axis[j], J.perp1[j], J.perp2[j])))
+                         jt.TYPES[jtype].columns(J.axis[j], J.perp1[j], J.perp2[j])))
             node_of_body[b] = len(rows) - 1
         missing = [bm.name for i, bm in enumerate(model.bodies) if i not in node_of_body]
         if missing:
@@ -215,15 +198,8 @@ class TreeEngine(Engine):
             jtype = int(self.joints.type[j]) if j >= 0 else jt.FLOATING
             # keep only what the joint allows (the bodies may hold a gap the maximal
             # engine's projection would close, e.g. after the base was moved by hand)
-            if jtype in (jt.SPHERICAL, jt.FIXED):
-                rel_p = np.zeros(3)
-            if jtype == jt.FIXED:
-                rel_q = np.array([1.0, 0.0, 0.0, 0.0])
-            elif jtype == jt.PLANAR:
-                normal = self.joints.axis[j]
-                rel_p = rel_p - normal * (rel_p @ normal)
-                rel_q = np.concatenate(([rel_q[0]], normal * (rel_q[1:] @ normal)))
-                rel_q /= np.linalg.norm(rel_q)
+            rel_q, rel_p = jt.TYPES[jtype].allowed(
+                rel_q, rel_p, self.joints.axis[j] if j >= 0 else None)
             ts.node_rel[i, :3] = rel_p
             ts.node_rel[i, 3:] = rel_q
             pbody = int(tm.parent_body[i])

@@ -9,7 +9,7 @@ efforts, mimic rows and, later, friction, limits and drives act along.
 """
 from collections import namedtuple
 
-from . import distance, fixed, planar, prismatic, revolute, spherical
+from . import distance, fixed, floating, planar, prismatic, revolute, spherical
 from .rows import set_row
 from ..math3d import (cross, dot3, jit, mat_vec, quat_conj, quat_mul, quat_to_mat,
                       quat_twist_angle, vadd, vneg, vsub)
@@ -23,10 +23,13 @@ TYPE_CODES = {'revolute': REVOLUTE, 'continuous': CONTINUOUS, 'prismatic': PRISM
 SCALAR_CODES = (REVOLUTE, CONTINUOUS, PRISMATIC)
 #: Type codes with several free coordinates (no scalar position).
 FREE_CODES = (FLOATING, PLANAR, SPHERICAL)
-#: Engine type code -> number of bilateral constraint rows (the dispatch table's sizes).
-N_ROWS = {REVOLUTE: revolute.N_ROWS, CONTINUOUS: revolute.N_ROWS, PRISMATIC: prismatic.N_ROWS,
-          FIXED: fixed.N_ROWS, FLOATING: 0, PLANAR: planar.N_ROWS, SPHERICAL: spherical.N_ROWS,
-          DISTANCE: distance.N_ROWS}
+#: Engine type code -> the module that owns the type: its constraint rows (``N_ROWS``,
+#: ``constraint``) and its placement outside the kernels (``columns``, ``relative_pose``,
+#: ``relative_twist``, ``allowed``, ``anchor_gap``: joints/placement.py).
+TYPES = {REVOLUTE: revolute, CONTINUOUS: revolute, PRISMATIC: prismatic, FIXED: fixed,
+         FLOATING: floating, PLANAR: planar, SPHERICAL: spherical, DISTANCE: distance}
+#: Engine type code -> number of bilateral constraint rows.
+N_ROWS = {code: module.N_ROWS for code, module in TYPES.items()}
 
 #: World-frame quantities of one joint at one configuration of its two bodies (value tuples).
 JointFrames = namedtuple('JointFrames', [

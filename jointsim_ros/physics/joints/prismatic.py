@@ -7,6 +7,9 @@ and the joint frames keep equal orientation, C_3..5 = R_pj 2 vec(q_pj^-1 q_cj).
 Jacobian: ``rows.slide_row`` and ``rows.lock_rows``.
 Coordinate q = (p_b - p_a).a1; dq/dt = a1.(v_b + w_b x r_b - v_a - w_a x r_a').
 """
+import numpy as np
+
+from .placement import IDENTITY, keep_all, linear
 from .rows import lock_rows, slide_row
 from ..math3d import jit
 
@@ -19,3 +22,27 @@ def constraint(f, C, J):
     row = slide_row(f, f.perp1_a, C, J, 0)
     row = slide_row(f, f.perp2_a, C, J, row)
     return lock_rows(f, C, J, row)
+
+
+# -- placement outside the kernels (joints/placement.py) ----------------------------------
+def columns(axis, perp1, perp2):
+    """Return one translation along the axis."""
+    return [linear(axis)]
+
+
+def relative_pose(axis, q):
+    """Return the pose slid by q (m) along the axis, orientations equal."""
+    return IDENTITY.copy(), axis * q
+
+
+def relative_twist(axis, rate):
+    """Return the twist sliding at ``rate`` (m/s) along the axis."""
+    return np.zeros(3), axis * rate
+
+
+def anchor_gap(gap, axis):
+    """Return the gap off the axis line."""
+    return gap - axis * (gap @ axis)
+
+
+allowed = keep_all  # a scalar joint is placed from its coordinate

@@ -7,8 +7,12 @@ normal to the same axis in the child's joint frame, C_4 = a1.b2, C_5 = a1.c2.
 Jacobian: ``rows.point_rows`` and ``rows.align_row``; effective mass K = J M^-1 J^T (5 x 5).
 Coordinate q = twist angle of q_pj^-1 q_cj about the axis; dq/dt = a1.(w_b - w_a).
 """
+import numpy as np
+
+from .placement import angular, keep_all, whole_gap
 from .rows import align_row, point_rows
 from ..math3d import jit
+from ...rotations import quat_about_axis
 
 N_ROWS = 5
 
@@ -19,3 +23,23 @@ def constraint(f, C, J):
     row = point_rows(f, C, J, 0)
     row = align_row(f.axis_a, f.perp1_b, C, J, row)
     return align_row(f.axis_a, f.perp2_b, C, J, row)
+
+
+# -- placement outside the kernels (joints/placement.py) ----------------------------------
+def columns(axis, perp1, perp2):
+    """Return one rotation about the axis."""
+    return [angular(axis)]
+
+
+def relative_pose(axis, q):
+    """Return the pose rotated by q (rad) about the axis, anchors together."""
+    return quat_about_axis(axis, q), np.zeros(3)
+
+
+def relative_twist(axis, rate):
+    """Return the twist turning at ``rate`` (rad/s) about the axis."""
+    return axis * rate, np.zeros(3)
+
+
+allowed = keep_all  # a scalar joint is placed from its coordinate
+anchor_gap = whole_gap
