@@ -534,6 +534,8 @@ class Simulator:
             list of :data:`Contact`; forces are the last step's impulses divided by dt.
         """
         c = self._engine.contacts
+        if c is None:
+            return []  # a formulation without contacts (tree)
         names = [s.name for s in self.model.shapes]
         out = []
         for i in range(int(c.count[0])):

@@ -1,5 +1,6 @@
 """Tree formulation: configuration keys, load-time refusals and the facade's behaviour."""
 from jointsim_ros import CommandError, ConfigError, Simulator
+from jointsim_ros.physics.engine import Engine, Mechanism
 import numpy as np
 import pytest
 from robots import biped, chain, double_pendulum, free_box, inertial, joint, link, robot
@@ -11,6 +12,19 @@ def test_default_is_maximal_and_tree_is_selected_by_the_key():
     assert Simulator.from_urdf(chain(2)).config.solver.formulation == 'maximal'
     sim = Simulator.from_urdf(chain(2), {'solver': TREE})
     assert type(sim._engine).__name__ == 'TreeEngine'
+
+
+def test_both_engines_are_mechanisms_and_the_tree_builds_no_maximal_solver_arrays():
+    maximal = Simulator.from_urdf(chain(2))._engine
+    tree = Simulator.from_urdf(chain(2), {'solver': TREE})._engine
+    for engine in (maximal, tree):
+        assert isinstance(engine, Mechanism)
+        for name in ('step', 'joint_rates', 'place_children', 'close_loops', 'kernel'):
+            assert callable(getattr(engine, name))
+    assert not isinstance(tree, Engine)
+    for name in ('blocks', 'work', 'free', 'shapes', 'cwork'):
+        assert hasattr(maximal, name) and not hasattr(tree, name)
+    assert tree.contacts is None and len(tree.state.row_impulse) == 0
 
 
 @pytest.mark.parametrize('config, key', [

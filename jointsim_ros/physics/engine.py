@@ -42,18 +42,37 @@ def _compiled_entry_point(dispatcher, args):
         return dispatcher
 
 
-class Engine:
+class Mechanism:
     """
-    Arrays, state and stepping of one robot in maximal coordinates.
+    What both formulations share: the robot's static arrays, its State and its kinematics.
+
+    The engine protocol the facade steps and reads (Engine: maximal coordinates; TreeEngine,
+    physics/tree_engine.py: generalized coordinates):
+
+    - ``step(n)``: advance n steps of ``dt``, return the steps taken (fewer on divergence,
+      with ``info`` saying why);
+    - ``joint_rates()``: scalar joint velocities per joint index, rad/s or m/s;
+    - ``place_children(positions, velocities, keep_free_joints)``: put the bodies at joint
+      positions and velocities (forward kinematics from the root);
+    - ``state`` (arrays.State), ``info`` (INFO_* results of the last call), ``kernel()`` and
+      ``kernel_cached()`` (its compiled step, for the precompile step), ``contacts`` (None
+      without a contact solver) and ``close_loops()`` (the reset's hook for loop joints and
+      elements).
+
+    The static arrays (``bodies``, ``joints``, ``mimics``, ``axes``, ``drives``) are built
+    here, read-only after load; ``state`` is one packed buffer (physics/flat.py).
 
     Args:
         model: description.model.RobotModel.
         dt: time step, s.
         gravity: (3,) world gravity, m/s^2.
         solver: SolverSettings.
+        limits: description.config.LimitSettings or None.
     """
 
-    def __init__(self, model, dt, gravity, solver=SolverSettings(), limits=None, collision=None):
+    contacts = None
+
+    def __init__(self, model, dt, gravity, solver=SolverSettings(), limits=None):
         self.model = model
         self.dt = float(dt)
         self.gravity = np.asarray(gravity, dtype=float).reshape(3)
@@ -63,12 +82,10 @@ class Engine:
         self.joint_index = {j.name: i for i, j in enumerate(model.joints)}
         self.joints = self._build_joints(model)
         self.mimics = self._build_mimics(model)
-        self.blocks, n_row = self._build_blocks()
+        n_row, n_free = self._build_solver_rows()
         self.axes, self.drives = self._build_axes(model, limits)
         n_drive = len(self.drives.joint)
         n_axis = len(self.axes.joint)
-        self.free = self._build_free_friction(model)
-        n_free = len(self.free.joint)
         n_body = len(model.bodies)
         n_joint = len(model.joints)
         self.state = State(
@@ -88,31 +105,11 @@ class Engine:
                                   dtype=float).reshape(n_joint))
         # one buffer for the whole State: the tree engine's kernel call passes it as one array
         self.state, self._state_buffer, _, self._state_layout = flat.pack(self.state)
-        n_block = len(self.blocks.dim)
-        self.work = Work(
-            rot=np.zeros((n_body, 3, 3)), inertia_w=np.zeros((n_body, 3, 3)),
-            inv_inertia_w=np.zeros((n_body, 3, 3)), vel=np.zeros((n_body, 6)),
-            pred_pos=np.zeros((n_body, 3)), pred_quat=np.zeros((n_body, 4)),
-            backup=np.zeros((n_body, 13)), row_J=np.zeros((n_row, 4, 6)),
-            row_MJ=np.zeros((n_row, 4, 6)), row_bias=np.zeros(n_row), row_C=np.zeros(n_row),
-            block_kinv=np.zeros((n_block, 6, 6)), clock=np.zeros(2, dtype=np.int64),
-            mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
-            C_pred=np.zeros(6), jrow=np.zeros((1, 4, 6)),
-            vec12=np.zeros(12), axis_J=np.zeros((n_axis, 2, 6)),
-            axis_u=np.zeros((n_axis, 2, 6)), axis_k=np.zeros(n_axis), axis_kg=np.zeros(n_axis),
-            axis_kcw=np.zeros((n_axis, 6)), axis_row=np.zeros((n_axis, 4)),
-            axis_active=np.zeros((n_axis, 2)), axis_live=np.zeros(n_axis, dtype=np.int64),
-            axis_live_n=np.zeros(1, dtype=np.int64), drive_soft=np.zeros((n_drive, 5)),
-            drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
-            free_J=np.zeros((n_free, 3, 2, 6)), free_u=np.zeros((n_free, 3, 2, 6)),
-            free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
-            free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)))
-        self.shapes, self.polytopes = self._build_shapes(model)
-        self.contact_param = self._contact_param(collision)
-        self._allocate_contacts(self._contact_capacity(), self._pair_capacity())
         self.info = np.zeros(INFO_SIZE)
-        self._step_fn = None
-        self._loops_closed = False  # close_loops finds the loop joints' child frames once
+
+    def _build_solver_rows(self):
+        """Build the formulation's own row layout before the State; return (n_row, n_free)."""
+        return 0, 0
 
     # -- construction -------------------------------------------------------------------------
     @staticmethod
@@ -155,34 +152,6 @@ class Engine:
                       leader=np.array(cols[1], dtype=np.int64),
                       multiplier=np.array(cols[2], dtype=float),
                       offset=np.array(cols[3], dtype=float))
-
-    def _build_blocks(self):
-        kind, source, row0, dim, body = [], [], [], [], []
-        n_row = 0
-        for j in range(len(self.joints.type)):
-            d = jt.N_ROWS[int(self.joints.type[j])]
-            if d == 0:
-                continue
-            self.joints.block[j] = len(kind)
-            kind.append(BLOCK_JOINT)
-            source.append(j)
-            row0.append(n_row)
-            dim.append(d)
-            body.append((self.joints.body[j, 0], self.joints.body[j, 1], -1, -1))
-            n_row += d
-        for m in range(len(self.mimics.follower)):
-            f, ld = self.mimics.follower[m], self.mimics.leader[m]
-            kind.append(BLOCK_MIMIC)
-            source.append(m)
-            row0.append(n_row)
-            dim.append(1)
-            body.append((self.joints.body[f, 0], self.joints.body[f, 1],
-                         self.joints.body[ld, 0], self.joints.body[ld, 1]))
-            n_row += 1
-        blocks = Blocks(kind=np.array(kind, dtype=np.int64), source=np.array(source, np.int64),
-                        row0=np.array(row0, dtype=np.int64), dim=np.array(dim, dtype=np.int64),
-                        body=np.array(body, dtype=np.int64).reshape(-1, 4))
-        return blocks, n_row
 
     def _build_axes(self, model, limits=None):
         """
@@ -256,20 +225,6 @@ class Engine:
             current_limit=column(current_limit(d) for d in drives))
         return axes, drive_arrays
 
-    @staticmethod
-    def _build_free_friction(model):
-        """Friction of spherical (3 rows) and planar (2 sliding rows) joints that have some."""
-        rows = []
-        for i, j in enumerate(model.joints):
-            static = j.static_friction if j.static_friction is not None else j.friction
-            if j.type in ('spherical', 'planar') and (j.friction > 0 or static > 0):
-                rows.append((i, 3 if j.type == 'spherical' else 2, j.friction, static))
-        cols = list(zip(*rows)) if rows else [(), (), (), ()]
-        return FreeFriction(joint=np.array(cols[0], dtype=np.int64),
-                            dim=np.array(cols[1], dtype=np.int64),
-                            friction=np.array(cols[2], dtype=float),
-                            static_friction=np.array(cols[3], dtype=float))
-
     def _subtrees(self, joint_indices):
         """Bodies beyond each joint (its child and everything it carries), packed flat."""
         children = {}
@@ -292,6 +247,192 @@ class Engine:
             start.append(len(flat))
         return {'subtree_start': np.array(start, dtype=np.int64),
                 'subtree_body': np.array(flat, dtype=np.int64)}
+
+    # -- kinematics -------------------------------------------------------------------------
+    def body_pose(self, b):
+        """(COM position, orientation wxyz) of body b; the world is at the origin."""
+        if b < 0:
+            return np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+        return self.state.body_pos[b].copy(), self.state.body_quat[b].copy()
+
+    def body_angular_velocity(self, b):
+        """World angular velocity w = I_world^-1 L of body b, rad/s."""
+        if b < 0:
+            return np.zeros(3)
+        r = quat_to_matrix(self.state.body_quat[b])
+        return r @ self.bodies.inv_inertia[b] @ r.T @ self.state.body_ang_mom[b]
+
+    def set_body_state(self, b, pos, quat, lin_vel, ang_vel):
+        """Place body b: COM position, orientation, COM velocity and angular velocity (world)."""
+        quat = np.asarray(quat, dtype=float)
+        quat = quat / np.linalg.norm(quat)
+        self.state.body_pos[b] = pos
+        self.state.body_quat[b] = quat
+        self.state.body_lin_vel[b] = lin_vel
+        r = quat_to_matrix(quat)
+        self.state.body_ang_mom[b] = r @ self.bodies.inertia[b] @ r.T @ np.asarray(ang_vel)
+
+    def joint_frame_world(self, j, side):
+        """Return the world pose (origin, quat) of joint j's frame on parent (0) or child (1)."""
+        b = int(self.joints.body[j, side])
+        x, q = self.body_pose(b)
+        pos = self.state.joint_anchor[j] if side == 0 else self.joints.cpos[j]
+        quat = self.joints.pquat[j] if side == 0 else self.joints.cquat[j]
+        return x + quat_to_matrix(q) @ pos, quat_multiply(q, quat)
+
+    def place_children(self, positions, velocities, keep_free_joints=True):
+        """
+        Forward kinematics: place every body from the root outwards (tree order).
+
+        Scalar joints take positions[j] / velocities[j]; multi-DOF joints (spherical, planar,
+        floating) keep their current relative pose (or the zero pose when keep_free_joints is
+        False) with zero relative velocity.  Accumulated impulses are cleared.
+        """
+        free = {}  # relative poses of multi-DOF joints, read before anything moves
+        for j in self.model.tree_order:
+            if keep_free_joints and int(self.joints.type[j]) in jt.FREE_CODES:
+                pa, qa = self.joint_frame_world(j, 0)
+                pb, qb = self.joint_frame_world(j, 1)
+                free[j] = (quat_multiply(quat_conjugate(qa), qb),
+                           quat_to_matrix(qa).T @ (pb - pa))
+        for j in self.model.tree_order:
+            jtype = int(self.joints.type[j])
+            a, b = (int(x) for x in self.joints.body[j])
+            pa, qa = self.joint_frame_world(j, 0)
+            # relative motion of the child joint frame in the parent joint frame
+            axis = self.joints.axis[j]
+            kind = jt.TYPES[jtype]
+            if jtype in jt.SCALAR_CODES:
+                rel_q, rel_p = kind.relative_pose(axis, positions[j])
+                rel_w, rel_v = kind.relative_twist(axis, velocities[j])
+            else:
+                rel_q, rel_p = free.get(j, (np.array([1.0, 0, 0, 0]), np.zeros(3)))
+                rel_w, rel_v = np.zeros(3), np.zeros(3)
+            q_cj = quat_multiply(qa, rel_q)
+            p_cj = pa + quat_to_matrix(qa) @ rel_p
+            q_body = quat_multiply(q_cj, quat_conjugate(self.joints.cquat[j]))
+            x_body = p_cj - quat_to_matrix(q_body) @ self.joints.cpos[j]
+            # velocity: the parent's rigid motion
+            xa, _ = self.body_pose(a)
+            va = self.state.body_lin_vel[a] if a >= 0 else np.zeros(3)
+            wa = self.body_angular_velocity(a)
+            # plus the joint's own twist, turned into the world, about the joint origin
+            ra = quat_to_matrix(qa)
+            w_joint = ra @ rel_w
+            w = wa + w_joint
+            v = va + np.cross(wa, x_body - xa) + np.cross(w_joint, x_body - p_cj) + ra @ rel_v
+            self.set_body_state(b, x_body, q_body, v, w)
+            self.state.joint_q[j] = positions[j] if jtype in jt.SCALAR_CODES else 0.0
+        self.state.row_impulse[:] = 0.0
+        self.state.drive_impulse[:] = 0.0
+        self.state.axis_impulse[:] = 0.0
+        self.state.free_impulse[:] = 0.0
+        rates = self.joint_rates()
+        for d, j in enumerate(self.drives.joint):
+            self.state.rotor_speed[d] = self.drives.gear[d] * rates[j]
+        self.state.axis_rate[:] = rates[self.axes.joint]
+
+    def close_loops(self):
+        """Switch elements off and close loops at the initial state (none here)."""
+
+    def kernel_cached(self):
+        """Return True when the step kernel for this engine is compiled or in the cache."""
+        return kernels.cached(*self.kernel())
+
+
+class Engine(Mechanism):
+    """
+    Arrays, state and stepping of one robot in maximal coordinates (the Mechanism protocol).
+
+    Args:
+        model: description.model.RobotModel.
+        dt: time step, s.
+        gravity: (3,) world gravity, m/s^2.
+        solver: SolverSettings.
+        limits: description.config.LimitSettings or None.
+        collision: description.config.CollisionSettings or None.
+    """
+
+    def __init__(self, model, dt, gravity, solver=SolverSettings(), limits=None, collision=None):
+        super().__init__(model, dt, gravity, solver, limits)
+        n_body = len(model.bodies)
+        n_row = len(self.state.row_impulse)
+        n_axis = len(self.axes.joint)
+        n_drive = len(self.drives.joint)
+        n_free = len(self.free.joint)
+        n_block = len(self.blocks.dim)
+        self.work = Work(
+            rot=np.zeros((n_body, 3, 3)), inertia_w=np.zeros((n_body, 3, 3)),
+            inv_inertia_w=np.zeros((n_body, 3, 3)), vel=np.zeros((n_body, 6)),
+            pred_pos=np.zeros((n_body, 3)), pred_quat=np.zeros((n_body, 4)),
+            backup=np.zeros((n_body, 13)), row_J=np.zeros((n_row, 4, 6)),
+            row_MJ=np.zeros((n_row, 4, 6)), row_bias=np.zeros(n_row), row_C=np.zeros(n_row),
+            block_kinv=np.zeros((n_block, 6, 6)), clock=np.zeros(2, dtype=np.int64),
+            mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
+            C_pred=np.zeros(6), jrow=np.zeros((1, 4, 6)),
+            vec12=np.zeros(12), axis_J=np.zeros((n_axis, 2, 6)),
+            axis_u=np.zeros((n_axis, 2, 6)), axis_k=np.zeros(n_axis), axis_kg=np.zeros(n_axis),
+            axis_kcw=np.zeros((n_axis, 6)), axis_row=np.zeros((n_axis, 4)),
+            axis_active=np.zeros((n_axis, 2)), axis_live=np.zeros(n_axis, dtype=np.int64),
+            axis_live_n=np.zeros(1, dtype=np.int64), drive_soft=np.zeros((n_drive, 5)),
+            drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
+            free_J=np.zeros((n_free, 3, 2, 6)), free_u=np.zeros((n_free, 3, 2, 6)),
+            free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
+            free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)))
+        self.shapes, self.polytopes = self._build_shapes(model)
+        self.contact_param = self._contact_param(collision)
+        self._allocate_contacts(self._contact_capacity(), self._pair_capacity())
+        self._step_fn = None
+        self._loops_closed = False  # close_loops finds the loop joints' child frames once
+
+    # -- construction -------------------------------------------------------------------------
+    def _build_solver_rows(self):
+        """Build the joint blocks and the multi-DOF friction rows; return (n_row, n_free)."""
+        self.blocks, n_row = self._build_blocks()
+        self.free = self._build_free_friction(self.model)
+        return n_row, len(self.free.joint)
+
+    def _build_blocks(self):
+        kind, source, row0, dim, body = [], [], [], [], []
+        n_row = 0
+        for j in range(len(self.joints.type)):
+            d = jt.N_ROWS[int(self.joints.type[j])]
+            if d == 0:
+                continue
+            self.joints.block[j] = len(kind)
+            kind.append(BLOCK_JOINT)
+            source.append(j)
+            row0.append(n_row)
+            dim.append(d)
+            body.append((self.joints.body[j, 0], self.joints.body[j, 1], -1, -1))
+            n_row += d
+        for m in range(len(self.mimics.follower)):
+            f, ld = self.mimics.follower[m], self.mimics.leader[m]
+            kind.append(BLOCK_MIMIC)
+            source.append(m)
+            row0.append(n_row)
+            dim.append(1)
+            body.append((self.joints.body[f, 0], self.joints.body[f, 1],
+                         self.joints.body[ld, 0], self.joints.body[ld, 1]))
+            n_row += 1
+        blocks = Blocks(kind=np.array(kind, dtype=np.int64), source=np.array(source, np.int64),
+                        row0=np.array(row0, dtype=np.int64), dim=np.array(dim, dtype=np.int64),
+                        body=np.array(body, dtype=np.int64).reshape(-1, 4))
+        return blocks, n_row
+
+    @staticmethod
+    def _build_free_friction(model):
+        """Friction of spherical (3 rows) and planar (2 sliding rows) joints that have some."""
+        rows = []
+        for i, j in enumerate(model.joints):
+            static = j.static_friction if j.static_friction is not None else j.friction
+            if j.type in ('spherical', 'planar') and (j.friction > 0 or static > 0):
+                rows.append((i, 3 if j.type == 'spherical' else 2, j.friction, static))
+        cols = list(zip(*rows)) if rows else [(), (), (), ()]
+        return FreeFriction(joint=np.array(cols[0], dtype=np.int64),
+                            dim=np.array(cols[1], dtype=np.int64),
+                            friction=np.array(cols[2], dtype=float),
+                            static_friction=np.array(cols[3], dtype=float))
 
     def _build_shapes(self, model):
         """Return the shapes (relative to their body COM) and the packed polytopes."""
@@ -410,6 +551,7 @@ class Engine:
         starts = self.polytopes.face_vert_start
         return int(np.diff(starts).max()) if len(starts) > 1 else 4
 
+    # -- loops and elements -----------------------------------------------------------------
     def close_loops(self):
         """
         Switch the elements off; the first time, close the loops.
@@ -495,10 +637,6 @@ class Engine:
         """Return (numba dispatcher, arguments) of the step kernel, for the compile check."""
         return compiled_step, self._step_args(1)
 
-    def kernel_cached(self):
-        """Return True when the step kernel for this engine is compiled or in the cache."""
-        return kernels.cached(*self.kernel())
-
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
         taken = 0
@@ -549,87 +687,7 @@ class Engine:
         joint_rates(self.bodies, self.joints, self.state, self.work, out)
         return out
 
-    # -- kinematics -------------------------------------------------------------------------
-    def body_pose(self, b):
-        """(COM position, orientation wxyz) of body b; the world is at the origin."""
-        if b < 0:
-            return np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
-        return self.state.body_pos[b].copy(), self.state.body_quat[b].copy()
-
-    def body_angular_velocity(self, b):
-        """World angular velocity w = I_world^-1 L of body b, rad/s."""
-        if b < 0:
-            return np.zeros(3)
-        r = quat_to_matrix(self.state.body_quat[b])
-        return r @ self.bodies.inv_inertia[b] @ r.T @ self.state.body_ang_mom[b]
-
-    def set_body_state(self, b, pos, quat, lin_vel, ang_vel):
-        """Place body b: COM position, orientation, COM velocity and angular velocity (world)."""
-        quat = np.asarray(quat, dtype=float)
-        quat = quat / np.linalg.norm(quat)
-        self.state.body_pos[b] = pos
-        self.state.body_quat[b] = quat
-        self.state.body_lin_vel[b] = lin_vel
-        r = quat_to_matrix(quat)
-        self.state.body_ang_mom[b] = r @ self.bodies.inertia[b] @ r.T @ np.asarray(ang_vel)
-
-    def joint_frame_world(self, j, side):
-        """Return the world pose (origin, quat) of joint j's frame on parent (0) or child (1)."""
-        b = int(self.joints.body[j, side])
-        x, q = self.body_pose(b)
-        pos = self.state.joint_anchor[j] if side == 0 else self.joints.cpos[j]
-        quat = self.joints.pquat[j] if side == 0 else self.joints.cquat[j]
-        return x + quat_to_matrix(q) @ pos, quat_multiply(q, quat)
-
     def place_children(self, positions, velocities, keep_free_joints=True):
-        """
-        Forward kinematics: place every body from the root outwards (tree order).
-
-        Scalar joints take positions[j] / velocities[j]; multi-DOF joints (spherical, planar,
-        floating) keep their current relative pose (or the zero pose when keep_free_joints is
-        False) with zero relative velocity.  Accumulated impulses are cleared.
-        """
-        free = {}  # relative poses of multi-DOF joints, read before anything moves
-        for j in self.model.tree_order:
-            if keep_free_joints and int(self.joints.type[j]) in jt.FREE_CODES:
-                pa, qa = self.joint_frame_world(j, 0)
-                pb, qb = self.joint_frame_world(j, 1)
-                free[j] = (quat_multiply(quat_conjugate(qa), qb),
-                           quat_to_matrix(qa).T @ (pb - pa))
-        for j in self.model.tree_order:
-            jtype = int(self.joints.type[j])
-            a, b = (int(x) for x in self.joints.body[j])
-            pa, qa = self.joint_frame_world(j, 0)
-            # relative motion of the child joint frame in the parent joint frame
-            axis = self.joints.axis[j]
-            kind = jt.TYPES[jtype]
-            if jtype in jt.SCALAR_CODES:
-                rel_q, rel_p = kind.relative_pose(axis, positions[j])
-                rel_w, rel_v = kind.relative_twist(axis, velocities[j])
-            else:
-                rel_q, rel_p = free.get(j, (np.array([1.0, 0, 0, 0]), np.zeros(3)))
-                rel_w, rel_v = np.zeros(3), np.zeros(3)
-            q_cj = quat_multiply(qa, rel_q)
-            p_cj = pa + quat_to_matrix(qa) @ rel_p
-            q_body = quat_multiply(q_cj, quat_conjugate(self.joints.cquat[j]))
-            x_body = p_cj - quat_to_matrix(q_body) @ self.joints.cpos[j]
-            # velocity: the parent's rigid motion
-            xa, _ = self.body_pose(a)
-            va = self.state.body_lin_vel[a] if a >= 0 else np.zeros(3)
-            wa = self.body_angular_velocity(a)
-            # plus the joint's own twist, turned into the world, about the joint origin
-            ra = quat_to_matrix(qa)
-            w_joint = ra @ rel_w
-            w = wa + w_joint
-            v = va + np.cross(wa, x_body - xa) + np.cross(w_joint, x_body - p_cj) + ra @ rel_v
-            self.set_body_state(b, x_body, q_body, v, w)
-            self.state.joint_q[j] = positions[j] if jtype in jt.SCALAR_CODES else 0.0
-        self.state.row_impulse[:] = 0.0
-        self.state.drive_impulse[:] = 0.0
-        self.state.axis_impulse[:] = 0.0
-        self.state.free_impulse[:] = 0.0
+        """Place the bodies (Mechanism.place_children) and forget the contact points."""
+        super().place_children(positions, velocities, keep_free_joints)
         self.clear_contacts()
-        rates = self.joint_rates()
-        for d, j in enumerate(self.drives.joint):
-            self.state.rotor_speed[d] = self.drives.gear[d] * rates[j]
-        self.state.axis_rate[:] = rates[self.axes.joint]

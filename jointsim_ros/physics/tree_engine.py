@@ -1,10 +1,12 @@
 """
-The tree engine: the maximal engine's interface over generalized-coordinate dynamics (tree.py).
+The tree engine: generalized-coordinate dynamics (tree.py) behind the engine protocol.
 
-``solver.formulation: tree`` makes the Simulator hold a :class:`TreeEngine`.  It keeps the
-maximal engine's static arrays and State (so poses, twists, joint states, energies and anchors
-read the same), steps the tree recursion instead of the constraint solver, and fills the body
-states from forward kinematics after every step.  What the tree formulation does not simulate
+``solver.formulation: tree`` makes the Simulator hold a :class:`TreeEngine`.  Like the maximal
+Engine it is a ``Mechanism`` (physics/engine.py): the same static arrays and State (so poses,
+twists, joint states, energies and anchors read the same) and the same protocol (step,
+joint_rates, place_children, state); it builds none of the maximal solver's rows, scratch or
+contact arrays, steps the tree recursion, and fills the body states from forward kinematics
+after every step.  What the tree formulation does not simulate
 is refused at load time by ``description.formulation.check_formulation``.
 """
 import numpy as np
@@ -14,21 +16,22 @@ from . import joints as jt
 from . import kernels
 from . import tree
 from .arrays import INFO_STATUS
-from .engine import _compiled_entry_point, Engine
+from .engine import _compiled_entry_point, Mechanism
 from ..errors import ConfigError
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
 
-class TreeEngine(Engine):
+class TreeEngine(Mechanism):
     """
-    The maximal Engine's arrays and interface, stepped by the O(n) tree recursion.
+    The engine protocol (physics/engine.Mechanism) stepped by the O(n) tree recursion.
 
     Args:
-        as Engine; solver.integrator 'semi_implicit_euler', 'symplectic_euler' or 'rk4'.
+        as Engine (``collision`` unused: no contacts); solver.integrator
+        'semi_implicit_euler', 'symplectic_euler' or 'rk4'.
     """
 
     def __init__(self, model, dt, gravity, solver, limits=None, collision=None):
-        super().__init__(model, dt, gravity, solver, limits, collision)
+        super().__init__(model, dt, gravity, solver, limits)
         self.integrator = {'rk4': tree.RK4, 'symplectic_euler': tree.SYMPLECTIC_EULER}.get(
             solver.integrator, tree.SEMI_IMPLICIT_EULER)
         self.tree = self._build_tree(model)
