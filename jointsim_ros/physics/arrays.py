@@ -149,8 +149,9 @@ Work = namedtuple('Work', [
     'axis_k',       # (n_axis,) constrained inverse mass of the coordinate
     'axis_kg',      # (n_axis,) the same with the drive's rotor geared in
     'axis_kcw',     # (n_axis, 6) K_c^-1 w, the joint block's reaction per coordinate impulse
-    'axis_row',     # (n_axis, 4) friction bound, dt damping, lower and upper velocity targets
-    'axis_active',  # (n_axis, 2) 1.0 where the lower / upper limit row is active
+    'axis_rows',    # (n_axis, 7, 5) this step's coordinate rows (axes.FRICTION..PRESCRIBED),
+                    # each a generic 1-D row: axes.ROW_TARGET velocity, ROW_LO and ROW_HI
+                    # impulse bounds, ROW_SOFTNESS, ROW_ON (1.0 where the row acts)
     'axis_live',    # (n_axis,) int64 the axes with rows this step, first axis_live_n[0] used
     'axis_live_n',  # (1,) int64 number of live axes
     'drive_soft',   # (n_drive, 5) motor soft row: impulse at rest F, damping D = dt c;

@@ -10,12 +10,17 @@ block (Schur complement), so each axis is solved exactly relative to its joint:
 On a driven joint the rotor is geared to the coordinate, so the coordinate rows see the geared
 inverse mass k_g = 1 / (1/k + N^2 J_m) and carry the rotor along (``drives.py``).
 
-Rows, each updated as in sequential impulses (accumulated impulse, clamped):
+Every one of these rows is the same generic 1-D row on the coordinate (Jolt's
+AxisConstraintPart, Box2D's soft joint rows): a target velocity v*, impulse bounds [lo, hi] and
+a softness g, solved by one clamp (``row_change``) with the axis's geared inverse mass k_g,
+    lambda+ = clamp(lambda + (v* - qdot - g lambda) / (k_g + g), lo, hi),
+the rows differing only in what ``prepare_axes`` writes into Work.axis_rows each step:
 - friction (Jolt ``HingeConstraint`` friction, Box2D motor rows): target qdot+ = 0, accumulated
   impulse in [-F dt, F dt]; F is the static (breakaway) value while the joint is at rest at the
   start of the step, the dynamic value once it slides;
-- damping, implicit: lambda = -dt c qdot+, a soft row  dl = -(lambda + dt c qdot) / (1 + dt c k_g)
-  (stable for any c and dt: a huge damping makes the joint slow, never unstable);
+- damping, implicit: lambda = -dt c qdot+, target 0 with softness g = 1 / (dt c), so
+  dl = -(lambda + dt c qdot) / (1 + dt c k_g) (stable for any c and dt: a huge damping makes the
+  joint slow, never unstable);
 - limits (speculative, one-sided; Catto's speculative contacts): with C = q - lower, the lower
   row is active when the joint is at the limit or would cross it within the step,
   C + dt qdot <= 0, and asks qdot+ >= -C / dt (it may close the gap, never cross it) with an
@@ -37,7 +42,10 @@ from .math3d import (cross, jit_inline, mat_vec, quat_from_rotvec, quat_mul, qua
                      quat_to_mat, vadd, vscale, vsub)
 from .solver import frames_of_joint, joint_coordinate
 
+#: The coordinate rows of an axis, in the order a sweep solves them (State.axis_impulse columns).
 FRICTION, DAMPING, LOWER, UPPER, SPEED_UP, SPEED_DOWN, PRESCRIBED = range(7)
+#: Columns of one coordinate row this step (Work.axis_rows[x, row]): the generic 1-D row.
+ROW_TARGET, ROW_LO, ROW_HI, ROW_SOFTNESS, ROW_ON = range(5)
 #: Joint speed below which a joint counts as at rest for static friction, rad/s or m/s.
 REST_SPEED = 1e-6
 #: Approach speed above which a limit bounces with its restitution, rad/s or m/s.
@@ -171,10 +179,14 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
             n_gear = axes.gear[x]
             geared = 1.0 / (1.0 / k_coord + n_gear * n_gear * axes.rotor_inertia[x])
         work.axis_kg[x] = geared
-        # friction bound: static while at rest at the start of the step, dynamic when sliding
+        rows = work.axis_rows
+        # friction: static bound while at rest at the start of the step, dynamic when sliding
         rest = abs(state.axis_rate[x]) <= REST_SPEED
-        work.axis_row[x, 0] = dt * (axes.static_friction[x] if rest else axes.friction[x])
-        work.axis_row[x, 1] = dt * axes.damping[x]
+        bound = dt * (axes.static_friction[x] if rest else axes.friction[x])
+        set_row(rows, x, FRICTION, bound > 0.0, 0.0, -bound, bound, 0.0)
+        damp = dt * axes.damping[x]
+        set_row(rows, x, DAMPING, damp > 0.0, 0.0, -np.inf, np.inf,
+                1.0 / damp if damp > 0.0 else 0.0)
         # limits: speculative activation and velocity targets
         q = state.joint_q[j]
         for side in range(2):
@@ -184,11 +196,46 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
             target = -max(gap, 0.0) / dt  # may close the gap within the step, never cross
             if active and approach < -RESTITUTION_SPEED and axes.restitution[x] > 0.0:
                 target = max(target, -axes.restitution[x] * approach)
-            work.axis_row[x, 2 + side] = target if side == 0 else -target
-            work.axis_active[x, side] = 1.0 if active else 0.0
+            if side == 0:
+                set_row(rows, x, LOWER, active, target, 0.0, np.inf, 0.0)
+            else:
+                set_row(rows, x, UPPER, active, -target, -np.inf, 0.0, 0.0)
             if not active:
                 state.axis_impulse[x, LOWER + side] = 0.0
+        speed = axes.velocity_limit[x]
+        limited = speed < np.inf
+        set_row(rows, x, SPEED_UP, limited, speed, -np.inf, 0.0, 0.0)
+        set_row(rows, x, SPEED_DOWN, limited, -speed, 0.0, np.inf, 0.0)
+        set_row(rows, x, PRESCRIBED, state.axis_prescribed[x] > 0.0,
+                state.axis_target_rate[x], -np.inf, np.inf, 0.0)
     work.axis_live_n[0] = n_live
+
+
+@jit_inline
+def set_row(rows, x, row, on, target, lo, hi, softness):
+    """Write coordinate row ``row`` of axis x for this step (Work.axis_rows)."""
+    rows[x, row, ROW_TARGET] = target
+    rows[x, row, ROW_LO] = lo
+    rows[x, row, ROW_HI] = hi
+    rows[x, row, ROW_SOFTNESS] = softness
+    rows[x, row, ROW_ON] = 1.0 if on else 0.0
+
+
+@jit_inline
+def row_change(old, target, lo, hi, softness, qdot, k):
+    """
+    Return the new accumulated impulse of a generic 1-D row (the module docstring's clamp).
+
+    Args:
+        old: accumulated impulse, N s or N m s.
+        target: velocity the row asks for, m/s or rad/s.
+        lo: lower bound of the accumulated impulse.
+        hi: its upper bound.
+        softness: g (0 for a rigid row), (m/s) / (N s).
+        qdot: current velocity along the row.
+        k: inverse effective mass along the row.
+    """
+    return min(max(old + (target - qdot - softness * old) / (k + softness), lo), hi)
 
 
 @jit_inline
@@ -228,18 +275,17 @@ def warm_start_axes(axes, bodies, joints, state, work, enabled):
 
 
 @jit_inline
-def solve_axes(vel, coord_J, response, inv_k, geared, reaction, setup, active, impulses,
+def solve_axes(vel, coord_J, response, inv_k, geared, reaction, rows, impulses,
                row_impulse, soft, ainv, drive_impulse, rotor, body, joint_block, row0, dim,
-               live, n_live, axis_joint, axis_drive, velocity_limit, gear, inv_rotor, axis_rate,
-               prescribed, prescribed_rate):
+               live, n_live, axis_joint, axis_drive, gear, inv_rotor, axis_rate):
     """
     One Gauss-Seidel pass over the live axes; returns the largest impulse change.
 
-    Per axis: the drive's gear and motor rows (exact 2 x 2, ``drives.py``), then friction,
-    damping, limits and velocity limits on the geared coordinate.  It takes plain arrays, taken
-    out of the engine's containers once per step by ``step.solve_velocities``: numba pays an
-    atomic reference-count pair for every container access inside a sweep (about 0.5 us per
-    sweep here), and nothing for arrays passed into an inlined function.
+    Per axis: the drive's gear and motor rows (exact 2 x 2, ``drives.py``), then the coordinate
+    rows (friction, damping, limits, velocity limits, prescribed motion) on the geared
+    coordinate, each the generic 1-D row set up in Work.axis_rows (``row_change``).  It takes
+    plain arrays, taken out of the engine's containers once per step by
+    ``step.solve_velocities``.
     """
     largest = 0.0
     for t in range(n_live):
@@ -257,7 +303,7 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, setup, active, i
             qdot += coord_J[x, 1, c] * vel[b, c]
         d = axis_drive[x]
         gear_part = 0.0  # the drive's own coordinate impulse, -N dg
-        rows = 0.0  # sum of the coordinate rows' impulses (acting on the geared coordinate)
+        moved = 0.0  # sum of the coordinate rows' impulses (acting on the geared coordinate)
         kg = geared[x]
         if d >= 0:
             n = gear[d]
@@ -285,70 +331,28 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, setup, active, i
             if soft[d, 4] < 1.0:
                 bound = (1.0 - soft[d, 4]) * abs(n * drive_impulse[d, 0])
                 old = drive_impulse[d, 2]
-                new = min(max(old - qdot / kg, -bound), bound)
+                new = row_change(old, 0.0, -bound, bound, 0.0, qdot, kg)
                 drive_impulse[d, 2] = new
-                rows += new - old
+                moved += new - old
                 qdot += kg * (new - old)
                 largest = max(largest, abs(new - old))
-        # joint friction: qdot+ = 0 with |lambda| <= F dt
-        bound = setup[x, 0]
-        if bound > 0.0:
-            old = impulses[x, FRICTION]
-            new = min(max(old - qdot / kg, -bound), bound)
-            impulses[x, FRICTION] = new
-            rows += new - old
+        # the coordinate rows, in order: one clamp each
+        for r in range(impulses.shape[1]):
+            if rows[x, r, ROW_ON] == 0.0:
+                continue
+            old = impulses[x, r]
+            new = row_change(old, rows[x, r, ROW_TARGET], rows[x, r, ROW_LO],
+                             rows[x, r, ROW_HI], rows[x, r, ROW_SOFTNESS], qdot, kg)
+            impulses[x, r] = new
+            moved += new - old
             qdot += kg * (new - old)
             largest = max(largest, abs(new - old))
-        # implicit viscous damping: lambda = -dt c qdot+
-        damp = setup[x, 1]
-        if damp > 0.0:
-            old = impulses[x, DAMPING]
-            delta = -(old + damp * qdot) / (1.0 + damp * kg)
-            impulses[x, DAMPING] = old + delta
-            rows += delta
-            qdot += kg * delta
-            largest = max(largest, abs(delta))
-        # limits: lower asks qdot+ >= target (impulse >= 0), upper qdot+ <= target (<= 0)
-        if active[x, 0] > 0.0:
-            old = impulses[x, LOWER]
-            new = max(old + (setup[x, 2] - qdot) / kg, 0.0)
-            impulses[x, LOWER] = new
-            rows += new - old
-            qdot += kg * (new - old)
-            largest = max(largest, abs(new - old))
-        if active[x, 1] > 0.0:
-            old = impulses[x, UPPER]
-            new = min(old + (setup[x, 3] - qdot) / kg, 0.0)
-            impulses[x, UPPER] = new
-            rows += new - old
-            qdot += kg * (new - old)
-            largest = max(largest, abs(new - old))
-        speed = velocity_limit[x]
-        if speed < np.inf:
-            old = impulses[x, SPEED_UP]
-            new = min(old + (speed - qdot) / kg, 0.0)
-            impulses[x, SPEED_UP] = new
-            rows += new - old
-            qdot += kg * (new - old)
-            old2 = impulses[x, SPEED_DOWN]
-            new2 = max(old2 + (-speed - qdot) / kg, 0.0)
-            impulses[x, SPEED_DOWN] = new2
-            rows += new2 - old2
-            qdot += kg * (new2 - old2)
-            largest = max(largest, abs(new - old), abs(new2 - old2))
-        # prescribed motion: qdot+ = target, unbounded
-        if prescribed[x] > 0.0:
-            delta = (prescribed_rate[x] - qdot) / kg
-            impulses[x, PRESCRIBED] += delta
-            rows += delta
-            qdot += kg * delta
-            largest = max(largest, abs(delta))
-        P = gear_part + rows
-        if d >= 0 and rows != 0.0:
+        P = gear_part + moved
+        if d >= 0 and moved != 0.0:
             # the rows moved link and rotor together: the gear brings the rotor along
             n = gear[d]
             jm = inv_rotor[d]
-            carry = n * kg * rows / jm
+            carry = n * kg * moved / jm
             drive_impulse[d, 0] += carry
             rotor[d] += jm * carry
             P -= n * carry

@@ -157,8 +157,7 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
     inv_k = work.axis_k
     geared = work.axis_kg
     reaction = work.axis_kcw
-    setup = work.axis_row
-    active = work.axis_active
+    rows = work.axis_rows
     axis_impulse = state.axis_impulse
     axis_rate = state.axis_rate
     live = work.axis_live
@@ -170,12 +169,9 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
     joint_block = joints.block
     axis_joint = axes.joint
     axis_drive = axes.drive
-    velocity_limit = axes.velocity_limit
     gear = drives.gear
     inv_rotor = drives.inv_rotor_inertia
     n_live = work.axis_live_n[0]
-    prescribed = state.axis_prescribed
-    prescribed_rate = state.axis_target_rate
     # without collision shapes the contact containers are None (the kernel is compiled
     # without them: nothing to unbox per call)
     n_contact = 0
@@ -187,10 +183,9 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
                                dim, row_impulse)
         if n_live > 0:
             largest = max(largest, solve_axes(
-                vel, coord_J, response, inv_k, geared, reaction, setup, active, axis_impulse,
+                vel, coord_J, response, inv_k, geared, reaction, rows, axis_impulse,
                 row_impulse, soft, ainv, drive_impulse, rotor, joint_body, joint_block, row0,
-                dim, live, n_live, axis_joint, axis_drive, velocity_limit, gear, inv_rotor,
-                axis_rate, prescribed, prescribed_rate))
+                dim, live, n_live, axis_joint, axis_drive, gear, inv_rotor, axis_rate))
         if free.joint.shape[0] > 0:
             largest = max(largest, solve_free_friction(free, blocks, joints, state, work))
         if shapes is not None:
