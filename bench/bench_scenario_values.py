@@ -6,7 +6,7 @@ and durations); the tests assert a bound, this prints the value.  Works on commi
 after the facade split (sim.sensors.wrench or sim.wrench).  One run each: these are not
 timings.
 
-Run from a checkout: PYTHONPATH=. .venv/bin/python bench/results/issue17/contact_sensor_figures.py
+Run from a checkout: PYTHONPATH=. .venv/bin/python bench/bench_scenario_values.py
 """
 import importlib
 import math

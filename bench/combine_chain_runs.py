@@ -7,7 +7,7 @@ length: the median of the runs' medians and the smallest run of all.  Fits, on b
 t = a + b N by least squares over all N (R^2 to five digits) and the log-log slope for N >= 16.
 Writes chain_scaling_TAG.csv and chain_fit_TAG.csv beside this file and prints the tables.
 
-Run: python bench/results/issue17/chain_runs.py TAG DIR [DIR ...]
+Run: python bench/combine_chain_runs.py TAG DIR [DIR ...]
 """
 import csv
 from pathlib import Path
