@@ -37,8 +37,8 @@ the rows differing only in what ``prepare_axes`` writes into Work.axis_rows each
 """
 import numpy as np
 
-from .joints import PRISMATIC
-from .math3d import (cross, jit_inline, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
+from .joints import PRISMATIC, prismatic, revolute
+from .math3d import (jit_inline, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
                      quat_to_mat, vadd, vscale, vsub)
 from .solver import frames_of_joint, joint_coordinate
 
@@ -57,10 +57,10 @@ def coordinate_jacobian(j, jtype, body, axis_body, cpos, rot, pos, out, x):
     """
     Write joint j's coordinate Jacobian into out[x] from this step's body rotations.
 
-    The same rows as ``joints.coordinate`` without building the joint's frames: the world axis
-    is the parent's rotation times the axis in the parent body frame (``Joints.axis_body``), and
-    a prismatic joint's levers come from its child anchor.  Plain arrays in (see
-    ``solve_axes`` on containers).
+    The joint type's own row (``revolute.coordinate_row``, ``prismatic.coordinate_row``, as
+    ``joints.coordinate`` uses it) without building the joint's frames: the world axis is the
+    parent's rotation times the axis in the parent body frame (``Joints.axis_body``), and the
+    levers come from the child anchor.  Plain arrays in (see ``solve_axes``).
     """
     a = body[j, 0]
     b = body[j, 1]
@@ -69,28 +69,16 @@ def coordinate_jacobian(j, jtype, body, axis_body, cpos, rot, pos, out, x):
         ax = (rot[a, 0, 0] * ax[0] + rot[a, 0, 1] * ax[1] + rot[a, 0, 2] * ax[2],
               rot[a, 1, 0] * ax[0] + rot[a, 1, 1] * ax[1] + rot[a, 1, 2] * ax[2],
               rot[a, 2, 0] * ax[0] + rot[a, 2, 1] * ax[1] + rot[a, 2, 2] * ax[2])
-    for s in range(2):
-        for c in range(6):
-            out[x, s, c] = 0.0
-    if jtype[j] == PRISMATIC:
-        rb = (rot[b, 0, 0] * cpos[j, 0] + rot[b, 0, 1] * cpos[j, 1] + rot[b, 0, 2] * cpos[j, 2],
-              rot[b, 1, 0] * cpos[j, 0] + rot[b, 1, 1] * cpos[j, 1] + rot[b, 1, 2] * cpos[j, 2],
-              rot[b, 2, 0] * cpos[j, 0] + rot[b, 2, 1] * cpos[j, 1] + rot[b, 2, 2] * cpos[j, 2])
-        anchor = (pos[b, 0] + rb[0], pos[b, 1] + rb[1], pos[b, 2] + rb[2])
-        ra = anchor
-        if a >= 0:
-            ra = (anchor[0] - pos[a, 0], anchor[1] - pos[a, 1], anchor[2] - pos[a, 2])
-        lever_a = cross(ra, ax)
-        lever_b = cross(rb, ax)
-        for c in range(3):
-            out[x, 0, c] = -ax[c]
-            out[x, 0, 3 + c] = -lever_a[c]
-            out[x, 1, c] = ax[c]
-            out[x, 1, 3 + c] = lever_b[c]
-    else:
-        for c in range(3):
-            out[x, 0, 3 + c] = -ax[c]
-            out[x, 1, 3 + c] = ax[c]
+    if jtype[j] != PRISMATIC:
+        revolute.coordinate_row(ax, ax, ax, out, x)
+        return
+    rb = (rot[b, 0, 0] * cpos[j, 0] + rot[b, 0, 1] * cpos[j, 1] + rot[b, 0, 2] * cpos[j, 2],
+          rot[b, 1, 0] * cpos[j, 0] + rot[b, 1, 1] * cpos[j, 1] + rot[b, 1, 2] * cpos[j, 2],
+          rot[b, 2, 0] * cpos[j, 0] + rot[b, 2, 1] * cpos[j, 1] + rot[b, 2, 2] * cpos[j, 2])
+    ra = (pos[b, 0] + rb[0], pos[b, 1] + rb[1], pos[b, 2] + rb[2])  # the anchor, world
+    if a >= 0:
+        ra = (ra[0] - pos[a, 0], ra[1] - pos[a, 1], ra[2] - pos[a, 2])
+    prismatic.coordinate_row(ax, ra, rb, out, x)
 
 
 @jit_inline

@@ -11,8 +11,7 @@ from collections import namedtuple
 
 from . import distance, fixed, floating, planar, prismatic, revolute, spherical
 from .rows import set_row
-from ..math3d import (cross, dot3, jit, mat_vec, quat_conj, quat_mul, quat_to_mat,
-                      quat_twist_angle, vadd, vneg, vsub)
+from ..math3d import jit, mat_vec, quat_mul, quat_to_mat, vadd, vsub
 
 REVOLUTE, CONTINUOUS, PRISMATIC, FIXED, FLOATING, PLANAR, SPHERICAL, DISTANCE = range(8)
 #: URDF type name (and 'distance', a length-controlled linear actuator) -> engine type code.
@@ -96,9 +95,9 @@ def coordinate(jtype, f, axis, J, row):
     """
     Scalar joint coordinate and its Jacobian row (J[row], slots 0 and 1).
 
-    Revolute/continuous: q = twist angle of q_pj^-1 q_cj about the axis, in (-pi, pi] (the
-    caller unwraps), dq/dt = a1.(w_b - w_a).  Prismatic: q = (p_b - p_a).a1, with the slide
-    row's Jacobian (``rows.slide_row``).  Other types: q = 0 and a zero row.
+    The joint type's module owns both (revolute.coordinate and coordinate_row: the twist
+    angle, dq/dt = a1.(w_b - w_a); prismatic: the slide, its levers at the child anchor);
+    other types: q = 0 and a zero row.
 
     Args:
         jtype: engine type code.
@@ -108,20 +107,18 @@ def coordinate(jtype, f, axis, J, row):
         row: row index.
 
     Returns:
-        q, rad or m.
+        q, rad or m (a revolute angle in (-pi, pi]: the caller unwraps).
     """
-    zero = (0.0, 0.0, 0.0)
     if jtype == REVOLUTE or jtype == CONTINUOUS:
-        a = f.axis_a
         if J is not None:
-            set_row(J, row, zero, vneg(a), zero, a)
-        return quat_twist_angle(quat_mul(quat_conj(f.quat_a), f.quat_b), axis)
+            revolute.coordinate_row(f.axis_a, f.anchor_b, f.anchor_b, J, row)
+        return revolute.coordinate(f, axis)
     if jtype == PRISMATIC:
-        a = f.axis_a
         if J is not None:
-            set_row(J, row, vneg(a), vneg(cross(vsub(f.anchor_b, f.xa), a)), a,
-                    cross(vsub(f.anchor_b, f.xb), a))
-        return dot3(vsub(f.anchor_b, f.anchor_a), a)
+            prismatic.coordinate_row(f.axis_a, vsub(f.anchor_b, f.xa), vsub(f.anchor_b, f.xb),
+                                     J, row)
+        return prismatic.coordinate(f, axis)
     if J is not None:
+        zero = (0.0, 0.0, 0.0)
         set_row(J, row, zero, zero, zero, zero)
     return 0.0

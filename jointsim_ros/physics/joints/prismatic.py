@@ -10,8 +10,8 @@ Coordinate q = (p_b - p_a).a1; dq/dt = a1.(v_b + w_b x r_b - v_a - w_a x r_a').
 import numpy as np
 
 from .placement import IDENTITY, keep_all, linear
-from .rows import lock_rows, slide_row
-from ..math3d import jit
+from .rows import lock_rows, set_row, slide_row
+from ..math3d import cross, dot3, jit, jit_inline, vneg, vsub
 
 N_ROWS = 5
 
@@ -22,6 +22,23 @@ def constraint(f, C, J):
     row = slide_row(f, f.perp1_a, C, J, 0)
     row = slide_row(f, f.perp2_a, C, J, row)
     return lock_rows(f, C, J, row)
+
+
+@jit_inline
+def coordinate(f, axis):
+    """Return q = (p_b - p_a).a1, m."""
+    return dot3(vsub(f.anchor_b, f.anchor_a), f.axis_a)
+
+
+@jit_inline
+def coordinate_row(axis_w, lever_a, lever_b, J, row):
+    """
+    Write dq/dt = a1.(v_b + w_b x r_b - v_a - w_a x r_a) into J[row].
+
+    ``lever_a`` and ``lever_b``: the child anchor relative to each body's COM (world, m).
+    """
+    set_row(J, row, vneg(axis_w), vneg(cross(lever_a, axis_w)), axis_w,
+            cross(lever_b, axis_w))
 
 
 # -- placement outside the kernels (joints/placement.py) ----------------------------------

@@ -10,8 +10,8 @@ Coordinate q = twist angle of q_pj^-1 q_cj about the axis; dq/dt = a1.(w_b - w_a
 import numpy as np
 
 from .placement import angular, keep_all, whole_gap
-from .rows import align_row, point_rows
-from ..math3d import jit
+from .rows import align_row, point_rows, set_row
+from ..math3d import jit, jit_inline, quat_conj, quat_mul, quat_twist_angle, vneg
 from ...rotations import quat_about_axis
 
 N_ROWS = 5
@@ -23,6 +23,19 @@ def constraint(f, C, J):
     row = point_rows(f, C, J, 0)
     row = align_row(f.axis_a, f.perp1_b, C, J, row)
     return align_row(f.axis_a, f.perp2_b, C, J, row)
+
+
+@jit_inline
+def coordinate(f, axis):
+    """Return q: the twist angle of q_pj^-1 q_cj about the axis, in (-pi, pi] (rad)."""
+    return quat_twist_angle(quat_mul(quat_conj(f.quat_a), f.quat_b), axis)
+
+
+@jit_inline
+def coordinate_row(axis_w, lever_a, lever_b, J, row):
+    """Write dq/dt = a.(w_b - w_a) into J[row] (world axis ``axis_w``; levers unused)."""
+    zero = (0.0, 0.0, 0.0)
+    set_row(J, row, zero, vneg(axis_w), zero, axis_w)
 
 
 # -- placement outside the kernels (joints/placement.py) ----------------------------------
