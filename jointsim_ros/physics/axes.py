@@ -39,7 +39,7 @@ import numpy as np
 
 from .joints import PRISMATIC, prismatic, revolute
 from .math3d import (jit_inline, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
-                     quat_to_mat, vadd, vscale, vsub)
+                     quat_to_mat, vadd, vsub)
 from .solver import frames_of_joint, joint_coordinate
 
 #: The coordinate rows of an axis, in the order a sweep solves them (State.axis_impulse columns).
@@ -444,10 +444,13 @@ def project_limits(axes, joints, state, work, tolerance):
             largest = max(largest, abs(shift))
         if shift != 0.0:
             f = frames_of_joint(j, joints, state.joint_anchor, state.body_pos, state.body_quat)
-            prismatic = joints.type[j] == PRISMATIC
-            turn = quat_from_rotvec(vscale(f.axis_a, 0.0 if prismatic else shift))
+            # the joint type's motion of its coordinate: a turn about, or a slide along, the axis
+            if joints.type[j] == PRISMATIC:
+                rotvec, slide = prismatic.coordinate_motion(f.axis_a, shift)
+            else:
+                rotvec, slide = revolute.coordinate_motion(f.axis_a, shift)
+            turn = quat_from_rotvec(rotvec)
             rot = quat_to_mat(turn)
-            slide = vscale(f.axis_a, shift if prismatic else 0.0)
             for i in range(axes.subtree_start[x], axes.subtree_start[x + 1]):
                 b = axes.subtree_body[i]
                 p = (state.body_pos[b, 0], state.body_pos[b, 1], state.body_pos[b, 2])

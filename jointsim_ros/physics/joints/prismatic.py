@@ -11,7 +11,7 @@ import numpy as np
 
 from .placement import IDENTITY, keep_all, linear
 from .rows import lock_rows, set_row, slide_row
-from ..math3d import cross, dot3, jit, jit_inline, vneg, vsub
+from ..math3d import cross, dot3, jit, jit_inline, vneg, vscale, vsub
 
 N_ROWS = 5
 
@@ -39,6 +39,12 @@ def coordinate_row(axis_w, lever_a, lever_b, J, row):
     """
     set_row(J, row, vneg(axis_w), vneg(cross(lever_a, axis_w)), axis_w,
             cross(lever_b, axis_w))
+
+
+@jit_inline
+def coordinate_motion(axis_w, shift):
+    """Return (rotation vector, translation) that moves the coordinate by ``shift`` (m)."""
+    return (0.0, 0.0, 0.0), vscale(axis_w, shift)
 
 
 # -- placement outside the kernels (joints/placement.py) ----------------------------------

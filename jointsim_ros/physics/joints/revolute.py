@@ -11,7 +11,7 @@ import numpy as np
 
 from .placement import angular, keep_all, whole_gap
 from .rows import align_row, point_rows, set_row
-from ..math3d import jit, jit_inline, quat_conj, quat_mul, quat_twist_angle, vneg
+from ..math3d import jit, jit_inline, quat_conj, quat_mul, quat_twist_angle, vneg, vscale
 from ...rotations import quat_about_axis
 
 N_ROWS = 5
@@ -36,6 +36,12 @@ def coordinate_row(axis_w, lever_a, lever_b, J, row):
     """Write dq/dt = a.(w_b - w_a) into J[row] (world axis ``axis_w``; levers unused)."""
     zero = (0.0, 0.0, 0.0)
     set_row(J, row, zero, vneg(axis_w), zero, axis_w)
+
+
+@jit_inline
+def coordinate_motion(axis_w, shift):
+    """Return (rotation vector, translation) that moves the coordinate by ``shift`` (rad)."""
+    return vscale(axis_w, shift), (0.0, 0.0, 0.0)
 
 
 # -- placement outside the kernels (joints/placement.py) ----------------------------------
