@@ -2,9 +2,8 @@
 Print the contact and force-torque sensor figures that docs/contacts.md and docs/sensors.md state.
 
 The scenarios are those of test/test_contacts.py and test/test_sensors.py (same robots, settings
-and durations); the tests assert a bound, this prints the value.  Works on commits before and
-after the facade split (sim.sensors.wrench or sim.wrench).  One run each: these are not
-timings.
+and durations; the standing biped, ANYmal C and the swinging arm are the tests' own builders);
+the tests assert a bound, this prints the value.  One run each: these are not timings.
 
 Run from a checkout: PYTHONPATH=. .venv/bin/python bench/bench_scenario_values.py
 """
@@ -13,7 +12,6 @@ import math
 from pathlib import Path
 import sys
 
-from jointsim_ros import Simulator
 from jointsim_ros.rotations import quat_to_matrix
 import numpy as np
 
@@ -126,15 +124,7 @@ def box_at_rest():
 
 def quadruped_feet():
     """Return the largest horizontal foot movement (m) of ANYmal C standing 10 s, and Fn/W - 1."""
-    stand = {}
-    for leg in ('LF', 'RF', 'LH', 'RH'):
-        front = leg[1] == 'F'
-        stand[f'{leg}_HFE'] = 0.6 if front else -0.6
-        stand[f'{leg}_KFE'] = -1.2 if front else 1.2
-    feet = [f'{leg}_FOOT' for leg in ('LF', 'RF', 'LH', 'RH')]
-    sim = tc.place_on_ground(str(tc.FIXTURES / 'anymal_c.urdf'),
-                             {'base': 'floating', 'initial_positions': stand}, feet,
-                             clearance=0.03 - 0.0225 + 0.001)
+    sim, stand, feet = tc.quadruped_on_the_ground()
     moved = tc.hold_pose(sim, stand, 10.0, kp=300.0, kd=8.0, record=feet)
     slip = max(np.linalg.norm((end - start)[:2]) for start, end in moved.values())
     return slip, sum(c.normal_force for c in sim.contacts()) / tc.weight(sim) - 1.0
@@ -166,56 +156,13 @@ def held_arm():
 
 def swinging_arm():
     """Return the largest RMS error / RMS scale of the swinging arm against Newton-Euler."""
-    sim = Simulator.from_urdf(ts.two_link_arm(), {
-        'force_torque_sensors': {'elbow_ft': {'joint': 'elbow', 'rate': 0,
-                                              'measure_direction': 'parent_to_child'}},
-        'initial_positions': {'shoulder': 0.3, 'elbow': -0.8}})
-    body = sim.model.links['fore'].body
-    mass, inertia = sim.model.bodies[body].mass, sim.model.bodies[body].inertia
-
-    def motion():
-        xyz, quat = sim.link_pose('fore')
-        rot = quat_to_matrix(quat)
-        com = xyz + rot @ sim.model.bodies[body].com
-        v, w = sim.link_twist('fore')
-        return xyz, rot, com, v + np.cross(w, com - xyz), rot @ inertia @ rot.T @ w
-
-    errors, magnitudes = [], []
-    before = motion()
-    while sim.time < 2.0:
-        sim.step(1)
-        after = motion()
-        point, rot, com = before[0], before[1], before[2]
-        force = mass * (after[3] - before[3]) / sim.dt - mass * np.array([0.0, 0.0, -G])
-        torque = (after[4] - before[4]) / sim.dt + np.cross(com - point, force)
-        expected = np.concatenate((rot.T @ force, rot.T @ torque))
-        if sim.time > 0.1:
-            errors.append(wrench(sim, 'elbow_ft') - expected)
-            magnitudes.append(expected)
-        before = after
-    rms_error = np.sqrt(np.mean(np.square(errors), axis=0))
-    rms = np.sqrt(np.mean(np.square(magnitudes), axis=0))
-    scale = np.array([np.linalg.norm(rms[:3])] * 3 + [np.linalg.norm(rms[3:])] * 3)
+    rms_error, _, scale = ts.swinging_arm_errors()
     return float(np.max(rms_error / scale))
 
 
 def foot_sensors():
     """Return the largest |ankle reading / (ground push - foot weight) - 1| of the biped."""
-    from robots import biped
-    bend = {'l_hip': -0.3, 'r_hip': -0.3, 'l_knee': 0.6, 'r_knee': 0.6, 'l_ankle': -0.3,
-            'r_ankle': -0.3}
-    config = {'base': 'floating', 'initial_positions': bend, 'force_torque_sensors': {
-        f'{side}_ankle_ft': {'joint': f'{side}_ankle', 'rate': 0} for side in 'lr'}}
-    probe = Simulator.from_urdf(biped(), {**config, 'base_pose': {'position': [0, 0, 1.0]}})
-    low = min(probe.link_pose(f'{side}_foot')[0][2] for side in 'lr')
-    sim = Simulator.from_urdf(biped(), {**config, 'base_pose': {
-        'position': [0.0, 0.0, 1.0 - low + 0.0405]}})
-    names = sim.joint_names
-    target = np.array([bend[n] for n in names])
-    for _ in range(3000):
-        q, qd = sim.joint_positions(), sim.joint_velocities()
-        sim.set_joint_efforts(dict(zip(names, 800.0 * (target - q) - 20.0 * qd)))
-        sim.step(1)
+    sim = ts.standing_biped_with_ankle_sensors()
     worst = 0.0
     for side in 'lr':
         foot = f'{side}_foot'

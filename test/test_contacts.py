@@ -220,8 +220,8 @@ def place_on_ground(source, config, feet, clearance):
     return Simulator.from_urdf(source, {**config, 'base_pose': start})
 
 
-def test_published_quadruped_stands_on_its_feet_without_sliding():
-    """Stand ANYmal C (its own collision shapes: sphere feet) under a PD controller, 10 s."""
+def quadruped_on_the_ground():
+    """Return ANYmal C placed with its feet 1 mm above the ground, its stance and its feet."""
     stand = {}
     for leg in ('LF', 'RF', 'LH', 'RH'):
         front = leg[1] == 'F'
@@ -232,6 +232,12 @@ def test_published_quadruped_stands_on_its_feet_without_sliding():
     config = {'base': 'floating', 'initial_positions': stand}
     sim = place_on_ground(str(FIXTURES / 'anymal_c.urdf'), config, feet,
                           clearance=0.03 - 0.0225 + 0.001)
+    return sim, stand, feet
+
+
+def test_published_quadruped_stands_on_its_feet_without_sliding():
+    """Stand ANYmal C (its own collision shapes: sphere feet) under a PD controller, 10 s."""
+    sim, stand, feet = quadruped_on_the_ground()
     moved = hold_pose(sim, stand, 10.0, kp=300.0, kd=8.0, record=feet + ['base'])
     for foot in feet:
         start, end = moved[foot]

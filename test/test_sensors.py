@@ -117,13 +117,13 @@ def two_link_arm():
         joint('elbow', 'continuous', 'upper', 'fore', xyz='0.5 0 0', axis='0 1 0'))
 
 
-def test_swinging_arm_sensor_matches_newton_euler_of_the_motion():
+def swinging_arm_errors():
     """
-    Newton-Euler on the forearm from its simulated motion, step by step.
+    Return (RMS error, RMS reading, scale) of the swinging arm's elbow sensor over 2 s.
 
-    Over step k the elbow gave the forearm F = m (v_k+1 - v_k) / dt - m g and, about its
-    COM, (L_k+1 - L_k) / dt with L = R I R^T w; about the elbow, tau = tau_com + (c - p) x F
-    at the poses step k started from.
+    Newton-Euler on the forearm from its simulated motion, step by step: over step k the elbow
+    gave the forearm F = m (v_k+1 - v_k) / dt - m g and, about its COM, (L_k+1 - L_k) / dt with
+    L = R I R^T w; about the elbow, tau = tau_com + (c - p) x F at the poses step k started from.
     """
     sim = Simulator.from_urdf(two_link_arm(), {
         'force_torque_sensors': {'elbow_ft': {'joint': 'elbow', 'rate': 0,
@@ -158,6 +158,12 @@ def test_swinging_arm_sensor_matches_newton_euler_of_the_motion():
     rms_error = np.sqrt(np.mean(np.square(errors), axis=0))
     rms = np.sqrt(np.mean(np.square(magnitudes), axis=0))
     scale = np.array([np.linalg.norm(rms[:3])] * 3 + [np.linalg.norm(rms[3:])] * 3)
+    return rms_error, rms, scale
+
+
+def test_swinging_arm_sensor_matches_newton_euler_of_the_motion():
+    """Check the elbow sensor against Newton-Euler on the forearm within 1 % RMS."""
+    rms_error, rms, scale = swinging_arm_errors()
     assert np.all(rms_error <= 0.01 * scale), (rms_error, rms)
 
 
@@ -200,7 +206,8 @@ def test_noise_and_low_pass_filter():
     assert np.mean(smooth[:, 2]) == pytest.approx(0.0, abs=0.05)
 
 
-def test_foot_sensor_reads_its_share_of_the_weight():
+def standing_biped_with_ankle_sensors():
+    """Return the biped with ankle sensors after 3 s standing under a joint PD (settled)."""
     from robots import biped
     bend = {'l_hip': -0.3, 'r_hip': -0.3, 'l_knee': 0.6, 'r_knee': 0.6, 'l_ankle': -0.3,
             'r_ankle': -0.3}
@@ -216,6 +223,11 @@ def test_foot_sensor_reads_its_share_of_the_weight():
         q, qd = sim.joint_positions(), sim.joint_velocities()
         sim.set_joint_efforts(dict(zip(names, 800.0 * (target - q) - 20.0 * qd)))
         sim.step(1)
+    return sim
+
+
+def test_foot_sensor_reads_its_share_of_the_weight():
+    sim = standing_biped_with_ankle_sensors()
     for side in 'lr':
         foot = f'{side}_foot'
         pressed = sum(c.normal_force for c in sim.contacts() if c.link_a == foot)

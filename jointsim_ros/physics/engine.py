@@ -345,12 +345,7 @@ class Engine(Mechanism):
     Arrays, state and stepping of one robot in maximal coordinates (the Mechanism protocol).
 
     Args:
-        model: description.model.RobotModel.
-        dt: time step, s.
-        gravity: (3,) world gravity, m/s^2.
-        solver: SolverSettings.
-        limits: description.config.LimitSettings or None.
-        collision: description.config.CollisionSettings or None.
+        as Mechanism, and ``collision``: description.config.CollisionSettings or None.
     """
 
     def __init__(self, model, dt, gravity, solver=SolverSettings(), limits=None, collision=None):
