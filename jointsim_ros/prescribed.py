@@ -21,6 +21,7 @@ import numpy as np
 from .elements import check_element_names
 from .errors import CommandError
 from .physics.axes import PRESCRIBED
+from .physics.drives import voltage_for_effort
 from .trajectory import CubicSpline
 
 #: A prescribed joint motion must start this close to the joint's position, rad or m.
@@ -121,10 +122,11 @@ class Prescribed:
         Return what the drive of each driven prescribed joint needed over the last step.
 
         The motion's effort at the joint (``sim.joint_efforts()``, the drive's output plus the
-        prescribed row) is taken back through the drive model of docs/drives.md: the gear's
-        Coulomb losses ((1 - eta) of the transmitted torque, against the motion), the rotor
-        (J_m N qdd + b_m N qd), the motor (i = tau_m / Kt) and the armature with the engine's
-        backward Euler step (u = R i + L (i - i_prev) / dt + Ke N qd).
+        prescribed row) is taken back through the drive model of docs/drives.md
+        (``physics.drives.voltage_for_effort``): the gear's Coulomb losses ((1 - eta) of the
+        transmitted torque, against the motion), the rotor (J_m N qdd + b_m N qd), the motor
+        (i = tau_m / Kt) and the armature with the engine's backward Euler step
+        (u = R i + L (i - i_prev) / dt + Ke N qd).
 
         Returns:
             dict joint -> {'current' A, 'voltage' V, 'motor_torque' N m,
@@ -290,19 +292,13 @@ class Prescribed:
             if d is None:
                 continue
             k = sim._joint_position[name]
-            n, eta, rate = drives.gear[d], drives.efficiency[d], rates[k]
-            effort = efforts[k]
-            # the gear transmits n tau_g; its Coulomb loss (1 - eta) |n tau_g| opposes motion
-            transmitted = effort / eta if effort * rate >= 0.0 else effort / (2.0 - eta)
-            accel = (rate - rates_before[k]) / dt
-            motor_torque = (transmitted / n + n * accel / drives.inv_rotor_inertia[d]
-                            + drives.viscous[d] * n * rate)
-            current = motor_torque / drives.kt[d]
             # the first step starts from the drive's actual current
             before_current = self._drive_needs.get(name, {}).get('current', currents_before[d])
-            voltage = (drives.resistance[d] * current
-                       + drives.inductance[d] * (current - before_current) / dt
-                       + drives.ke[d] * n * rate)
+            voltage, current, motor_torque = voltage_for_effort(
+                efforts[k], rates[k], (rates[k] - rates_before[k]) / dt, before_current, dt,
+                drives.gear[d], drives.efficiency[d], drives.resistance[d],
+                drives.inductance[d], drives.kt[d], drives.ke[d], drives.viscous[d],
+                1.0 / drives.inv_rotor_inertia[d])
             self._drive_needs[name] = {
                 'current': float(current), 'voltage': float(voltage),
                 'motor_torque': float(motor_torque),

@@ -17,7 +17,8 @@ integrator does not grow while its output is saturated in the direction of its e
 
 Gains (each may be given in the drive's config instead):
     current:  discrete pole-zero cancellation of the electrical pole on the simulator's own
-              implicit current update i+ = (L/dt i + u - Ke w) / (R + L/dt):
+              implicit current update i+ = (L/dt i + u - Ke w) / (R + L/dt)
+              (``physics.drives.armature_current``):
               Kp_i = beta L/dt, Ki_i = beta R/dt, beta = 1 - exp(-w_c dt),
               so a locked rotor's current follows a step as i*(1 - exp(-w_c t)) at every sample;
     velocity: Kp_v = 2 J w_v / Kt, Ki_v = J w_v^2 / Kt, J = J_m + J_load / N^2 the inertia the

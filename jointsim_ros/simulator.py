@@ -240,8 +240,7 @@ class Simulator:
         return taken
 
     def _output_effort(self, d):
-        impulse = self._engine.state.drive_impulse[d]
-        return float(-self._engine.drives.gear[d] * impulse[0] + impulse[2]) / self.dt
+        return float(self._engine.state.drive_effort[d])
 
     # -- drives -------------------------------------------------------------------------------
     def set_voltages(self, volts):

@@ -2,6 +2,8 @@
 import math
 
 from jointsim_ros import CommandError, ConfigError, resources, Simulator
+from jointsim_ros.physics.drives import (current_after_step, gear_gain, motor_row,
+                                         output_effort, voltage_for_effort)
 import numpy as np
 import pytest
 from robots import inertial, joint, link, robot
@@ -69,6 +71,70 @@ def test_gear_efficiency_reduces_the_stall_torque(formulation):
     sim.set_voltages({'j': 6.0})
     sim.step(100)
     assert sim.joint_efforts()[0] == pytest.approx(0.8 * N * KT * 6.0 / R, rel=1e-4)
+
+
+@FORMULATIONS
+def test_drive_effort_state_at_stall_and_running_against_a_viscous_load(formulation):
+    """State.drive_effort, written by both engines, is the analytic output effort."""
+    eta, b = 0.8, 1e-5
+    stalled = driven(spinner(izz=1e9, mass=1e9), formulation=formulation, efficiency=eta,
+                     viscous_friction=b)
+    stalled.set_voltages({'j': 6.0})
+    stalled.step(100)
+    effort = stalled._engine.state.drive_effort[0]
+    assert effort == pytest.approx(eta * N * KT * 6.0 / R, rel=1e-6)
+    assert stalled.joint_efforts()[0] == effort
+    # running at constant speed against joint damping c: eta N (Kt i - b w) = c qd with
+    # u = R i + Ke N qd, so qd = eta N Kt u / R / (c + eta N^2 (Kt Ke / R + b))
+    c = 0.1
+    urdf = spinner().replace('<axis xyz="0 0 1"/>',
+                             f'<axis xyz="0 0 1"/><dynamics damping="{c}"/>')
+    running = driven(urdf, formulation=formulation, efficiency=eta, viscous_friction=b)
+    running.set_voltages({'j': 6.0})
+    running.step(2000)
+    speed = eta * N * KT * 6.0 / R / (c + eta * N * N * (KT * KT / R + b))
+    assert running.joint_velocities()[0] == pytest.approx(speed, rel=1e-6)
+    assert running._engine.state.drive_effort[0] == pytest.approx(c * speed, rel=1e-6)
+
+
+@pytest.mark.parametrize('effort, rate, accel', [
+    (1.5, 2.0, 30.0), (1.5, -2.0, 30.0), (-0.7, 3.0, -50.0), (0.0, 1.0, 0.0)])
+def test_voltage_for_effort_inverts_the_forward_model(effort, rate, accel):
+    """The inverse's voltage, applied for one step, gives the effort back through the model."""
+    dt, i0, eta, b, n = 1e-3, 0.4, 0.85, 2e-5, N
+    params = (R, L, KT, KT, b)
+    voltage, current, motor_torque = voltage_for_effort(effort, rate, accel, i0, dt, n, eta,
+                                                        *params, JM)
+    assert motor_torque == pytest.approx(KT * current, rel=1e-12)
+    w_new = n * rate
+    i_new = current_after_step(voltage, i0, w_new, dt, R, L, KT, math.inf, 0.0)
+    assert i_new == pytest.approx(current, rel=1e-9, abs=1e-12)
+    rotor_torque = KT * i_new - b * w_new - JM * n * accel  # what the gear transmits
+    gain = gear_gain(n, eta, rotor_torque * w_new)
+    out = output_effort(gain, i_new, w_new, n * accel, KT, b, JM)
+    assert out == pytest.approx(effort, rel=1e-6, abs=1e-12)
+    # the motor row is the same model: Kt i+ - b w+ = tau0 - c w+
+    tau0, slope = motor_row(voltage, i0, dt, *params)
+    assert tau0 - slope * w_new == pytest.approx(KT * i_new - b * w_new, rel=1e-9)
+
+
+@FORMULATIONS
+def test_voltage_for_effort_gives_back_the_voltage_each_engine_applied(formulation):
+    """A pendulum under a varying voltage: every step's output effort inverts to its voltage."""
+    sim = driven(pendulum_with_drive(), formulation=formulation, viscous_friction=1e-5)
+    drives = sim._engine.drives
+    worst = 0.0
+    for k in range(300):
+        u = 5.0 * math.sin(2 * math.pi * k * sim.dt * 3)
+        sim.set_voltages({'j': u})
+        rate, current = sim.joint_velocities()[0], sim.drive_state('j')['current']
+        sim.step(1)
+        new_rate = sim.joint_velocities()[0]
+        voltage, _, _ = voltage_for_effort(
+            sim._engine.state.drive_effort[0], new_rate, (new_rate - rate) / sim.dt, current,
+            sim.dt, N, 1.0, R, L, KT, KT, 1e-5, 1.0 / drives.inv_rotor_inertia[0])
+        worst = max(worst, abs(voltage - u))
+    assert worst < 1e-6 * 5.0
 
 
 def test_current_step_response_small_dt():

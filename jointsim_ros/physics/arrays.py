@@ -104,7 +104,8 @@ State = namedtuple('State', [
     'drive_voltage',  # (n_drive,) applied armature voltage (after supply clipping), V
     'drive_current',  # (n_drive,) armature current, A
     'rotor_speed',    # (n_drive,) rotor speed relative to the stator, rad/s
-    'drive_impulse',  # (n_drive, 3) accumulated gear, motor and gear-friction impulses
+    'drive_impulse',  # (n_drive, 3) accumulated gear and motor (rotor, N m s) and gear-friction
+                      # (joint, N m s or N s) impulses of the maximal solver's rows
     'axis_impulse',   # (n_axis, 7) friction, damping, lower, upper, speed, prescribed rows
     'axis_rate',      # (n_axis,) joint speed at the end of the last sweep, rad/s or m/s
     'body_wrench',    # (n_body, 6) external force (N, through the COM) and torque (N m), world
@@ -120,6 +121,8 @@ State = namedtuple('State', [
                      # along its path, world, m
     'joint_length',  # (n_joint,) target length of a distance element, m (0 for other types)
     'joint_active',  # (n_joint,) 1.0 while the joint's rows act; 0.0 for a switched-off element
+    'drive_effort',  # (n_drive,) output effort of each drive at its joint over the last step,
+                     # N m or N (physics/drives.py; written by both formulations)
 ])
 
 #: Scratch arrays reused every step (no allocation in the loop).

@@ -1,41 +1,211 @@
 """
-DC motors with gears, driven by voltage, solved inside the sequential-impulse loop.
+The drive model: DC motors with gears, driven by voltage; one model for both formulations.
 
 Model (per drive; rotor speed w_m is a state of its own, relative to the stator on the parent):
-    u = R i + L di/dt + Ke w_m,      J_m dw_m/dt = Kt i - b_m w_m - tau_gear,
-    gear (bilateral row): w_m - N qdot = 0, which puts N tau_gear on the joint coordinate q,
-    so the joint sees the reflected inertia N^2 J_m and can back-drive the motor.
+    u = R i + L di/dt + Ke w_m,      J_m dw_m/dt = Kt i - b_m w_m - tau_g,
+    gear: w_m = N qdot, output effort at the joint  tau_q = g tau_g,
+    g = eta N while the motor drives the load (tau_g w_m >= 0), (2 - eta) N while the load
+    drives the motor: the gear's Coulomb losses, (1 - eta) of the transmitted torque, always
+    oppose the motion.  The joint sees the reflected inertia N^2 J_m and can back-drive the
+    motor.
 
-Implicit discretisation (backward Euler on the current, inside the solve):
+Over a step dt (backward Euler on the current, ``armature_current``):
     i+ = (L/dt i + u - Ke w_m+) / R',   R' = R + L/dt,
-so the motor is a *soft row* on the rotor whose impulse obeys
-    lambda_m = dt tau0 - dt c w_m+,     tau0 = Kt (L/dt i + u) / R',  c = Kt Ke / R' + b_m,
-which is stable for any dt (dt >> L/R included): the back-EMF and the friction act as an implicit
-damper.  With a current limit the electrical part is clamped, |lambda_m + dt b_m w_m+| <=
-dt Kt i_max, and the row becomes lambda_m = +-dt Kt i_max - dt b_m w_m+.
+so the rotor torque is linear in the rotor speed at the step's end (``motor_row``):
+    Kt i+ - b_m w_m+ = tau0 - c w_m+,   tau0 = Kt (L/dt i + u) / R',  c = Kt Ke / R' + b_m,
+a *soft row* on the rotor, stable for any dt (dt >> L/R included): the back-EMF and the motor
+friction act as an implicit damper.  With a current limit the driver's current loop holds
+|i+| <= i_max; while it holds, Kt i+ - b_m w_m+ = +-Kt i_max - b_m w_m+ (tau0 = +-Kt i_max,
+c = b_m; ``limited_motor_row`` judges this at a given rotor speed).  After the step the current
+is ``current_after_step``; the effort the gear delivers is ``output_effort``.  The inverse,
+the voltage a motion needs (``voltage_for_effort``), runs the same equations backwards.
 
-Exact per drive: the joint coordinate is seen through its joint's own bilateral block with the
-constrained inverse mass k (``axes.py``), and the gear and motor rows form a 2 x 2 system in
-(rotor, coordinate), solved exactly each sweep in ``axes.solve_axes``, so large gear ratios on
-light links (N^2 J_m >> link inertia) converge at once.
+The scalar functions here are the model; the two formulations solve it in their own ways:
+- maximal coordinates (``prepare_drives``, ``warm_start_drives``, ``axes.solve_axes``,
+  ``finish_drives``): the gear is a bilateral row w_m - N qdot = 0 and the motor the soft row
+  lambda_m = dt tau0 - dt c w_m+ (or, current-limited, |lambda_m + dt b_m w_m+| <=
+  dt Kt i_max).  The joint coordinate is seen through its joint's own bilateral block with the
+  constrained inverse mass k (``axes.py``), and the gear and motor rows form a 2 x 2 system in
+  (rotor, coordinate), solved exactly each sweep in ``axes.solve_axes``, so large gear ratios
+  on light links (N^2 J_m >> link inertia) converge at once.  The gear losses are Coulomb
+  friction on the geared coordinate bounded by (1 - eta) times the impulse the gear transmits,
+  as contact friction is bounded by the normal impulse.
+- the tree (``tree._dof_terms``, ``tree._finish_drives``): the rotor is the joint's armature
+  N^2 J_m and the motor row the generalized force g (tau0 - c N qdot+), implicit in qdot+; the
+  current limit and the gear's direction (g) are judged at the start-of-step speed.  The
+  armature is outside the gear, so there the losses act on Kt i - b_m w_m only, not on the
+  rotor's inertial torque J_m dw_m/dt (the same as the maximal engine when eta = 1 or at a
+  steady speed).
 
-Gear losses (efficiency eta < 1) are Coulomb friction on the geared coordinate, bounded by
-(1 - eta) times the impulse the gear transmits, as contact friction is bounded by the normal
-impulse.
+Both write the output effort tau_q over the step into ``State.drive_effort``.
 """
-from .axes import push_along_jacobian
+from .axes import push_along_jacobian, REST_SPEED
 from .math3d import jit_inline
 
 GEAR, MOTOR, GEAR_FRICTION = 0, 1, 2
 
 
+# -- the model: scalar functions (compiled into both engines, callable from Python) ------------
+@jit_inline
+def armature_current(voltage, current, rotor_speed, dt, resistance, inductance, ke):
+    """
+    Backward-Euler armature current at the end of a step, without the current limit.
+
+    Args:
+        voltage: armature voltage over the step, V.
+        current: current at the step's start, A.
+        rotor_speed: rotor speed at the step's end, rad/s.
+        dt: step, s.
+        resistance, inductance, ke: R (ohm), L (H), Ke (V s/rad).
+
+    Returns:
+        i+ = (L/dt i + u - Ke w_m+) / (R + L/dt), A.
+    """
+    return ((inductance / dt * current + voltage - ke * rotor_speed)
+            / (resistance + inductance / dt))
+
+
+@jit_inline
+def motor_row(voltage, current, dt, resistance, inductance, kt, ke, viscous):
+    """
+    Return the rotor torque over a step with the current free, linear in the end speed.
+
+    Kt i+ - b_m w_m+ = tau0 - c w_m+ with i+ from ``armature_current``.
+
+    Args:
+        voltage, current, dt: as ``armature_current``.
+        resistance, inductance, kt, ke, viscous: R (ohm), L (H), Kt (N m/A), Ke (V s/rad),
+            b_m (N m s/rad).
+
+    Returns:
+        (tau0, c): tau0 = Kt (L/dt i + u) / R', N m; c = Kt Ke / R' + b_m, N m s/rad.
+    """
+    r_eff = resistance + inductance / dt
+    return kt * (inductance / dt * current + voltage) / r_eff, kt * ke / r_eff + viscous
+
+
+@jit_inline
+def limited_motor_row(voltage, current, rotor_speed, dt, resistance, inductance, kt, ke,
+                      viscous, current_limit):
+    """
+    Return the rotor torque over a step with the current limit judged at ``rotor_speed``.
+
+    Args:
+        voltage, current, dt, resistance, inductance, kt, ke, viscous: as ``motor_row``.
+        rotor_speed: the speed the current is predicted at (``armature_current``), rad/s.
+        current_limit: i_max, A (inf: none).
+
+    Returns:
+        (tau0, c, held): held is +1 or -1 when the predicted current is beyond +-i_max (then
+        the current loop holds it: tau0 = +-Kt i_max, N m, and c = b_m, N m s/rad), 0 when it
+        is within (``motor_row``).
+    """
+    predicted = armature_current(voltage, current, rotor_speed, dt, resistance, inductance, ke)
+    if abs(predicted) > current_limit:
+        held = 1.0 if predicted > 0.0 else -1.0
+        return held * kt * current_limit, viscous, held
+    tau0, c = motor_row(voltage, current, dt, resistance, inductance, kt, ke, viscous)
+    return tau0, c, 0.0
+
+
+@jit_inline
+def current_after_step(voltage, current, rotor_speed, dt, resistance, inductance, ke,
+                       current_limit, held):
+    """
+    Return the armature current at the end of a step.
+
+    Args:
+        voltage, current, dt, resistance, inductance, ke: as ``armature_current``.
+        rotor_speed: rotor speed at the step's end, rad/s.
+        current_limit: i_max, A (inf: none).
+        held: +1 or -1 when the current limit held the motor torque over the step, else 0.
+
+    Returns:
+        held i_max while the limit held, else ``armature_current`` clipped to +-i_max, A.
+    """
+    if held != 0.0:
+        return held * current_limit
+    free = armature_current(voltage, current, rotor_speed, dt, resistance, inductance, ke)
+    return min(max(free, -current_limit), current_limit)
+
+
+@jit_inline
+def gear_gain(gear, efficiency, power):
+    """
+    Output effort per transmitted rotor torque, g = tau_q / tau_g.
+
+    Args:
+        gear: N, rotor speed / joint speed.
+        efficiency: eta, in (0, 1].
+        power: the sign of the power the motor gives the load (tau_g w_m, or tau_q qdot).
+
+    Returns:
+        eta N while the motor drives the load (power >= 0), (2 - eta) N while the load drives
+        the motor.
+    """
+    return (efficiency if power >= 0.0 else 2.0 - efficiency) * gear
+
+
+@jit_inline
+def output_effort(gain, current, rotor_speed, rotor_accel, kt, viscous, rotor_inertia):
+    """
+    Return the effort the gear puts on the joint, tau_q = g (Kt i - b_m w_m - J_m dw_m/dt).
+
+    Args:
+        gain: ``gear_gain``.
+        current: A; rotor_speed: rad/s; rotor_accel: rad/s^2.
+        kt, viscous, rotor_inertia: Kt (N m/A), b_m (N m s/rad), J_m (kg m^2).
+
+    Returns:
+        N m, or N on a prismatic joint.
+    """
+    return gain * (kt * current - viscous * rotor_speed - rotor_inertia * rotor_accel)
+
+
+@jit_inline
+def voltage_for_effort(effort, joint_rate, joint_accel, current, dt, gear, efficiency,
+                       resistance, inductance, kt, ke, viscous, rotor_inertia):
+    """
+    Invert the model over one step: the voltage that gives an output effort.
+
+    The effort is taken back through the gear (``gear_gain``, judged on effort x joint_rate;
+    a joint at rest, |joint_rate| <= ``axes.REST_SPEED``, as driving: the motor holds the load),
+    the rotor (``output_effort``) and the armature's backward-Euler step
+    (u = R i + L (i - i_prev) / dt + Ke N qdot), so ``current_after_step`` (free current) and
+    ``output_effort`` of the result give ``effort`` back.
+
+    Args:
+        effort: output effort at the joint over the step, N m or N.
+        joint_rate: joint speed at the step's end, rad/s or m/s.
+        joint_accel: (joint_rate - rate at the start) / dt, rad/s^2 or m/s^2.
+        current: current at the step's start, A.
+        dt: step, s.
+        gear, efficiency: N, eta.
+        resistance, inductance, kt, ke, viscous, rotor_inertia: R (ohm), L (H), Kt (N m/A),
+            Ke (V s/rad), b_m (N m s/rad), J_m (kg m^2).
+
+    Returns:
+        (voltage V, current A, motor torque Kt i N m) over the step.
+    """
+    rotor_speed = gear * joint_rate
+    # at rest the motor holds the load through the gear (g = eta N), whatever the sign of a
+    # speed left over from rounding
+    power = effort * joint_rate if abs(joint_rate) > REST_SPEED else 0.0
+    motor_torque = (effort / gear_gain(gear, efficiency, power)
+                    + rotor_inertia * gear * joint_accel + viscous * rotor_speed)
+    needed = motor_torque / kt
+    voltage = (resistance * needed + inductance * (needed - current) / dt + ke * rotor_speed)
+    return voltage, needed, motor_torque
+
+
+# -- maximal coordinates: the gear and motor rows -----------------------------------------------
 @jit_inline
 def prepare_drives(drives, work, state, dt):
     """
-    Implicit electrical terms and the inverse gear/motor matrices of every drive.
+    Set up the motor rows and the inverse gear/motor matrices of every drive.
 
-    The motor is the soft row lambda_m = F - D w_m+ with F = dt tau0 and D = dt c; the 2 x 2
-    matrix of (gear, motor),
+    The motor is the soft row lambda_m = F - D w_m+ with F = dt tau0 and D = dt c
+    (``motor_row``); the 2 x 2 matrix of (gear, motor),
         gear:  (jm + N^2 k) dg + jm dm = -(w_m - N qdot)
         motor: D jm dg + (1 + D jm) dm = F - D w_m - lambda_m
     (jm = 1/J_m, k the axis' constrained inverse mass), is constant over the step: it is
@@ -45,20 +215,19 @@ def prepare_drives(drives, work, state, dt):
     ainv = work.drive_ainv
     inv_k = work.axis_k
     for d in range(drives.axis.shape[0]):
-        r_eff = drives.resistance[d] + drives.inductance[d] / dt
-        kt = drives.kt[d]
-        tau0 = kt * (drives.inductance[d] / dt * state.drive_current[d]
-                     + state.drive_voltage[d]) / r_eff
+        tau0, c = motor_row(state.drive_voltage[d], state.drive_current[d], dt,
+                            drives.resistance[d], drives.inductance[d], drives.kt[d],
+                            drives.ke[d], drives.viscous[d])
         soft[d, 0] = dt * tau0
-        soft[d, 1] = dt * (kt * drives.ke[d] / r_eff + drives.viscous[d])
+        soft[d, 1] = dt * c
         soft[d, 2] = dt * drives.viscous[d]
-        soft[d, 3] = dt * kt * drives.current_limit[d]
+        soft[d, 3] = dt * drives.kt[d] * drives.current_limit[d]
         soft[d, 4] = drives.efficiency[d]
         jm = drives.inv_rotor_inertia[d]
         n = drives.gear[d]
         a11 = jm + n * n * inv_k[drives.axis[d]]
         for mode in range(2):
-            damp = soft[d, 1] if mode == 0 else dt * drives.viscous[d]
+            damp = soft[d, 1] if mode == 0 else soft[d, 2]
             a21 = damp * jm
             a22 = 1.0 + damp * jm
             det = a11 * a22 - jm * a21
@@ -94,7 +263,18 @@ def warm_start_drives(bodies, joints, drives, state, work, enabled):
 
 @jit_inline
 def finish_drives(drives, state, dt):
-    """Armature current i+ = (lambda_m + dt b_m w_m+) / (dt Kt) from the motor row's impulse."""
+    """
+    Write the current at the step's end (``current_after_step``) and the output effort.
+
+    The solve leaves the motor row within the current limit at the final rotor speed, so the
+    limit holds exactly where the free current would exceed it.  The output effort is the
+    coordinate impulse of the gear and its losses over dt, (-N g + lambda_f) / dt.
+    """
+    impulses = state.drive_impulse
     for d in range(drives.axis.shape[0]):
-        electric = state.drive_impulse[d, MOTOR] + dt * drives.viscous[d] * state.rotor_speed[d]
-        state.drive_current[d] = electric / (dt * drives.kt[d])
+        state.drive_current[d] = current_after_step(
+            state.drive_voltage[d], state.drive_current[d], state.rotor_speed[d], dt,
+            drives.resistance[d], drives.inductance[d], drives.ke[d], drives.current_limit[d],
+            0.0)
+        state.drive_effort[d] = (-drives.gear[d] * impulses[d, GEAR]
+                                 + impulses[d, GEAR_FRICTION]) / dt

@@ -102,7 +102,8 @@ class Mechanism:
             joint_length=np.zeros(n_joint),
             # elements start switched off; a distance element's length is set at reset
             joint_active=np.array([0.0 if j.element else 1.0 for j in model.joints],
-                                  dtype=float).reshape(n_joint))
+                                  dtype=float).reshape(n_joint),
+            drive_effort=np.zeros(n_drive))
         # one buffer for the whole State: the tree engine's kernel call passes it as one array
         self.state, self._state_buffer, _, self._state_layout = flat.pack(self.state)
         self.info = np.zeros(INFO_SIZE)
@@ -325,6 +326,7 @@ class Mechanism:
             self.state.joint_q[j] = positions[j] if jtype in jt.SCALAR_CODES else 0.0
         self.state.row_impulse[:] = 0.0
         self.state.drive_impulse[:] = 0.0
+        self.state.drive_effort[:] = 0.0
         self.state.axis_impulse[:] = 0.0
         self.state.free_impulse[:] = 0.0
         rates = self.joint_rates()

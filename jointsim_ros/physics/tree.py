@@ -51,6 +51,7 @@ from collections import namedtuple
 import numpy as np
 
 from .arrays import State
+from .drives import current_after_step, gear_gain, limited_motor_row, output_effort
 from .flat import view1, view2, view3
 from .math3d import (cross, invert_spd, jit, jit_inline, quat_conj, quat_from_rotvec,
                      quat_mul, quat_normalized, quat_to_mat, read3, read4, read_mat, write3,
@@ -95,11 +96,12 @@ TreeState = namedtuple('TreeState', [
     'node_rel',       # (n_node, 7) child joint frame in the parent joint frame: r m, Q wxyz
     'qd',             # (n_v,) generalized velocities, rad/s, m/s (child joint frame twist)
     'p',              # (n_v,) generalized (Poisson) impulses (H(q_prev) + A) qd, N m s or N s
-    'drive_limited',  # (n_drive,) 1.0 while the current limit holds the motor torque
+    'drive_limited',  # (n_drive,) +1 or -1 while the current limit holds the motor torque
     'drive_gain',     # (n_drive,) gear output per motor torque this step: eta N when the
                       # motor drives the load, (2 - eta) N when the load drives the motor
-    'joint_effort', 'drive_voltage', 'drive_current', 'rotor_speed', 'drive_impulse',
+    'joint_effort', 'drive_voltage', 'drive_current', 'rotor_speed',
     'body_wrench', 'body_pos', 'body_quat', 'body_lin_vel', 'body_ang_mom', 'joint_q', 'time',
+    'drive_effort',
 ])
 
 #: Scratch arrays of the recursion and the integrators.
@@ -122,9 +124,9 @@ TreeWork = namedtuple('TreeWork', [
 TreeCoordinates = namedtuple('TreeCoordinates', TreeState._fields[:6])
 
 #: Field indices of the facade's State arrays the TreeState shares (flat.pack layout rows).
-(_S_JOINT_EFFORT, _S_DRIVE_VOLTAGE, _S_DRIVE_CURRENT, _S_ROTOR_SPEED, _S_DRIVE_IMPULSE,
- _S_BODY_WRENCH, _S_BODY_POS, _S_BODY_QUAT, _S_BODY_LIN_VEL, _S_BODY_ANG_MOM, _S_JOINT_Q,
- _S_TIME) = (State._fields.index(name) for name in TreeState._fields[6:])
+(_S_JOINT_EFFORT, _S_DRIVE_VOLTAGE, _S_DRIVE_CURRENT, _S_ROTOR_SPEED, _S_BODY_WRENCH,
+ _S_BODY_POS, _S_BODY_QUAT, _S_BODY_LIN_VEL, _S_BODY_ANG_MOM, _S_JOINT_Q, _S_TIME,
+ _S_DRIVE_EFFORT) = (State._fields.index(name) for name in TreeState._fields[6:])
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
@@ -475,12 +477,10 @@ def _dof_terms(tm, ts, qd, dt, out_force, out_damp):
     """
     Generalized force per coordinate split as tau0 - b qd: efforts and drives.
 
-    out_force: tau0, the joint effort plus the drive's g Kt (L/dt i + u) / R' (or its
-    current-limited +-g Kt i_max), N m or N.  out_damp: b, the joint damping plus the
-    drive's back-EMF and friction g N c (c = Kt Ke / R' + b_m), N m s/rad or N s/m.  The gear
-    gain g is eta N while the motor torque drives the joint and (2 - eta) N while it brakes
-    it (the gear's losses, (1 - eta) of the transmitted torque, always oppose the motion, as
-    the maximal engine's gear-friction row does), judged at the start-of-step speed.
+    out_force: tau0, the joint effort plus the drive's g tau0 (``drives.limited_motor_row``,
+    the current limit judged at the start-of-step speed), N m or N.  out_damp: b, the joint
+    damping plus the drive's back-EMF and friction g N c, N m s/rad or N s/m.  The gear gain
+    g (``drives.gear_gain``) is judged on the motor torque at the start-of-step speed.
     The symplectic step takes -b qd+ implicitly (h b on the diagonal of D); RK4 explicitly.
     """
     for v in range(qd.shape[0]):
@@ -489,23 +489,13 @@ def _dof_terms(tm, ts, qd, dt, out_force, out_damp):
     for d in range(tm.drive_v.shape[0]):
         v = tm.drive_v[d]
         n = tm.gear[d]
-        eta = tm.efficiency[d]
-        r_eff = tm.resistance[d] + tm.inductance[d] / dt
-        kt = tm.kt[d]
-        drive = tm.inductance[d] / dt * ts.drive_current[d] + ts.drive_voltage[d]
-        i_pred = (drive - tm.ke[d] * n * qd[v]) / r_eff
-        if abs(i_pred) > tm.current_limit[d]:
-            # current loop saturated: electrical torque held at +-Kt i_max
-            tau0 = kt * tm.current_limit[d] * (1.0 if i_pred > 0.0 else -1.0)
-            c = tm.viscous[d]
-            ts.drive_limited[d] = 1.0
-        else:
-            tau0 = kt * drive / r_eff
-            c = kt * tm.ke[d] / r_eff + tm.viscous[d]
-            ts.drive_limited[d] = 0.0
-        # joint effort g (tau0 - c N qd), g = eta N driving, (2 - eta) N braking
-        motor = tau0 - c * n * qd[v]
-        gain = eta * n if motor * n * qd[v] >= 0.0 else (2.0 - eta) * n
+        w_m = n * qd[v]
+        tau0, c, held = limited_motor_row(ts.drive_voltage[d], ts.drive_current[d], w_m, dt,
+                                          tm.resistance[d], tm.inductance[d], tm.kt[d],
+                                          tm.ke[d], tm.viscous[d], tm.current_limit[d])
+        ts.drive_limited[d] = held
+        # joint effort g (tau0 - c N qd)
+        gain = gear_gain(n, tm.efficiency[d], (tau0 - c * w_m) * w_m)
         ts.drive_gain[d] = gain
         out_force[v] += gain * tau0
         out_damp[v] += gain * n * c
@@ -760,27 +750,25 @@ def _velocity_step(tm, ts, wk, dt, gravity, info):
 
 @jit
 def _finish_drives(tm, ts, qd_old, qd, dt):
-    """Rotor speed, current and the gear impulse (the facade reads output effort from it)."""
+    """
+    Rotor speed, current (``drives.current_after_step``) and the output effort.
+
+    The output effort is the gear's g (Kt i - b_m w_m) (``drives.output_effort`` without the
+    rotor's inertia, which is the joint's armature here) less the armature's N J_m dw_m/dt.
+    """
     for d in range(tm.drive_v.shape[0]):
         v = tm.drive_v[d]
         n = tm.gear[d]
         w_new = n * qd[v]
         w_old = n * qd_old[v]
-        r_eff = tm.resistance[d] + tm.inductance[d] / dt
-        if ts.drive_limited[d] > 0.0:
-            drive = tm.inductance[d] / dt * ts.drive_current[d] + ts.drive_voltage[d]
-            i_new = tm.current_limit[d] * (1.0 if drive - tm.ke[d] * w_old > 0.0 else -1.0)
-        else:
-            i_new = (tm.inductance[d] / dt * ts.drive_current[d] + ts.drive_voltage[d]
-                     - tm.ke[d] * w_new) / r_eff
+        i_new = current_after_step(ts.drive_voltage[d], ts.drive_current[d], w_new, dt,
+                                   tm.resistance[d], tm.inductance[d], tm.ke[d],
+                                   tm.current_limit[d], ts.drive_limited[d])
         ts.drive_current[d] = i_new
         ts.rotor_speed[d] = w_new
-        effort = (ts.drive_gain[d] * (tm.kt[d] * i_new - tm.viscous[d] * w_new)
-                  - n * tm.rotor_inertia[d] * (w_new - w_old) / dt)
-        # the maximal engine's gear impulse g on the rotor: output effort = -N g / dt
-        ts.drive_impulse[d, 0] = -effort * dt / n
-        ts.drive_impulse[d, 1] = 0.0
-        ts.drive_impulse[d, 2] = 0.0
+        ts.drive_effort[d] = (output_effort(ts.drive_gain[d], i_new, w_new, 0.0, tm.kt[d],
+                                            tm.viscous[d], tm.rotor_inertia[d])
+                              - n * tm.rotor_inertia[d] * (w_new - w_old) / dt)
 
 
 @jit
@@ -937,10 +925,11 @@ def _tree_state(own, own_layout, state, state_layout):
         view1(own, own_layout, 3), view1(own, own_layout, 4), view1(own, own_layout, 5),
         view1(state, state_layout, _S_JOINT_EFFORT), view1(state, state_layout, _S_DRIVE_VOLTAGE),
         view1(state, state_layout, _S_DRIVE_CURRENT), view1(state, state_layout, _S_ROTOR_SPEED),
-        view2(state, state_layout, _S_DRIVE_IMPULSE), view2(state, state_layout, _S_BODY_WRENCH),
+        view2(state, state_layout, _S_BODY_WRENCH),
         view2(state, state_layout, _S_BODY_POS), view2(state, state_layout, _S_BODY_QUAT),
         view2(state, state_layout, _S_BODY_LIN_VEL), view2(state, state_layout, _S_BODY_ANG_MOM),
-        view1(state, state_layout, _S_JOINT_Q), view1(state, state_layout, _S_TIME))
+        view1(state, state_layout, _S_JOINT_Q), view1(state, state_layout, _S_TIME),
+        view1(state, state_layout, _S_DRIVE_EFFORT))
 
 
 @jit_inline

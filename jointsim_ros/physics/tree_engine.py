@@ -48,10 +48,10 @@ class TreeEngine(Mechanism):
         self.tree_state = tree.TreeState(
             *own, joint_effort=st.joint_effort,
             drive_voltage=st.drive_voltage, drive_current=st.drive_current,
-            rotor_speed=st.rotor_speed, drive_impulse=st.drive_impulse,
+            rotor_speed=st.rotor_speed,
             body_wrench=st.body_wrench, body_pos=st.body_pos, body_quat=st.body_quat,
             body_lin_vel=st.body_lin_vel, body_ang_mom=st.body_ang_mom, joint_q=st.joint_q,
-            time=st.time)
+            time=st.time, drive_effort=st.drive_effort)
         z6 = np.zeros((n_node, 6))
         z66 = np.zeros((n_node, 6, 6))
         work = tree.TreeWork(
