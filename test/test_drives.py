@@ -97,6 +97,17 @@ def test_drive_effort_state_at_stall_and_running_against_a_viscous_load(formulat
     assert running._engine.state.drive_effort[0] == pytest.approx(c * speed, rel=1e-6)
 
 
+def test_force_torque_sensor_on_a_stalled_drive_reads_its_output_effort():
+    # the sensor adds the drive's coordinate impulse, State.drive_effort dt, to the joint's
+    sim = Simulator.from_urdf(spinner(izz=1e9, mass=1e9), {
+        'drives': {'j': drive(efficiency=0.8)},
+        'force_torque_sensors': {'ft': {'joint': 'j', 'rate': 0,
+                                        'measure_direction': 'parent_to_child'}}})
+    sim.set_voltages({'j': 6.0})
+    sim.step(100)
+    assert sim.sensors.wrench('ft')[5] == pytest.approx(0.8 * N * KT * 6.0 / R, rel=1e-6)
+
+
 @pytest.mark.parametrize('effort, rate, accel', [
     (1.5, 2.0, 30.0), (1.5, -2.0, 30.0), (-0.7, 3.0, -50.0), (0.0, 1.0, 0.0)])
 def test_voltage_for_effort_inverts_the_forward_model(effort, rate, accel):

@@ -666,8 +666,7 @@ class Engine(Mechanism):
             self._wrench_fn = None
         out = np.zeros(6)
         args = (j, self._joint_axis.get(j, -1), self._joint_free.get(j, -1), self.joints,
-                self.blocks, self.mimics, self.axes, self.drives, self.state, self.work,
-                self.dt, out)
+                self.blocks, self.mimics, self.axes, self.state, self.work, self.dt, out)
         if self._wrench_fn is None:
             joint_impulse_on_child(*args)
             # later calls skip the dispatcher's type resolution (most of the call's cost)

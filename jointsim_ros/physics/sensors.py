@@ -6,7 +6,7 @@ J_child = [d, r x d] (a force d through the child's COM and the torque r x d abo
 impulse the parent gave the child over the step is
     P_child = sum over rows of J_child^T lambda
 over the joint's bilateral block (which also holds the reactions of the coordinate rows),
-its coordinate rows (drive gear and gear losses, friction, damping, limits, speed limits and
+its coordinate rows (the drive's output effort, friction, damping, limits, speed limits and
 the commanded effort's impulse tau dt, all along the coordinate Jacobian), the Coulomb rows
 of a spherical or planar joint, and the mimic blocks that couple it.  Divided by dt it is the
 mean wrench of the step; the Jacobians are this step's, taken at the poses the step started
@@ -15,11 +15,9 @@ from (``Work.backup``), so the caller moves the torque to the sensor point with 
 from .axes import coordinate_jacobian
 from .math3d import jit
 
-GEAR, GEAR_FRICTION = 0, 2
-
 
 @jit
-def joint_impulse_on_child(j, x, f, joints, blocks, mimics, axes, drives, state, work, dt, out):
+def joint_impulse_on_child(j, x, f, joints, blocks, mimics, axes, state, work, dt, out):
     """
     Impulse the parent applied to joint j's child in the last step, about the child's COM.
 
@@ -31,7 +29,6 @@ def joint_impulse_on_child(j, x, f, joints, blocks, mimics, axes, drives, state,
         blocks: Blocks.
         mimics: Mimics.
         axes: Axes.
-        drives: Drives.
         state: State after the step.
         work: Work after the step (this step's Jacobians and start poses).
         dt: time step, s.
@@ -61,8 +58,7 @@ def joint_impulse_on_child(j, x, f, joints, blocks, mimics, axes, drives, state,
             coordinate += state.axis_impulse[x, row]
         d = axes.drive[x]
         if d >= 0:
-            coordinate += (-drives.gear[d] * state.drive_impulse[d, GEAR]
-                           + state.drive_impulse[d, GEAR_FRICTION])
+            coordinate += state.drive_effort[d] * dt  # the gear and its losses
     if coordinate != 0.0:
         coordinate_jacobian(j, joints.type, joints.body, joints.axis_body, joints.cpos,
                             work.rot, state.body_pos, work.jrow, 0)
