@@ -95,6 +95,12 @@ def compile_variant(variant):
     if variant != 'tree':
         sim.sensors.wrench('ft')
         sim.sensors.history('ft', 0)
+        # a driven prescribed joint: the drive needs call the model's inverse
+        q = sim.joint_positions()[sim.joint_names.index('shoulder')]
+        sim.prescribed.joints([0.0, 1.0], [[q], [q]], joints=['shoulder'])
+        sim.step(1)
+        sim.prescribed.drive_needs()
+        sim.prescribed.release()
     sim.drive_state('shoulder')
     if variant == 'contacts':
         sim.contacts()
