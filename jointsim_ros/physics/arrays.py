@@ -125,6 +125,11 @@ State = namedtuple('State', [
                      # N m or N (physics/drives.py; written by both formulations)
 ])
 
+#: Columns of a drive's motor row this step (Work.drive_soft[d]): the motor row's impulse at
+#: rest F = dt tau0 and its damping D = dt c, the free rotor's damping dt b_m, the current limit's
+#: impulse dt Kt i_max, and the gear efficiency.
+MOTOR_F, MOTOR_D, ROTOR_D, LIMIT_IMPULSE, EFFICIENCY = range(5)
+
 #: Scratch arrays reused every step (no allocation in the loop).
 Work = namedtuple('Work', [
     'rot',          # (n_body, 3, 3) body rotation
@@ -157,8 +162,7 @@ Work = namedtuple('Work', [
                     # impulse bounds, ROW_SOFTNESS, ROW_ON (1.0 where the row acts)
     'axis_live',    # (n_axis,) int64 the axes with rows this step, first axis_live_n[0] used
     'axis_live_n',  # (1,) int64 number of live axes
-    'drive_soft',   # (n_drive, 5) motor soft row: impulse at rest F, damping D = dt c;
-                    # dt b_m, the current limit's impulse dt Kt i_max, the gear efficiency
+    'drive_soft',   # (n_drive, 5) this step's motor row, columns MOTOR_F .. EFFICIENCY
     'drive_backup',  # (n_drive, 2) rotor speed and current before the step
     'drive_ainv',   # (n_drive, 2, 2, 2) inverse gear/motor matrix: free, current-limited mode
     'free_J',       # (n_free, 3, 2, 6) friction rows' Jacobians

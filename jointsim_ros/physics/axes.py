@@ -37,6 +37,7 @@ the rows differing only in what ``prepare_axes`` writes into Work.axis_rows each
 """
 import numpy as np
 
+from .arrays import EFFICIENCY, LIMIT_IMPULSE, MOTOR_D, MOTOR_F, ROTOR_D
 from .joints import PRISMATIC, prismatic, revolute
 from .math3d import (jit_inline, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
                      quat_to_mat, vadd, vsub)
@@ -299,12 +300,12 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, rows, impulses,
             w_m = rotor[d]
             lam_m = drive_impulse[d, 1]
             r1 = n * qdot - w_m
-            r2 = soft[d, 0] - soft[d, 1] * w_m - lam_m
+            r2 = soft[d, MOTOR_F] - soft[d, MOTOR_D] * w_m - lam_m
             dg = ainv[d, 0, 0, 0] * r1 + ainv[d, 0, 0, 1] * r2
             dm = ainv[d, 0, 1, 0] * r1 + ainv[d, 0, 1, 1] * r2
-            b_dt = soft[d, 2]
+            b_dt = soft[d, ROTOR_D]
             electric = lam_m + dm + b_dt * (w_m + jm * (dg + dm))
-            limit = soft[d, 3]
+            limit = soft[d, LIMIT_IMPULSE]
             if abs(electric) > limit:
                 r2 = (limit if electric > 0.0 else -limit) - b_dt * w_m - lam_m
                 dg = ainv[d, 1, 0, 0] * r1 + ainv[d, 1, 0, 1] * r2
@@ -316,8 +317,8 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, rows, impulses,
             qdot -= inv_k[x] * n * dg
             largest = max(largest, abs(dg), abs(dm))
             # gear losses: Coulomb friction bounded by the transmitted impulse
-            if soft[d, 4] < 1.0:
-                bound = (1.0 - soft[d, 4]) * abs(n * drive_impulse[d, 0])
+            if soft[d, EFFICIENCY] < 1.0:
+                bound = (1.0 - soft[d, EFFICIENCY]) * abs(n * drive_impulse[d, 0])
                 old = drive_impulse[d, 2]
                 new = row_change(old, 0.0, -bound, bound, 0.0, qdot, kg)
                 drive_impulse[d, 2] = new

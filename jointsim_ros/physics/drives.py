@@ -39,6 +39,7 @@ The scalar functions here are the model; the two formulations solve it in their 
 
 Both write the output effort tau_q over the step into ``State.drive_effort``.
 """
+from .arrays import EFFICIENCY, LIMIT_IMPULSE, MOTOR_D, MOTOR_F, ROTOR_D
 from .axes import push_along_jacobian, REST_SPEED
 from .math3d import jit_inline
 
@@ -218,16 +219,16 @@ def prepare_drives(drives, work, state, dt):
         tau0, c = motor_row(state.drive_voltage[d], state.drive_current[d], dt,
                             drives.resistance[d], drives.inductance[d], drives.kt[d],
                             drives.ke[d], drives.viscous[d])
-        soft[d, 0] = dt * tau0
-        soft[d, 1] = dt * c
-        soft[d, 2] = dt * drives.viscous[d]
-        soft[d, 3] = dt * drives.kt[d] * drives.current_limit[d]
-        soft[d, 4] = drives.efficiency[d]
+        soft[d, MOTOR_F] = dt * tau0
+        soft[d, MOTOR_D] = dt * c
+        soft[d, ROTOR_D] = dt * drives.viscous[d]
+        soft[d, LIMIT_IMPULSE] = dt * drives.kt[d] * drives.current_limit[d]
+        soft[d, EFFICIENCY] = drives.efficiency[d]
         jm = drives.inv_rotor_inertia[d]
         n = drives.gear[d]
         a11 = jm + n * n * inv_k[drives.axis[d]]
         for mode in range(2):
-            damp = soft[d, 1] if mode == 0 else soft[d, 2]
+            damp = soft[d, MOTOR_D] if mode == 0 else soft[d, ROTOR_D]
             a21 = damp * jm
             a22 = 1.0 + damp * jm
             det = a11 * a22 - jm * a21
