@@ -8,6 +8,7 @@ constraint (C = 0), a twist it makes is the derivative of its pose and lies in t
 null space (J v = 0), and the tree columns are the same twists.
 """
 from jointsim_ros.physics import joints
+from jointsim_ros.physics.joints import placement
 from jointsim_ros.rotations import quat_conjugate, quat_multiply
 import numpy as np
 import pytest
@@ -38,8 +39,8 @@ def rows_at(code, axis, perp1, perp2, rel_quat, rel_pos):
 def test_every_type_code_has_one_module_with_rows_and_placement():
     assert set(joints.TYPES) == set(joints.TYPE_CODES.values())
     for code, module in joints.TYPES.items():
-        for name in ('N_ROWS', 'columns', 'relative_pose', 'relative_twist', 'allowed',
-                     'anchor_gap'):
+        for name in ('N_ROWS', 'TREE_KIND', 'columns', 'relative_pose', 'relative_twist',
+                     'allowed', 'anchor_gap'):
             assert hasattr(module, name), (module.__name__, name)
         assert joints.N_ROWS[code] == module.N_ROWS
 
@@ -111,3 +112,15 @@ def test_multi_dof_columns_span_the_rows_null_space(name):
                                    atol=1e-12)
     if len(cols):
         assert np.linalg.matrix_rank(cols) == len(cols)
+
+
+def test_the_tree_kind_matches_the_columns():
+    axis, perp1, perp2 = triad(np.random.default_rng(2))
+    for code, module in joints.TYPES.items():
+        cols = np.array(module.columns(axis, perp1, perp2)).reshape(-1, 6)
+        if module.TREE_KIND == placement.TREE_ROTATION:
+            assert code in joints.SCALAR_CODES and np.allclose(cols, [np.r_[axis, 0, 0, 0]])
+        elif module.TREE_KIND == placement.TREE_SLIDE:
+            assert code in joints.SCALAR_CODES and np.allclose(cols, [np.r_[0, 0, 0, axis]])
+        else:
+            assert code not in joints.SCALAR_CODES

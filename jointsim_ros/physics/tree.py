@@ -53,6 +53,7 @@ import numpy as np
 from .arrays import State
 from .drives import current_after_step, gear_gain, limited_motor_row, output_effort
 from .flat import view1, view2, view3
+from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
 from .math3d import (cross, invert_spd, jit, jit_inline, quat_conj, quat_from_rotvec,
                      quat_mul, quat_normalized, quat_to_mat, read3, read4, read_mat, write3,
                      write4)
@@ -136,8 +137,9 @@ SEMI_IMPLICIT_EULER, SYMPLECTIC_EULER, RK4 = 0, 1, 2
 #: Status codes (as physics.arrays).
 _OK, _DIVERGED = 0, 1
 #: Node kinds: a scalar joint with a rotation about its axis, one sliding along it, or a joint
-#: whose relative pose (r, Q) is integrated (spherical, planar, floating, fixed).
-KIND_REVOLUTE, KIND_PRISMATIC, KIND_FREE = 0, 1, 2
+#: whose relative pose (r, Q) is integrated (spherical, planar, floating, fixed); each joint
+#: type's module says which it is (``TREE_KIND``, physics/joints/placement.py).
+KIND_REVOLUTE, KIND_PRISMATIC, KIND_FREE = TREE_ROTATION, TREE_SLIDE, TREE_FREE
 
 
 @jit

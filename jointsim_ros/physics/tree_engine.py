@@ -89,8 +89,7 @@ class TreeEngine(Mechanism):
         for j in model.tree_order:
             jtype = int(J.type[j])
             a, b = (int(x) for x in J.body[j])
-            kind = {jt.REVOLUTE: tree.KIND_REVOLUTE, jt.CONTINUOUS: tree.KIND_REVOLUTE,
-                    jt.PRISMATIC: tree.KIND_PRISMATIC}.get(jtype, tree.KIND_FREE)
+            kind = jt.TYPES[jtype].TREE_KIND
             rows.append((node_of_body[a] if a >= 0 else -1, b, a, j, kind, J.ppos[j],
                          J.pquat[j], J.cpos[j], J.cquat[j],
                          jt.TYPES[jtype].columns(J.axis[j], J.perp1[j], J.perp2[j])))
@@ -181,13 +180,10 @@ class TreeEngine(Mechanism):
             if tm.kind[i] != tree.KIND_FREE:
                 ts.node_q[i] = positions[j]
                 ts.qd[v0] = velocities[j]
-                axis = tm.col[i, 0, :3] if tm.kind[i] == tree.KIND_REVOLUTE else tm.col[i, 0, 3:]
-                if tm.kind[i] == tree.KIND_REVOLUTE:
-                    half = 0.5 * positions[j]
-                    ts.node_rel[i] = np.concatenate(([0.0, 0.0, 0.0, np.cos(half)],
-                                                     np.sin(half) * axis))
-                else:
-                    ts.node_rel[i] = np.concatenate((positions[j] * axis, [1.0, 0.0, 0.0, 0.0]))
+                rel_q, rel_p = jt.TYPES[int(self.joints.type[j])].relative_pose(
+                    self.joints.axis[j], positions[j])
+                ts.node_rel[i, :3] = rel_p
+                ts.node_rel[i, 3:] = rel_q
                 continue
             ts.node_q[i] = 0.0
             if j >= 0:

@@ -11,11 +11,12 @@ import math
 
 import numpy as np
 
-from .placement import at_rest, keep_all, no_twist
+from .placement import at_rest, keep_all, no_twist, TREE_FREE
 from .rows import set_row
 from ..math3d import cross, dot3, jit, vneg, vscale, vsub
 
 N_ROWS = 1
+TREE_KIND = TREE_FREE
 
 
 @jit

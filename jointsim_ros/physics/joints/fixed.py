@@ -6,11 +6,12 @@ C_4..6 = R_pj 2 vec(q_pj^-1 q_cj).  Jacobian: ``rows.point_rows`` and ``rows.loc
 """
 import numpy as np
 
-from .placement import at_rest, IDENTITY, no_twist, whole_gap
+from .placement import at_rest, IDENTITY, no_twist, TREE_FREE, whole_gap
 from .rows import lock_rows, point_rows
 from ..math3d import jit
 
 N_ROWS = 6
+TREE_KIND = TREE_FREE
 
 
 @jit

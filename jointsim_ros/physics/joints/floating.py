@@ -5,9 +5,10 @@ A floating base's joint to the world, or a URDF ``floating`` joint between links
 """
 import numpy as np
 
-from .placement import at_rest, keep_all, no_twist
+from .placement import at_rest, keep_all, no_twist, TREE_FREE
 
 N_ROWS = 0
+TREE_KIND = TREE_FREE
 
 
 def columns(axis, perp1, perp2):

@@ -12,10 +12,15 @@ seen outside the kernels, with the same signatures:
 - ``allowed(rel_quat, rel_pos, axis)``: the part of a relative pose the joint allows (what
   placing a multi-DOF joint keeps of its bodies' pose);
 - ``anchor_gap(gap, axis)``: the part of the anchor gap (child anchor - parent anchor, world, m)
-  the joint forbids, with its axis in the world (the facade's anchor errors).
+  the joint forbids, with its axis in the world (the facade's anchor errors);
+- ``TREE_KIND``: how the tree formulation integrates it (``TREE_ROTATION``, ``TREE_SLIDE`` or
+  ``TREE_FREE``).
 """
 import numpy as np
 
+#: How the tree formulation integrates a joint (``TREE_KIND`` of each type module): a rotation
+#: about its axis, a slide along it (both from the scalar coordinate), or a relative pose (r, Q).
+TREE_ROTATION, TREE_SLIDE, TREE_FREE = 0, 1, 2
 ZERO = np.zeros(3)
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
 

@@ -7,11 +7,12 @@ C_2 = a1.b2, C_3 = a1.c2 (``rows.align_row``, as in a revolute joint).
 """
 import numpy as np
 
-from .placement import angular, at_rest, linear, no_twist
+from .placement import angular, at_rest, linear, no_twist, TREE_FREE
 from .rows import align_row, slide_row
 from ..math3d import jit
 
 N_ROWS = 3
+TREE_KIND = TREE_FREE
 
 
 @jit

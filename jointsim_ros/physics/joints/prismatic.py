@@ -9,11 +9,12 @@ Coordinate q = (p_b - p_a).a1; dq/dt = a1.(v_b + w_b x r_b - v_a - w_a x r_a').
 """
 import numpy as np
 
-from .placement import IDENTITY, keep_all, linear
+from .placement import IDENTITY, keep_all, linear, TREE_SLIDE
 from .rows import lock_rows, set_row, slide_row
 from ..math3d import cross, dot3, jit, jit_inline, vneg, vscale, vsub
 
 N_ROWS = 5
+TREE_KIND = TREE_SLIDE
 
 
 @jit

@@ -9,12 +9,13 @@ Coordinate q = twist angle of q_pj^-1 q_cj about the axis; dq/dt = a1.(w_b - w_a
 """
 import numpy as np
 
-from .placement import angular, keep_all, whole_gap
+from .placement import angular, keep_all, TREE_ROTATION, whole_gap
 from .rows import align_row, point_rows, set_row
 from ..math3d import jit, jit_inline, quat_conj, quat_mul, quat_twist_angle, vneg, vscale
 from ...rotations import quat_about_axis
 
 N_ROWS = 5
+TREE_KIND = TREE_ROTATION
 
 
 @jit

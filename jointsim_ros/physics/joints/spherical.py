@@ -5,11 +5,12 @@ Position constraint (3 rows): coincident anchors, C = p_b - p_a (``rows.point_ro
 """
 import numpy as np
 
-from .placement import angular, at_rest, no_twist, whole_gap
+from .placement import angular, at_rest, no_twist, TREE_FREE, whole_gap
 from .rows import point_rows
 from ..math3d import jit
 
 N_ROWS = 3
+TREE_KIND = TREE_FREE
 
 
 @jit
