@@ -9,9 +9,7 @@ ends apart.  Ball ends carry no moment, so the row only acts along the line.
 """
 import math
 
-import numpy as np
-
-from .placement import at_rest, keep_all, no_twist, TREE_FREE
+from .placement import at_rest, keep_all, no_columns, no_gap, no_twist, TREE_FREE
 from .rows import set_row
 from ..math3d import cross, dot3, jit, vneg, vscale, vsub
 
@@ -33,16 +31,8 @@ def constraint(f, C, J, length):
 
 
 # -- placement outside the kernels (joints/placement.py) ----------------------------------
-def columns(axis, perp1, perp2):
-    """Return no columns: an element closes a loop, it is never a tree joint."""
-    return []
-
-
-def anchor_gap(gap, axis):
-    """Return no gap: the element's length is its own (docs/prescribed.md)."""
-    return np.zeros(3)
-
-
 relative_pose = at_rest
 relative_twist = no_twist
 allowed = keep_all
+columns = no_columns  # an element closes a loop: never a tree joint
+anchor_gap = no_gap  # the element's length is its own (docs/prescribed.md)

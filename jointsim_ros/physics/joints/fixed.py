@@ -6,7 +6,7 @@ C_4..6 = R_pj 2 vec(q_pj^-1 q_cj).  Jacobian: ``rows.point_rows`` and ``rows.loc
 """
 import numpy as np
 
-from .placement import at_rest, IDENTITY, no_twist, TREE_FREE, whole_gap
+from .placement import at_rest, IDENTITY, no_columns, no_twist, TREE_FREE, whole_gap
 from .rows import lock_rows, point_rows
 from ..math3d import jit
 
@@ -22,11 +22,6 @@ def constraint(f, C, J):
 
 
 # -- placement outside the kernels (joints/placement.py) ----------------------------------
-def columns(axis, perp1, perp2):
-    """Return no columns: no motion."""
-    return []
-
-
 def allowed(rel_quat, rel_pos, axis):
     """Return the identity pose: nothing moves."""
     return IDENTITY.copy(), np.zeros(3)
@@ -35,3 +30,4 @@ def allowed(rel_quat, rel_pos, axis):
 relative_pose = at_rest
 relative_twist = no_twist
 anchor_gap = whole_gap
+columns = no_columns

@@ -5,7 +5,7 @@ A floating base's joint to the world, or a URDF ``floating`` joint between links
 """
 import numpy as np
 
-from .placement import at_rest, keep_all, no_twist, TREE_FREE
+from .placement import at_rest, keep_all, no_gap, no_twist, TREE_FREE
 
 N_ROWS = 0
 TREE_KIND = TREE_FREE
@@ -16,11 +16,7 @@ def columns(axis, perp1, perp2):
     return list(np.eye(6))
 
 
-def anchor_gap(gap, axis):
-    """Return no gap: nothing holds the anchors together."""
-    return np.zeros(3)
-
-
 relative_pose = at_rest
 relative_twist = no_twist
 allowed = keep_all
+anchor_gap = no_gap

@@ -53,3 +53,13 @@ def keep_all(rel_quat, rel_pos, axis):
 def whole_gap(gap, axis):
     """Return the whole anchor gap (a joint whose anchors coincide)."""
     return gap
+
+
+def no_columns(axis, perp1, perp2):
+    """Return no columns (a joint that lets nothing move, or is never a tree joint)."""
+    return []
+
+
+def no_gap(gap, axis):
+    """Return no anchor gap (a joint that does not hold its anchors together)."""
+    return np.zeros(3)
