@@ -287,8 +287,14 @@ class Mechanism:
 
         Scalar joints take positions[j] / velocities[j]; multi-DOF joints (spherical, planar,
         floating) keep their current relative pose (or the zero pose when keep_free_joints is
-        False) with zero relative velocity.  Accumulated impulses are cleared.
+        False) with zero relative velocity.  Accumulated impulses are cleared; rotor speeds and
+        axis rates follow the joint rates.
         """
+        self._place_bodies(positions, velocities, keep_free_joints)
+        self._store_rates()
+
+    def _place_bodies(self, positions, velocities, keep_free_joints):
+        """Place the bodies and clear the accumulated impulses (``place_children``)."""
         free = {}  # relative poses of multi-DOF joints, read before anything moves
         for j in self.model.tree_order:
             if keep_free_joints and int(self.joints.type[j]) in jt.FREE_CODES:
@@ -309,8 +315,9 @@ class Mechanism:
             else:
                 rel_q, rel_p = free.get(j, (np.array([1.0, 0, 0, 0]), np.zeros(3)))
                 rel_w, rel_v = np.zeros(3), np.zeros(3)
+            ra = quat_to_matrix(qa)
             q_cj = quat_multiply(qa, rel_q)
-            p_cj = pa + quat_to_matrix(qa) @ rel_p
+            p_cj = pa + ra @ rel_p
             q_body = quat_multiply(q_cj, quat_conjugate(self.joints.cquat[j]))
             x_body = p_cj - quat_to_matrix(q_body) @ self.joints.cpos[j]
             # velocity: the parent's rigid motion
@@ -318,7 +325,6 @@ class Mechanism:
             va = self.state.body_lin_vel[a] if a >= 0 else np.zeros(3)
             wa = self.body_angular_velocity(a)
             # plus the joint's own twist, turned into the world, about the joint origin
-            ra = quat_to_matrix(qa)
             w_joint = ra @ rel_w
             w = wa + w_joint
             v = va + np.cross(wa, x_body - xa) + np.cross(w_joint, x_body - p_cj) + ra @ rel_v
@@ -329,9 +335,11 @@ class Mechanism:
         self.state.drive_effort[:] = 0.0
         self.state.axis_impulse[:] = 0.0
         self.state.free_impulse[:] = 0.0
+
+    def _store_rates(self):
+        """Set the rotor speeds and axis rates from the engine's joint rates."""
         rates = self.joint_rates()
-        for d, j in enumerate(self.drives.joint):
-            self.state.rotor_speed[d] = self.drives.gear[d] * rates[j]
+        self.state.rotor_speed[:] = self.drives.gear * rates[self.drives.joint]
         self.state.axis_rate[:] = rates[self.axes.joint]
 
     def close_loops(self):

@@ -70,9 +70,10 @@ class TreeEngine(Mechanism):
             sum_q=np.zeros(n_node), sum_rel=np.zeros((n_node, 7)), sum_qd=np.zeros(n_v))
         self.tree_work, work_buffer, _, work_layout = flat.pack(work)
         self.tree, model_floats, model_ints, model_layout = flat.pack(self.tree)
-        # the kernel's arguments before (dt, gravity, integrator, info, n): the packed buffers
-        self._packed = (model_floats, model_ints, model_layout, own_buffer, own_layout,
-                        self._state_buffer, self._state_layout, work_buffer, work_layout)
+        # the kernel's arguments but n: the packed buffers, dt, gravity, integrator, info
+        self._call_prefix = (model_floats, model_ints, model_layout, own_buffer, own_layout,
+                             self._state_buffer, self._state_layout, work_buffer, work_layout,
+                             self.dt, self.gravity, self.integrator, self.info)
         self._tree_fn = None
         self.n_dof = n_v
 
@@ -142,7 +143,7 @@ class TreeEngine(Mechanism):
         return tree.tree_step_packed, self._tree_args(1)
 
     def _tree_args(self, n):
-        return self._packed + (self.dt, self.gravity, self.integrator, self.info, int(n))
+        return self._call_prefix + (int(n),)
 
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
@@ -151,17 +152,14 @@ class TreeEngine(Mechanism):
             kernels.ensure_compiled(tree.tree_step_packed, args, self.kernel_variant)
             taken = tree.tree_step_packed(*args)
             self._tree_fn = _compiled_entry_point(tree.tree_step_packed, args)
-            self._call_prefix = self._packed + (self.dt, self.gravity, self.integrator,
-                                                self.info)
             return taken
         return self._tree_fn(*self._call_prefix, n)
 
     def joint_rates(self):
         """Scalar joint velocities (rad/s or m/s; 0 for other joint types), per joint index."""
         out = np.zeros(len(self.joints.type))
-        if hasattr(self, 'tree'):
-            scalar = self.tree.v_joint >= 0
-            out[self.tree.v_joint[scalar]] = self.tree_state.qd[scalar]
+        scalar = self.tree.v_joint >= 0
+        out[self.tree.v_joint[scalar]] = self.tree_state.qd[scalar]
         return out
 
     def place_children(self, positions, velocities, keep_free_joints=True):
@@ -172,7 +170,7 @@ class TreeEngine(Mechanism):
         pose (or the zero pose) at rest relative to their parent; the floating base takes body
         0's state.
         """
-        super().place_children(positions, velocities, keep_free_joints)
+        self._place_bodies(positions, velocities, keep_free_joints)
         tm, ts = self.tree, self.tree_state
         for i in range(len(tm.parent)):
             j, b = int(tm.joint[i]), int(tm.body[i])
@@ -215,7 +213,5 @@ class TreeEngine(Mechanism):
                 ts.qd[v0 + k] = tm.col[i, k] @ twist
         tree.tree_reset_momentum(tm, ts, self.tree_work)
         tree.tree_fill_state(tm, ts, self.tree_work, ts.qd)
-        rates = self.joint_rates()
-        for d, j in enumerate(self.drives.joint):
-            self.state.rotor_speed[d] = self.drives.gear[d] * rates[j]
+        self._store_rates()
         self.info[INFO_STATUS] = 0.0
