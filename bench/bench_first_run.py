@@ -100,7 +100,9 @@ def main(argv=None):
         for run in range(runs):
             clear_cache(clone)
             cold_wall, cold_cpu, output = run_timed(precompile, clone, env)
-            variants = dict(re.findall(r'(\w+) kernels compiled \((\d+) s\)', output))
+            # each worker's line names its share of the jobs: 'maximal, contacts kernels ...'
+            variants = {k.replace(', ', '+'): v for k, v in re.findall(
+                r'^  ([\w, ]+) kernels compiled \((\d+) s\)', output, re.M)}
             warm_wall, _, _ = run_timed(precompile, clone, env)
             motion = seconds_to_motion(clone, env)
             rows.append({'run': run, 'cold_compile_wall_s': round(cold_wall, 1),

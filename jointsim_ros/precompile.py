@@ -3,11 +3,11 @@ Compile the physics kernels once, into numba's cache: ``jointsim_precompile``.
 
     python -m jointsim_ros.precompile [--variant maximal|contacts|tree ...] [--jobs N] [--quiet]
 
-The engine is a few large numba kernels.  Compiling them takes about 130 s of CPU, a little over a
-minute of wall time on an otherwise idle 2-core machine (physics/compiler.py says what makes it
-that long); loading them from the cache (``__pycache__`` beside the engine sources, or numba's
-user-wide cache for a read-only install) takes about a second.  ``make venv`` (so ``make run`` and
-``make test``) runs this once; the engine runs it too, in a process of its own, when its first step
+The engine is a few large numba kernels.  Compiling them takes about 70 s of CPU, about 40 s of
+wall time on an otherwise idle 2-core machine (physics/compiler.py says where the time goes);
+loading them from the cache (``__pycache__`` beside the engine sources, or numba's user-wide
+cache for a read-only install) takes about a second.  ``make venv`` (so ``make run`` and ``make
+test``) runs this once; the engine runs it too, in a process of its own, when its first step
 finds a kernel missing (``physics/kernels.py``), so that a run stopped during the compile still
 leaves the cache written for the next one.
 
@@ -18,8 +18,11 @@ robot uses, so three small robots cover every robot:
 - ``contacts``: maximal coordinates with collision shapes and the ground (legged robots);
 - ``tree``: ``solver.formulation: tree``.
 
-Variants compile in parallel worker processes (``--jobs``, default: the number of cores, at most
-the number of variants); a second pass in this process then loads every kernel, which also
+With two or more cores the compile is shared by two worker processes (``--jobs``, default: the
+number of cores): one compiles ``maximal`` and then ``contacts`` (whose step reuses maximal's
+stages, compiled in the same process), the other the collision stages of ``contacts`` on their own
+(``collision``: the contacts step then loads them from the cache) and then ``tree``.  That splits
+the CPU time about evenly.  A second pass in this process then loads every kernel, which also
 compiles anything a worker's cache index write lost to another's.  Runs of this command wait for
 each other (a lock file in the cache folder), so concurrent first runs compile once.
 """
@@ -36,6 +39,9 @@ import time
 from .physics.kernels import TYPICAL_SECONDS, WORKER_ENV
 
 VARIANTS = tuple(TYPICAL_SECONDS)
+
+#: Each worker's share of a compile with two or more workers, in order (see the module docstring).
+SHARES = (('maximal', 'contacts'), ('collision', 'tree'))
 
 _CHAIN = """<robot name="precompile_{name}">
   <link name="base"><inertial><mass value="2"/><inertia ixx="0.02" iyy="0.02" izz="0.02"
@@ -107,6 +113,37 @@ def compile_variant(variant):
     sim.reset()
 
 
+def compile_collision():
+    """
+    Compile the ``contacts`` step's contact stages alone, for the argument types it gives them.
+
+    The worker that compiles that step then loads them from the cache.  Should the step ever
+    call them with other types, it compiles its own and this was only time spent in parallel.
+    """
+    import inspect
+
+    import numba
+
+    from .physics import contacts as ct
+    from .physics.step import step
+    from .simulator import Simulator
+    urdf, config = model('contacts')
+    engine = Simulator.from_urdf(urdf, config)._engine
+    args = dict(zip(inspect.signature(step.py_func).parameters, engine._step_args(1)))
+    args['param'] = args['contact_param']
+    for stage in (ct.find_contacts, ct.prepare_contacts, ct.warm_start_contacts, ct.prepare_push):
+        names = inspect.signature(stage.py_func).parameters
+        stage.compile(tuple(numba.typeof(args[name]) for name in names))
+
+
+def run_job(job):
+    """Compile one worker job: a variant, or ``collision`` (:func:`compile_collision`)."""
+    if job == 'collision':
+        compile_collision()
+    else:
+        compile_variant(job)
+
+
 def variant_cached(variant):
     """Return True when the variant's step kernel is already in the cache (nothing compiled)."""
     from .simulator import Simulator
@@ -142,8 +179,8 @@ def compile_lock(say):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _worker_command(variant):
-    return [sys.executable, '-m', 'jointsim_ros.precompile', '--worker', variant]
+def _worker_command(jobs):
+    return [sys.executable, '-m', 'jointsim_ros.precompile', '--worker', ','.join(jobs)]
 
 
 def _environment():
@@ -168,28 +205,28 @@ def precompile(variants=VARIANTS, jobs=None, say=print):
         todo = [v for v in variants if not variant_cached(v)]
         if not todo:
             say('  already in the cache')
-        if jobs > 1 and len(todo) > 1:
-            # the longest first: the wall time is then close to the longest variant's
-            pending = sorted(todo, key=lambda v: -TYPICAL_SECONDS[v])
+        if jobs > 1 and todo:
+            # each share runs in a worker of its own; collision only goes with contacts
+            shares = [[job for job in share if job in todo or
+                       (job == 'collision' and 'contacts' in todo)] for share in SHARES]
             running = {}
-            while pending or running:
-                while pending and len(running) < jobs:
-                    variant = pending.pop(0)
-                    errors = tempfile.TemporaryFile('w+')
-                    running[variant] = (subprocess.Popen(
-                        _worker_command(variant), env=_environment(),
-                        stdout=subprocess.DEVNULL, stderr=errors), errors)
-                for variant, (process, errors) in list(running.items()):
+            for share in (share for share in shares if share):
+                errors = tempfile.TemporaryFile('w+')
+                running[', '.join(share)] = (subprocess.Popen(
+                    _worker_command(share), env=_environment(), stdout=subprocess.DEVNULL,
+                    stderr=errors), errors)
+            while running:
+                for name, (process, errors) in list(running.items()):
                     if process.poll() is None:
                         continue
-                    del running[variant]
+                    del running[name]
                     errors.seek(0)
                     text = errors.read().strip()[-500:]
                     errors.close()
                     if process.returncode != 0:
-                        say(f'  {variant}: worker failed ({text}); compiling it here')
+                        say(f'  {name}: worker failed ({text}); compiling it here')
                     else:
-                        say(f'  {variant} kernels compiled ({time.monotonic() - start:.0f} s)')
+                        say(f'  {name} kernels compiled ({time.monotonic() - start:.0f} s)')
                 time.sleep(0.2)
         # every variant once more here: loads from the cache, compiles what is still missing
         for variant in variants:
@@ -205,7 +242,7 @@ def parse_args(argv):
     parser.add_argument('--jobs', type=int, default=0,
                         help='worker processes (default: the number of cores)')
     parser.add_argument('--quiet', action='store_true', help='print nothing')
-    parser.add_argument('--worker', choices=VARIANTS, help=argparse.SUPPRESS)
+    parser.add_argument('--worker', help=argparse.SUPPRESS)  # comma-separated jobs, in order
     return parser.parse_args(argv)
 
 
@@ -217,7 +254,8 @@ def main(argv=None):
     # the small robots' own notes (tree-mode limits, say) are not news to the user
     logging.getLogger('jointsim_ros').setLevel(logging.ERROR)
     if args.worker:
-        compile_variant(args.worker)
+        for job in args.worker.split(','):
+            run_job(job)
         return 0
     variants = args.variant or VARIANTS
     say = (lambda text: None) if args.quiet else (lambda text: print(text, flush=True))

@@ -101,3 +101,26 @@ def test_a_run_stopped_during_its_first_compile_still_leaves_the_cache(tmp_path)
     assert done.returncode == 0, done.stderr
     assert 'already in the cache' in done.stdout
     assert list(cache.glob('tree.*.nbc'))
+
+
+def test_the_collision_job_compiles_the_stages_with_the_arguments_the_contacts_step_passes():
+    # precompile.compile_collision types each contact stage from the step's own arguments, by
+    # parameter name ('param' is the step's 'contact_param'); the step must pass exactly those,
+    # or the contacts worker would compile the stages again instead of loading them
+    import ast
+    import inspect
+    import textwrap
+    from jointsim_ros.physics import contacts as ct
+    from jointsim_ros.physics.step import step
+    stages = {f.py_func.__name__: f for f in (ct.find_contacts, ct.prepare_contacts,
+                                              ct.warm_start_contacts)}
+    tree = ast.parse(textwrap.dedent(inspect.getsource(step.py_func)))
+    calls = {node.func.id: [arg.id for arg in node.args] for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and getattr(node.func, 'id', None) in stages}
+    assert set(calls) == set(stages)
+    alias = {'param': 'contact_param'}
+    for name, passed in calls.items():
+        wanted = [alias.get(p, p) for p in inspect.signature(stages[name].py_func).parameters]
+        assert passed == wanted, name
+    source = inspect.getsource(precompile.compile_collision)
+    assert all(f'ct.{name}' in source for name in stages)

@@ -2,7 +2,7 @@
 from collections import namedtuple
 
 from jointsim_ros.physics import flat
-from jointsim_ros.physics.compiler import jit
+from jointsim_ros.physics.compiler import entry
 from jointsim_ros.simulator import Simulator
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ def _box():
                empty=np.zeros((0, 3)))
 
 
-@jit
+@entry
 def _touch(floats, ints, layout):
     box = Box(flat.view1(floats, layout, 0), flat.view2(floats, layout, 1),
               flat.view3(floats, layout, 2), flat.view1(ints, layout, 3),

@@ -30,7 +30,8 @@ end.
 """
 import numpy as np
 
-from .math3d import cross, dot3, jit, mat_t_vec, mat_vec, read3, vadd, vneg, vscale, vsub, write3
+from .math3d import (cross, dot3, entry, jit, mat_t_vec, mat_vec, read3, vadd, vneg, vscale, vsub,
+                     write3)
 
 #: Shape kinds (contacts.py uses the same codes).
 SPHERE, CAPSULE, BOX, CYLINDER, CONVEX = range(5)
@@ -774,7 +775,7 @@ def polytope_polytope(pos_a, rot_a, pa, pos_b, rot_b, pb, vert_start, verts, fac
 # --- entry ----------------------------------------------------------------------------------
 
 
-@jit
+@entry
 def collide_shapes(kind_a, pos_a, rot_a, size_a, poly_a, kind_b, pos_b, rot_b, size_b, poly_b,
                    polys, margin, out_pos, out_normal, out_depth, scratch):
     """

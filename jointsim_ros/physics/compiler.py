@@ -1,5 +1,5 @@
 """
-The engine's numba decorators: no reference counting, and one compiler pass of their own.
+The engine's numba decorators: no reference counting, no wrappers nobody calls, LLVM inlining.
 
 Without numba's runtime (NRT, ``_nrt=False``) arrays carry no reference counts: the engine never
 allocates in a kernel (its scratch arrays live in ``Work``), and the caller keeps every array
@@ -10,24 +10,34 @@ calls) was that bookkeeping, LLVM spent most of the compile time removing it aga
 atomic operations that stayed took the arm's step from 23 to 42 us.  A kernel that allocates
 no longer compiles ("NRT required but not enabled"), which is the point.
 
+Four decorators, by who calls the function:
+
+- ``entry``: called from Python (the engine's kernels, and helpers the tests call).  numba
+  builds a CPython wrapper that unboxes every argument; no C-callable (cfunc) wrapper.
+- ``jit``: called only from other kernels.  No wrappers at all: for a function taking the
+  containers, the wrappers unboxed each of their arrays and were a fifth of the cold compile.
+- ``jit_inline``: the step's stages and the helpers they call with the containers.  Compiled as
+  a function of its own and marked ``alwaysinline`` for LLVM (numba's ``forceinline``), so the
+  caller's code is what it was with numba's own inlining, but each stage is typed, lowered and
+  optimised alone, once, instead of numba copying its IR into the caller and then typing,
+  converting to SSA and optimising one function of 14 000 statements (LLVM's SROA alone took 4 s
+  on it).  The step compiles in about half the time, and runs faster (docs/benchmarks.md).
+  ``jit_inline_entry`` is the same for a scalar helper Python calls too (the drive model).
+- ``jit_views``: numba's own ``inline='always'``, for the few functions that return views of a
+  packed buffer (physics/flat.py) or take containers built from them: without NRT a function of
+  its own cannot return an array it did not receive.
+
 ``ForwardArgumentCopies``: numba inlines an ``inline='always'`` helper by assigning each caller
 argument to a fresh variable of the helper (``helper.work = work``), each a stack slot the size
 of the whole container.  The pass uses the kernel's argument itself where such a copy (or a
 copy of a copy) of one is used: an argument is assigned once and never rebound, so the copy
-always holds the same value.  It shortens the step kernel's LLVM IR by a third and its compile
-by about 10 s; the compiled code runs as fast as without it.
+always holds the same value.
 
-Where the cold compile's time still goes (CPU, 2-core machine): the maximal variant's 37 s are
-28 s for the step kernel (lowering and LLVM 14, numba's inlining 7, typing 5, SSA 3) and 9 s
-for joint_impulse_on_child, joint_rates and the small helpers; contacts adds the collision code
-to its own step (about 60 s); the tree variant (32 s) is some twenty functions of 1-2 s each,
-each taking the three tree containers (about 90 arrays, passed as ~800 scalar arguments), and
-inlining them all makes one function numba and LLVM take 80 s over.  Per function, numba's cost
-grows with the width of the containers it is given (a trivial helper: 0.37 s with one 40-array
-namedtuple, 0.09 s with two arrays) and LLVM's superlinearly with a function's size; numba's
-inliner deep-copies the callee's whole variable scope once per block, which is quadratic.  What
-would take it further: stages and helpers that take the few arrays they use instead of whole
-containers, kernels per tree integrator instead of one with all three.
+Where the cold compile's time goes now (CPU, 2-core machine, ``precompile`` per variant in one
+process): ``contacts`` 41 s (the step itself 9 s: LLVM optimising and emitting the inlined whole;
+the collision code about 10 s; 190 functions in all), ``maximal`` 23 s alone or 6 s after
+``contacts`` (the stages are shared), ``tree`` 21 s.  About 60 % of it is LLVM, the rest
+numba's typing and lowering, spread over the functions.
 """
 import numba
 from numba.core import ir
@@ -91,8 +101,11 @@ class EngineCompiler(CompilerBase):
         return [pipeline]
 
 
-jit = numba.njit(cache=True, nogil=True, pipeline_class=EngineCompiler, _nrt=False)
-#: For the step's stages and the helpers they call with the namedtuple containers: inlined in
-#: numba's IR, so a call does not pass every array of a container as separate arguments.
-jit_inline = numba.njit(cache=True, nogil=True, inline='always', pipeline_class=EngineCompiler,
-                        _nrt=False)
+_OPTIONS = {'cache': True, 'nogil': True, 'pipeline_class': EngineCompiler, '_nrt': False,
+            'no_cfunc_wrapper': True}
+
+entry = numba.njit(**_OPTIONS)
+jit = numba.njit(no_cpython_wrapper=True, **_OPTIONS)
+jit_inline = numba.njit(no_cpython_wrapper=True, forceinline=True, **_OPTIONS)
+jit_inline_entry = numba.njit(forceinline=True, **_OPTIONS)
+jit_views = numba.njit(inline='always', **_OPTIONS)

@@ -41,13 +41,14 @@ Both write the output effort tau_q over the step into ``State.drive_effort``.
 """
 from .arrays import EFFICIENCY, LIMIT_IMPULSE, MOTOR_D, MOTOR_F, ROTOR_D
 from .axes import push_along_jacobian, REST_SPEED
+from .compiler import jit_inline_entry
 from .math3d import jit_inline
 
 GEAR, MOTOR, GEAR_FRICTION = 0, 1, 2
 
 
 # -- the model: scalar functions (compiled into both engines, callable from Python) ------------
-@jit_inline
+@jit_inline_entry
 def armature_current(voltage, current, rotor_speed, dt, resistance, inductance, ke):
     """
     Backward-Euler armature current at the end of a step, without the current limit.
@@ -66,7 +67,7 @@ def armature_current(voltage, current, rotor_speed, dt, resistance, inductance, 
             / (resistance + inductance / dt))
 
 
-@jit_inline
+@jit_inline_entry
 def motor_row(voltage, current, dt, resistance, inductance, kt, ke, viscous):
     """
     Return the rotor torque over a step with the current free, linear in the end speed.
@@ -85,7 +86,7 @@ def motor_row(voltage, current, dt, resistance, inductance, kt, ke, viscous):
     return kt * (inductance / dt * current + voltage) / r_eff, kt * ke / r_eff + viscous
 
 
-@jit_inline
+@jit_inline_entry
 def limited_motor_row(voltage, current, rotor_speed, dt, resistance, inductance, kt, ke,
                       viscous, current_limit):
     """
@@ -109,7 +110,7 @@ def limited_motor_row(voltage, current, rotor_speed, dt, resistance, inductance,
     return tau0, c, 0.0
 
 
-@jit_inline
+@jit_inline_entry
 def current_after_step(voltage, current, rotor_speed, dt, resistance, inductance, ke,
                        current_limit, held):
     """
@@ -130,7 +131,7 @@ def current_after_step(voltage, current, rotor_speed, dt, resistance, inductance
     return min(max(free, -current_limit), current_limit)
 
 
-@jit_inline
+@jit_inline_entry
 def gear_gain(gear, efficiency, power):
     """
     Output effort per transmitted rotor torque, g = tau_q / tau_g.
@@ -147,7 +148,7 @@ def gear_gain(gear, efficiency, power):
     return (efficiency if power >= 0.0 else 2.0 - efficiency) * gear
 
 
-@jit_inline
+@jit_inline_entry
 def output_effort(gain, current, rotor_speed, rotor_accel, kt, viscous, rotor_inertia):
     """
     Return the effort the gear puts on the joint, tau_q = g (Kt i - b_m w_m - J_m dw_m/dt).
@@ -163,7 +164,7 @@ def output_effort(gain, current, rotor_speed, rotor_accel, kt, viscous, rotor_in
     return gain * (kt * current - viscous * rotor_speed - rotor_inertia * rotor_accel)
 
 
-@jit_inline
+@jit_inline_entry
 def voltage_for_effort(effort, joint_rate, joint_accel, current, dt, gear, efficiency,
                        resistance, inductance, kt, ke, viscous, rotor_inertia):
     """

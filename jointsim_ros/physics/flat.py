@@ -22,7 +22,7 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 import numpy as np
 
-from .math3d import jit_inline
+from .compiler import jit_views
 
 _BUFFERS = (np.dtype(np.float64), np.dtype(np.int64))
 
@@ -79,19 +79,19 @@ def _c_view(typingctx, buffer, start, shape):
     return result(buffer, start, shape), codegen
 
 
-@jit_inline
+@jit_views
 def view1(buffer, layout, k):
     """Return the k-th field of a packed container as a 1-D view."""
     return _c_view(buffer, layout[k, 0], (layout[k, 1],))
 
 
-@jit_inline
+@jit_views
 def view2(buffer, layout, k):
     """Return the k-th field of a packed container as a 2-D view."""
     return _c_view(buffer, layout[k, 0], (layout[k, 1], layout[k, 2]))
 
 
-@jit_inline
+@jit_views
 def view3(buffer, layout, k):
     """Return the k-th field of a packed container as a 3-D view."""
     return _c_view(buffer, layout[k, 0], (layout[k, 1], layout[k, 2], layout[k, 3]))

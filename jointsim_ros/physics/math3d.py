@@ -6,7 +6,7 @@ row 3-tuples.  ``read3``/``write3`` move vectors in and out of the state arrays.
 """
 import numpy as np
 
-from .compiler import jit, jit_inline  # noqa: F401 - the engine's decorators
+from .compiler import entry, jit, jit_inline  # noqa: F401 - the engine's decorators
 
 
 @jit

@@ -13,10 +13,10 @@ mean wrench of the step; the Jacobians are this step's, taken at the poses the s
 from (``Work.backup``), so the caller moves the torque to the sensor point with those poses.
 """
 from .axes import coordinate_jacobian
-from .math3d import jit
+from .math3d import entry
 
 
-@jit
+@entry
 def joint_impulse_on_child(j, x, f, joints, blocks, mimics, axes, state, work, dt, out):
     """
     Impulse the parent applied to joint j's child in the last step, about the child's COM.

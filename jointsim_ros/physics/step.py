@@ -25,7 +25,7 @@ from .contacts import (find_contacts, prepare_contacts, prepare_push, solve_cont
                        warm_start_contacts)
 from .drives import finish_drives, prepare_drives, warm_start_drives
 from .free_friction import prepare_free_friction, solve_free_friction, warm_start_free_friction
-from .math3d import (jit, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul,
+from .math3d import (entry, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul,
                      quat_normalized, quat_to_mat, read3, read4, read_mat, rotate_by, vadd, vscale,
                      write3, write4, write_mat)
 from .solver import (block_constraint, block_mass_terms, block_velocity, joint_coordinate,
@@ -416,7 +416,7 @@ def diverged_body(state, work):
     return -1
 
 
-@jit
+@entry
 def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes, polys, contacts,
          cwork, contact_param, dt, gravity, iterations, tolerance, time_budget,
          position_iterations, position_tolerance, warm, info, n_steps):
@@ -494,7 +494,7 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
     return n_steps
 
 
-@jit
+@entry
 def joint_rates(bodies, joints, state, work, out):
     """Scalar joint velocities dq/dt = J v at the current state into out (rad/s or m/s)."""
     for j in range(joints.type.shape[0]):

@@ -51,10 +51,11 @@ from collections import namedtuple
 import numpy as np
 
 from .arrays import State
+from .compiler import jit_views
 from .drives import current_after_step, gear_gain, limited_motor_row, output_effort
 from .flat import view1, view2, view3
 from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
-from .math3d import (cross, invert_spd, jit, jit_inline, quat_conj, quat_from_rotvec,
+from .math3d import (cross, entry, invert_spd, jit, jit_inline, quat_conj, quat_from_rotvec,
                      quat_mul, quat_normalized, quat_to_mat, read3, read4, read_mat, write3,
                      write4)
 
@@ -773,7 +774,7 @@ def _finish_drives(tm, ts, qd_old, qd, dt):
                               - n * tm.rotor_inertia[d] * (w_new - w_old) / dt)
 
 
-@jit
+@entry
 def tree_reset_momentum(tm, ts, wk):
     """Start the carried impulses from the current state: p = (H(q) + A) qd."""
     tree_kinematics(tm, ts.node_rel, wk)
@@ -782,7 +783,7 @@ def tree_reset_momentum(tm, ts, wk):
     tree_momentum(tm, ts.qd, wk, ts.p)
 
 
-@jit
+@entry
 def tree_fill_state(tm, ts, wk, qd):
     """Body states (COM, orientation, COM velocity, angular momentum) for the facade."""
     for i in range(tm.parent.shape[0]):
@@ -835,7 +836,7 @@ def _healthy(tm, ts):
     return -1
 
 
-@jit_inline
+@jit_views
 def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
     """
     Advance n_steps of dt; returns the steps taken (fewer when the state diverged).
@@ -901,7 +902,7 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
     return n_steps
 
 
-@jit_inline
+@jit_views
 def _tree_model(floats, ints, layout):
     """Rebuild the TreeModel packed by flat.pack: views in the order of its fields."""
     return TreeModel(
@@ -919,7 +920,7 @@ def _tree_model(floats, ints, layout):
         view1(floats, layout, 25), view1(floats, layout, 26), view1(floats, layout, 27))
 
 
-@jit_inline
+@jit_views
 def _tree_state(own, own_layout, state, state_layout):
     """Rebuild the TreeState: the packed TreeCoordinates, then the packed State's arrays."""
     return TreeState(
@@ -934,7 +935,7 @@ def _tree_state(own, own_layout, state, state_layout):
         view1(state, state_layout, _S_DRIVE_EFFORT))
 
 
-@jit_inline
+@jit_views
 def _tree_work(floats, layout):
     """Rebuild the TreeWork packed by flat.pack: views in the order of its fields."""
     return TreeWork(
@@ -956,7 +957,7 @@ def _tree_work(floats, layout):
         view1(floats, layout, 37), view2(floats, layout, 38), view1(floats, layout, 39))
 
 
-@jit
+@entry
 def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, state,
                      state_layout, work, work_layout, dt, gravity, integrator, info, n_steps):
     """

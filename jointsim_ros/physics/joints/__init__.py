@@ -11,7 +11,7 @@ from collections import namedtuple
 
 from . import distance, fixed, floating, planar, prismatic, revolute, spherical
 from .rows import set_row
-from ..math3d import jit, mat_vec, quat_mul, quat_to_mat, vadd, vsub
+from ..math3d import entry, mat_vec, quat_mul, quat_to_mat, vadd, vsub
 
 REVOLUTE, CONTINUOUS, PRISMATIC, FIXED, FLOATING, PLANAR, SPHERICAL, DISTANCE = range(8)
 #: URDF type name (and 'distance', a length-controlled linear actuator) -> engine type code.
@@ -42,7 +42,7 @@ JointFrames = namedtuple('JointFrames', [
 ])
 
 
-@jit
+@entry
 def joint_frames(xa, qa, xb, qb, ppos, pquat, cpos, cquat, axis, perp1, perp2):
     """
     World frames of a joint from its bodies' poses (COM position, orientation wxyz).
@@ -68,7 +68,7 @@ def joint_frames(xa, qa, xb, qb, ppos, pquat, cpos, cquat, axis, perp1, perp2):
                        mat_vec(r_cj, perp1), mat_vec(r_cj, perp2))
 
 
-@jit
+@entry
 def constraint(jtype, f, C, J, length):
     """
     Dispatch to the joint type's ``constraint``; returns the number of rows filled.
@@ -90,7 +90,7 @@ def constraint(jtype, f, C, J, length):
     return 0
 
 
-@jit
+@entry
 def coordinate(jtype, f, axis, J, row):
     """
     Scalar joint coordinate and its Jacobian row (J[row], slots 0 and 1).
