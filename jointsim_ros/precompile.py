@@ -1,7 +1,7 @@
 """
 Compile the physics kernels once, into numba's cache: ``jointsim_precompile``.
 
-    python -m jointsim_ros.precompile [--variant maximal|contacts|tree ...] [--jobs N] [--quiet]
+    python -m jointsim_ros.precompile [--variant maximal|tree ...] [--jobs N] [--quiet]
 
 The engine is a few large numba kernels.  Compiling them takes about 70 s of CPU, about 40 s of
 wall time on an otherwise idle 2-core machine (physics/compiler.py says where the time goes);
@@ -12,16 +12,17 @@ finds a kernel missing (``physics/kernels.py``), so that a run stopped during th
 leaves the cache written for the next one.
 
 The kernels' argument types do not depend on the robot's size or shape, only on which kernels a
-robot uses, so three small robots cover every robot:
+robot uses, so two small robots cover every robot:
 
-- ``maximal``: maximal coordinates without collision shapes (fixed-base arms; the bundled arm);
-- ``contacts``: maximal coordinates with collision shapes and the ground (legged robots);
+- ``maximal``: maximal coordinates, a floating robot with collision shapes on the ground (a
+  robot without collision shapes, the bundled arm say, calls the same kernels with its contact
+  containers empty);
 - ``tree``: ``solver.formulation: tree``.
 
 With two or more cores the compile is shared by two worker processes (``--jobs``, default: the
-number of cores): one compiles ``maximal`` and then ``contacts`` (whose step reuses maximal's
-stages, compiled in the same process), the other the collision stages of ``contacts`` on their own
-(``collision``: the contacts step then loads them from the cache) and then ``tree``.  That splits
+number of cores): one compiles ``maximal`` (its step's stages first, then the step), the other
+the step's contact stages first (``collision``: the step then loads them from the cache) and then
+``tree``.  That splits
 the CPU time about evenly.  A second pass in this process then loads every kernel, which also
 compiles anything a worker's cache index write lost to another's.  Runs of this command wait for
 each other (a lock file in the cache folder), so concurrent first runs compile once.
@@ -41,7 +42,7 @@ from .physics.kernels import TYPICAL_SECONDS, WORKER_ENV
 VARIANTS = tuple(TYPICAL_SECONDS)
 
 #: Each worker's share of a compile with two or more workers, in order (see the module docstring).
-SHARES = (('maximal', 'contacts'), ('collision', 'tree'))
+SHARES = (('maximal',), ('collision', 'tree'))
 
 _CHAIN = """<robot name="precompile_{name}">
   <link name="base"><inertial><mass value="2"/><inertia ixx="0.02" iyy="0.02" izz="0.02"
@@ -75,7 +76,7 @@ _DRIVE = {'resistance': 1.0, 'inductance': 1e-4, 'torque_constant': 0.05,
 
 def model(variant):
     """Return (URDF text, config dict) of the small robot that compiles ``variant``."""
-    contacts = variant == 'contacts'
+    contacts = variant == 'maximal'
     urdf = _CHAIN.format(name=variant, **{
         key: value if contacts else '' for key, value in _COLLISIONS.items()})
     config = {
@@ -108,38 +109,58 @@ def compile_variant(variant):
         sim.prescribed.drive_needs()
         sim.prescribed.release()
     sim.drive_state('shoulder')
-    if variant == 'contacts':
+    if variant == 'maximal':
         sim.contacts()
     sim.reset()
 
 
-def compile_collision():
+def step_stages(contact):
     """
-    Compile the ``contacts`` step's contact stages alone, for the argument types it gives them.
+    Return [(dispatcher, argument values)] of the step's stages, the contact ones or the others.
 
-    The worker that compiles that step then loads them from the cache.  Should the step ever
-    call them with other types, it compiles its own and this was only time spent in parallel.
+    The stages are the calls in the step kernel's source whose arguments are all the kernel's own
+    parameters (most are), each with the values the engine passes for them, so a worker can
+    compile a stage for exactly the types the step then looks up in the cache.  The contact
+    stages are those of physics/contacts.py.
     """
+    import ast
     import inspect
+    import textwrap
 
-    import numba
+    from numba.core.dispatcher import Dispatcher
 
-    from .physics import contacts as ct
     from .physics.step import step
     from .simulator import Simulator
-    urdf, config = model('contacts')
+    urdf, config = model('maximal')
     engine = Simulator.from_urdf(urdf, config)._engine
-    args = dict(zip(inspect.signature(step.py_func).parameters, engine._step_args(1)))
-    args['param'] = args['contact_param']
-    for stage in (ct.find_contacts, ct.prepare_contacts, ct.warm_start_contacts, ct.prepare_push):
-        names = inspect.signature(stage.py_func).parameters
-        stage.compile(tuple(numba.typeof(args[name]) for name in names))
+    values = dict(zip(inspect.signature(step.py_func).parameters, engine._step_args(1)))
+    found = {}
+    calls = [node for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(
+        step.py_func)))) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)]
+    for node in sorted(calls, key=lambda node: node.lineno):  # in the order the step calls
+        stage = step.py_func.__globals__.get(node.func.id)
+        if not isinstance(stage, Dispatcher) or node.keywords or not all(
+                isinstance(arg, ast.Name) and arg.id in values for arg in node.args):
+            continue
+        if stage.py_func.__module__.endswith('.contacts') == contact:
+            found[stage.py_func.__name__] = (stage, [values[arg.id] for arg in node.args])
+    return list(found.values())
+
+
+def compile_stages(contact):
+    """Compile the step's contact stages (``collision``) or its other stages, alone."""
+    import numba
+    for stage, args in step_stages(contact):
+        stage.compile(tuple(numba.typeof(arg) for arg in args))
 
 
 def run_job(job):
-    """Compile one worker job: a variant, or ``collision`` (:func:`compile_collision`)."""
+    """Compile one worker job: a variant, or ``collision`` (the step's contact stages)."""
     if job == 'collision':
-        compile_collision()
+        compile_stages(contact=True)
+    elif job == 'maximal':
+        compile_stages(contact=False)  # first, while the other worker does the contact ones
+        compile_variant(job)
     else:
         compile_variant(job)
 
@@ -206,9 +227,9 @@ def precompile(variants=VARIANTS, jobs=None, say=print):
         if not todo:
             say('  already in the cache')
         if jobs > 1 and todo:
-            # each share runs in a worker of its own; collision only goes with contacts
+            # each share runs in a worker of its own; collision only goes with maximal
             shares = [[job for job in share if job in todo or
-                       (job == 'collision' and 'contacts' in todo)] for share in SHARES]
+                       (job == 'collision' and 'maximal' in todo)] for share in SHARES]
             running = {}
             for share in (share for share in shares if share):
                 errors = tempfile.TemporaryFile('w+')

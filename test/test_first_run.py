@@ -33,10 +33,10 @@ def precompiled(variant):
     ('maximal', ARM, ARM_CONFIG),
     ('maximal', ARM, None),
     ('maximal', FIXTURES / 'panda.urdf', {'base': 'fixed'}),
-    ('contacts', FIXTURES / 'anymal_c.urdf', {'base': 'floating'}),
-    ('contacts', FIXTURES / 'solo12.urdf',
+    ('maximal', FIXTURES / 'anymal_c.urdf', {'base': 'floating'}),
+    ('maximal', FIXTURES / 'solo12.urdf',
      {'base': 'floating', 'collision': {'self_collision': True}}),
-    ('contacts', FIXTURES / 'g1_29dof.urdf', {'base': 'floating', 'drives': {
+    ('maximal', FIXTURES / 'g1_29dof.urdf', {'base': 'floating', 'drives': {
         'left_knee_joint': {'resistance': 1.0, 'inductance': 0.0, 'torque_constant': 0.1,
                             'rotor_inertia': 1e-5, 'gear_ratio': 20.0}}}),
     ('tree', ARM, {'solver': {'formulation': 'tree'}}),
@@ -48,7 +48,7 @@ def test_a_robot_calls_the_kernel_its_variant_compiled(variant, source, config):
 
 
 def test_the_variants_cover_every_kernel_and_say_how_long_they_take():
-    assert set(precompile.VARIANTS) == {'maximal', 'contacts', 'tree'}
+    assert set(precompile.VARIANTS) == {'maximal', 'tree'}
     for variant in precompile.VARIANTS:
         assert precompiled(variant)._engine.kernel_variant == variant
 
@@ -103,24 +103,17 @@ def test_a_run_stopped_during_its_first_compile_still_leaves_the_cache(tmp_path)
     assert list(cache.glob('tree.*.nbc'))
 
 
-def test_the_collision_job_compiles_the_stages_with_the_arguments_the_contacts_step_passes():
-    # precompile.compile_collision types each contact stage from the step's own arguments, by
-    # parameter name ('param' is the step's 'contact_param'); the step must pass exactly those,
-    # or the contacts worker would compile the stages again instead of loading them
-    import ast
+def test_the_workers_compile_the_steps_stages_for_the_types_the_step_passes():
+    # each worker compiles its share of the step's stages ahead, typed from the values the
+    # engine passes the step: a stage must get exactly the step's own parameters, or the
+    # worker compiling the step would compile it again instead of loading it from the cache
     import inspect
-    import textwrap
-    from jointsim_ros.physics import contacts as ct
     from jointsim_ros.physics.step import step
-    stages = {f.py_func.__name__: f for f in (ct.find_contacts, ct.prepare_contacts,
-                                              ct.warm_start_contacts)}
-    tree = ast.parse(textwrap.dedent(inspect.getsource(step.py_func)))
-    calls = {node.func.id: [arg.id for arg in node.args] for node in ast.walk(tree)
-             if isinstance(node, ast.Call) and getattr(node.func, 'id', None) in stages}
-    assert set(calls) == set(stages)
-    alias = {'param': 'contact_param'}
-    for name, passed in calls.items():
-        wanted = [alias.get(p, p) for p in inspect.signature(stages[name].py_func).parameters]
-        assert passed == wanted, name
-    source = inspect.getsource(precompile.compile_collision)
-    assert all(f'ct.{name}' in source for name in stages)
+    contact = {s.py_func.__name__ for s, _ in precompile.step_stages(contact=True)}
+    others = {s.py_func.__name__ for s, _ in precompile.step_stages(contact=False)}
+    assert contact == {'find_contacts', 'prepare_contacts', 'warm_start_contacts'}
+    assert {'prepare_blocks', 'prepare_axes', 'solve_velocities', 'integrate_velocities'} <= others
+    source = inspect.getsource(step.py_func)
+    for stage, args in precompile.step_stages(contact=True) + precompile.step_stages(False):
+        assert len(args) == len(inspect.signature(stage.py_func).parameters)
+        assert f'{stage.py_func.__name__}(' in source

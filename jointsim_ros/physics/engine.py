@@ -619,15 +619,12 @@ class Engine(Mechanism):
         prefix = self._args_prefix
         if prefix is None:
             s = self.solver
-            # without collision shapes the shapes and the contact containers go in as None:
-            # the step kernel then has no collision code, and a call unboxes 52 arrays fewer
-            touching = len(self.shapes.body) > 0
+            # a robot without collision shapes passes its empty contact containers: one kernel
+            # for every maximal robot (the contact stages are skipped at run time)
             prefix = self._args_prefix = (
                 self.bodies, self.joints, self.mimics, self.blocks, self.axes, self.drives,
-                self.free, self.state, self.work,
-                self.shapes if touching else None, self.polytopes if touching else None,
-                self.contacts if touching else None, self.cwork if touching else None,
-                self.contact_param if touching else None, self.dt, self.gravity,
+                self.free, self.state, self.work, self.shapes, self.polytopes, self.contacts,
+                self.cwork, self.contact_param, self.dt, self.gravity,
                 int(s.iterations), float(s.tolerance), float(s.time_budget),
                 int(s.position_iterations), float(s.position_tolerance),
                 bool(s.warm_start), self.info)
@@ -636,7 +633,7 @@ class Engine(Mechanism):
     @property
     def kernel_variant(self):
         """Name the precompile variant (jointsim_ros.precompile) that compiles this step."""
-        return 'contacts' if len(self.shapes.body) else 'maximal'
+        return 'maximal'
 
     def kernel(self):
         """Return (numba dispatcher, arguments) of the step kernel, for the compile check."""

@@ -172,11 +172,7 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
     gear = drives.gear
     inv_rotor = drives.inv_rotor_inertia
     n_live = work.axis_live_n[0]
-    # without collision shapes the contact containers are None (the kernel is compiled
-    # without them: nothing to unbox per call)
-    n_contact = 0
-    if shapes is not None:
-        n_contact = contacts.count[0]
+    n_contact = contacts.count[0]  # (0 without collision shapes: find_contacts never runs)
     inv_mass = bodies.inv_mass
     for it in range(iterations):
         largest = sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, block_body, row0,
@@ -188,12 +184,10 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
                 dim, live, n_live, axis_joint, axis_drive, gear, inv_rotor, axis_rate))
         if free.joint.shape[0] > 0:
             largest = max(largest, solve_free_friction(free, blocks, joints, state, work))
-        if shapes is not None:
-            if n_contact > 0:
-                largest = max(largest, solve_contacts(
-                    vel, inv_mass, n_contact, contacts.body, contacts.frame, contacts.material,
-                    contacts.impulse, cwork.rx, cwork.irx, cwork.idir, cwork.kinv,
-                    cwork.target))
+        if n_contact > 0:
+            largest = max(largest, solve_contacts(
+                vel, inv_mass, n_contact, contacts.body, contacts.frame, contacts.material,
+                contacts.impulse, cwork.rx, cwork.irx, cwork.idir, cwork.kinv, cwork.target))
         if it == 0 and iterations > 1:
             curvature_bias(blocks, joints, mimics, state, work, dt)
         used = it + 1
@@ -426,6 +420,9 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
     Returns:
         The number of steps taken.  info holds the last step's solver report.
     """
+    # one kernel for robots with and without collision shapes (their containers are empty):
+    # the contact stages are skipped at run time, as they would be with nothing touching
+    touching = shapes.body.shape[0] > 0
     for n in range(n_steps):
         save_backup(state, work)
         # 1. orientation-dependent inertia, w = I^-1 L
@@ -433,10 +430,7 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         # 2. external forces: gravity and joint efforts
         integrate_velocities(bodies, joints, state, work, dt, gravity)
         # 2b. contact points at x, matched to the last step's
-        # shapes is None for a robot without collision shapes: numba prunes this branch (and
-        # the other contact stages, each under the same test) at compile time, so such robots
-        # never compile the contact code
-        if shapes is not None:
+        if touching:
             if find_contacts(shapes, polys, contacts, cwork, state, work, contact_param,
                              dt) < 0:
                 # more pairs or points than the arrays hold: undo this step and return, the
@@ -452,14 +446,14 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         prepare_drives(drives, work, state, dt)
         if free.joint.shape[0] > 0:
             prepare_free_friction(free, blocks, bodies, joints, state, work, dt)
-        if shapes is not None:
+        if touching:
             prepare_contacts(contacts, cwork, bodies, state, work, contact_param, dt)
         # 4. warm start from the previous step's impulses
         warm_start(blocks, work, state.row_impulse, warm)
         warm_start_axes(axes, bodies, joints, state, work, warm)
         warm_start_drives(bodies, joints, drives, state, work, warm)
         warm_start_free_friction(free, bodies, joints, state, work, warm)
-        if shapes is not None:
+        if touching:
             warm_start_contacts(contacts, cwork, bodies, work, warm)
         # 5. sequential impulses
         solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bodies,
@@ -473,7 +467,7 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         # to remove, in one solve with the contacts and limits (split impulse), otherwise by
         # the nonlinear projection
         passes = position_iterations
-        if shapes is not None:
+        if touching:
             if push_out_penetration(blocks, joints, mimics, axes, state, work, bodies, contacts,
                                     cwork, contact_param, dt, iterations, tolerance, info):
                 passes = 0  # only measure what is left
