@@ -33,11 +33,14 @@ of the whole container.  The pass uses the kernel's argument itself where such a
 copy of a copy) of one is used: an argument is assigned once and never rebound, so the copy
 always holds the same value.
 
-Where the cold compile's time goes now (CPU, 2-core machine, ``precompile`` per variant in one
-process): ``contacts`` 41 s (the step itself 9 s: LLVM optimising and emitting the inlined whole;
-the collision code about 10 s; 190 functions in all), ``maximal`` 23 s alone or 6 s after
-``contacts`` (the stages are shared), ``tree`` 21 s.  About 60 % of it is LLVM, the rest
-numba's typing and lowering, spread over the functions.
+Where the cold compile's time goes now (CPU, 2-core machine, ``precompile --worker`` per variant
+in one process): ``maximal`` 40 s (the step itself 9 s: LLVM optimising and emitting the inlined
+whole; the contact code about 11 s; about 190 functions in all), ``tree`` 21 s.  About 60 % of
+it is LLVM, the rest numba's typing and lowering, spread over the functions.  Each container
+argument costs about 12 IR instructions per array at every function entry and every call, and
+numba optimises and emits a helper's code again in every library that links it (once per
+caller): functions that take the few arrays they use, and helpers linked without being
+compiled on their own, are what would take it further (docs/benchmarks.md, issue 14).
 """
 import numba
 from numba.core import ir
