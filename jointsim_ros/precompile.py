@@ -3,7 +3,7 @@ Compile the physics kernels once, into numba's cache: ``jointsim_precompile``.
 
     python -m jointsim_ros.precompile [--variant maximal|tree ...] [--jobs N] [--quiet]
 
-The engine is a few large numba kernels.  Compiling them takes about 70 s of CPU, about 40 s of
+The engine is a few large numba kernels.  Compiling them takes about 55 s of CPU, about 32 s of
 wall time on an otherwise idle 2-core machine (physics/compiler.py says where the time goes);
 loading them from the cache (``__pycache__`` beside the engine sources, or numba's user-wide
 cache for a read-only install) takes about a second.  ``make venv`` (so ``make run`` and ``make
@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-from .physics.kernels import TYPICAL_SECONDS, WORKER_ENV
+from .physics.kernels import TYPICAL_BOTH_SECONDS, TYPICAL_SECONDS, WORKER_ENV
 
 VARIANTS = tuple(TYPICAL_SECONDS)
 
@@ -281,8 +281,9 @@ def main(argv=None):
     variants = args.variant or VARIANTS
     say = (lambda text: None) if args.quiet else (lambda text: print(text, flush=True))
     jobs = args.jobs or os.cpu_count() or 1
-    typical = max(TYPICAL_SECONDS[v] for v in variants) if jobs > 1 else sum(
-        TYPICAL_SECONDS[v] for v in variants)
+    typical = sum(TYPICAL_SECONDS[v] for v in variants)
+    if jobs > 1 and len(variants) > 1:
+        typical = TYPICAL_BOTH_SECONDS
     say(f'compiling the physics kernels ({", ".join(variants)}) into numba\'s cache: once, about '
         f'{typical} s on a 2-core machine (seconds when already cached)')
     seconds = precompile(variants, jobs, say)

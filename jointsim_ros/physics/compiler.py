@@ -34,8 +34,8 @@ copy of a copy) of one is used: an argument is assigned once and never rebound, 
 always holds the same value.
 
 Where the cold compile's time goes now (CPU, 2-core machine, ``precompile --worker`` per variant
-in one process): ``maximal`` 40 s (the step itself 9 s: LLVM optimising and emitting the inlined
-whole; the contact code about 11 s; about 190 functions in all), ``tree`` 21 s.  About 60 % of
+in one process): ``maximal`` 37 s (the step itself 8 s: LLVM optimising and emitting the inlined
+whole; the contact code about 11 s; about 190 functions in all), ``tree`` 17 s.  About 60 % of
 it is LLVM, the rest numba's typing and lowering, spread over the functions.  Each container
 argument costs about 12 IR instructions per array at every function entry and every call, and
 numba optimises and emits a helper's code again in every library that links it (once per

@@ -1,9 +1,10 @@
 """
 The engine's first call of a kernel: is it in numba's cache, and if not, compile it so that it is.
 
-A cold compile takes 20 to 40 s per variant.  Compiled inside the simulating process, the cache is
-only written when numba finishes, so a run stopped during the compile (Ctrl-C on ``make run``, a
-launch that is shut down) leaves nothing and the next run starts over.  ``ensure_compiled``
+A cold compile takes 20 to 40 s per variant (about 35 s for both in two processes).  Compiled
+inside the simulating process, the cache is only written when numba finishes, so a run stopped
+during the compile (Ctrl-C on ``make run``, a launch that is shut down) leaves nothing and the
+next run starts over.  ``ensure_compiled``
 therefore says what is happening (one log line on the ``jointsim_ros`` logger) and compiles in a
 process of its own session (``python -m jointsim_ros.precompile``), which outlives a stopped parent
 and writes the cache; the caller then loads the kernel from the cache.  Anything that process does
@@ -22,7 +23,10 @@ WORKER_ENV = 'JOINTSIM_PRECOMPILE_WORKER'
 
 #: Typical cold compile wall time of each precompile variant on this project's 2-core machines,
 #: s (docs/benchmarks.md, "First run").
-TYPICAL_SECONDS = {'maximal': 40, 'tree': 25}
+TYPICAL_SECONDS = {'maximal': 40, 'tree': 20}
+
+#: Typical cold compile wall time of both variants in precompile's two workers, s.
+TYPICAL_BOTH_SECONDS = 35
 
 
 def cached(dispatcher, args):
