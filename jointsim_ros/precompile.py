@@ -22,10 +22,10 @@ robot uses, so two small robots cover every robot:
 With two or more cores the compile is shared by two worker processes (``--jobs``, default: the
 number of cores): one compiles ``maximal`` (its step's stages first, then the step), the other
 the step's contact stages first (``collision``: the step then loads them from the cache) and then
-``tree``.  That splits
-the CPU time about evenly.  A second pass in this process then loads every kernel, which also
-compiles anything a worker's cache index write lost to another's.  Runs of this command wait for
-each other (a lock file in the cache folder), so concurrent first runs compile once.
+``tree``.  That splits the CPU time about evenly.  A second pass in this process then loads
+every kernel, which also compiles anything a worker's cache index write lost to another's.  Runs
+of this command wait for each other (a lock file in the cache folder), so concurrent first runs
+compile once.
 """
 import argparse
 import contextlib
@@ -76,11 +76,11 @@ _DRIVE = {'resistance': 1.0, 'inductance': 1e-4, 'torque_constant': 0.05,
 
 def model(variant):
     """Return (URDF text, config dict) of the small robot that compiles ``variant``."""
-    contacts = variant == 'maximal'
+    ground = variant == 'maximal'  # collision shapes on the ground: every maximal kernel runs
     urdf = _CHAIN.format(name=variant, **{
-        key: value if contacts else '' for key, value in _COLLISIONS.items()})
+        key: value if ground else '' for key, value in _COLLISIONS.items()})
     config = {
-        'base': 'floating' if contacts else 'fixed',
+        'base': 'floating' if ground else 'fixed',
         'base_pose': {'position': [0.0, 0.0, 0.3]},
         'drives': {'shoulder': dict(_DRIVE), 'slide': dict(_DRIVE)},
         'solver': {'formulation': 'tree' if variant == 'tree' else 'maximal'},

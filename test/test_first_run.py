@@ -109,11 +109,13 @@ def test_the_workers_compile_the_steps_stages_for_the_types_the_step_passes():
     # worker compiling the step would compile it again instead of loading it from the cache
     import inspect
     from jointsim_ros.physics.step import step
-    contact = {s.py_func.__name__ for s, _ in precompile.step_stages(contact=True)}
-    others = {s.py_func.__name__ for s, _ in precompile.step_stages(contact=False)}
-    assert contact == {'find_contacts', 'prepare_contacts', 'warm_start_contacts'}
-    assert {'prepare_blocks', 'prepare_axes', 'solve_velocities', 'integrate_velocities'} <= others
+    contact = precompile.step_stages(contact=True)
+    others = precompile.step_stages(contact=False)
+    assert {s.py_func.__name__ for s, _ in contact} == {
+        'find_contacts', 'prepare_contacts', 'warm_start_contacts'}
+    assert {'prepare_blocks', 'prepare_axes', 'solve_velocities',
+            'integrate_velocities'} <= {s.py_func.__name__ for s, _ in others}
     source = inspect.getsource(step.py_func)
-    for stage, args in precompile.step_stages(contact=True) + precompile.step_stages(False):
+    for stage, args in contact + others:
         assert len(args) == len(inspect.signature(stage.py_func).parameters)
         assert f'{stage.py_func.__name__}(' in source

@@ -41,8 +41,7 @@ Both write the output effort tau_q over the step into ``State.drive_effort``.
 """
 from .arrays import EFFICIENCY, LIMIT_IMPULSE, MOTOR_D, MOTOR_F, ROTOR_D
 from .axes import push_along_jacobian, REST_SPEED
-from .compiler import jit_inline_entry
-from .math3d import jit_inline
+from .math3d import jit_inline, jit_inline_entry
 
 GEAR, MOTOR, GEAR_FRICTION = 0, 1, 2
 

@@ -630,10 +630,9 @@ class Engine(Mechanism):
                 bool(s.warm_start), self.info)
         return prefix + (int(n),)
 
-    @property
-    def kernel_variant(self):
-        """Name the precompile variant (jointsim_ros.precompile) that compiles this step."""
-        return 'maximal'
+    #: The precompile variant (jointsim_ros.precompile) that compiles this step: one for every
+    #: maximal robot, with or without collision shapes.
+    kernel_variant = 'maximal'
 
     def kernel(self):
         """Return (numba dispatcher, arguments) of the step kernel, for the compile check."""

@@ -22,7 +22,7 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 import numpy as np
 
-from .compiler import jit_views
+from .math3d import jit_views
 
 _BUFFERS = (np.dtype(np.float64), np.dtype(np.int64))
 

@@ -4,11 +4,11 @@ The engine's first call of a kernel: is it in numba's cache, and if not, compile
 A cold compile takes 20 to 40 s per variant (about 35 s for both in two processes).  Compiled
 inside the simulating process, the cache is only written when numba finishes, so a run stopped
 during the compile (Ctrl-C on ``make run``, a launch that is shut down) leaves nothing and the
-next run starts over.  ``ensure_compiled``
-therefore says what is happening (one log line on the ``jointsim_ros`` logger) and compiles in a
-process of its own session (``python -m jointsim_ros.precompile``), which outlives a stopped parent
-and writes the cache; the caller then loads the kernel from the cache.  Anything that process does
-not cover (or if it cannot run) is compiled here, as numba would have anyway.
+next run starts over.  ``ensure_compiled`` therefore says what is happening (one log line on
+the ``jointsim_ros`` logger) and compiles in a process of its own session (``python -m
+jointsim_ros.precompile``), which outlives a stopped parent and writes the cache; the caller
+then loads the kernel from the cache.  Anything that process does not cover (or if it cannot
+run) is compiled here, as numba would have anyway.
 """
 import logging
 import os

@@ -6,7 +6,9 @@ row 3-tuples.  ``read3``/``write3`` move vectors in and out of the state arrays.
 """
 import numpy as np
 
-from .compiler import entry, jit, jit_inline  # noqa: F401 - the engine's decorators
+# the engine's decorators (physics/compiler.py), which the engine modules import from here
+from .compiler import (entry, jit, jit_inline, jit_inline_entry,  # noqa: F401
+                       jit_views)
 
 
 @jit

@@ -51,13 +51,12 @@ from collections import namedtuple
 import numpy as np
 
 from .arrays import State
-from .compiler import jit_views
 from .drives import current_after_step, gear_gain, limited_motor_row, output_effort
 from .flat import view1, view2, view3
 from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
-from .math3d import (cross, entry, invert_spd, jit, jit_inline, quat_conj, quat_from_rotvec,
-                     quat_mul, quat_normalized, quat_to_mat, read3, read4, read_mat, write3,
-                     write4)
+from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_conj,
+                     quat_from_rotvec, quat_mul, quat_normalized, quat_to_mat, read3, read4,
+                     read_mat, write3, write4)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = namedtuple('TreeModel', [
