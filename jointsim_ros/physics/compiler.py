@@ -34,16 +34,22 @@ copy of a copy) of one is used: an argument is assigned once and never rebound, 
 always holds the same value.
 
 Where the cold compile's time goes now (CPU, 2-core machine, ``precompile --worker`` per variant
-in one process): ``maximal`` 37 s (the step itself 8 s: LLVM optimising and emitting the inlined
-whole; the contact code about 11 s; about 190 functions in all), ``tree`` 17 s.  About 60 % of
-it is LLVM, the rest numba's typing and lowering, spread over the functions.  Each container
-argument costs about 12 IR instructions per array at every function entry and every call, and
-numba optimises and emits a helper's code again in every library that links it (once per
-caller): functions that take the few arrays they use, and helpers linked without being
-compiled on their own, are what would take it further (docs/benchmarks.md, issue 14).
+in one process): ``maximal`` 37 s (the step itself 9-10 s: LLVM optimising and emitting the
+inlined whole; the contact code about 10 s; about 190 functions in all), ``tree`` 17 s.  About
+55 % of it is LLVM, the rest numba's typing and lowering, spread over the functions.  Each
+container argument costs about 12 IR instructions per array at every function entry and every
+call, and numba optimises a helper's code again in every library that links it (once per
+caller): functions that take the few arrays they use are what would take it further
+(docs/benchmarks.md, issue 14).  Tried without a gain: numba's constant-argument
+specialisations turned off (30 fewer functions, the callers' passes did the work instead),
+cached Flags hashes, no function passes for link-only libraries (the callers' passes then took
+longer), ``-O1`` for the kernels' module passes (4 s less, the G1 humanoid's step 36 % slower).
 """
+import weakref
+
+from llvmlite import binding as llvm, ir as llvm_ir
 import numba
-from numba.core import ir
+from numba.core import cgutils, ir
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import AnalysisPass, FunctionPass, register_pass
@@ -97,15 +103,18 @@ class ForwardArgumentCopies(FunctionPass):
 
 class EngineLibrary(JITCodeLibrary):
     """
-    numba's code library, without the module optimisation nobody uses.
+    numba's code library, without the optimisation and machine code nobody uses.
 
     numba optimises a library's module twice when it finalises it: a cheap pass that gathers
     NRT reference counts to prune them (the engine has none) and the full pass.  The engine's
     kernels get the full pass only.  A library of a function only kernels call (``link_only``)
-    is linked into each caller's module, which the caller's full pass optimises anyway: such a
-    library gets the cheap pass only (without any, its machine code, which numba emits and
-    caches for every function, took longer to emit than the pass saved).  The tree variant
-    compiles in 17 s instead of 21, the maximal one in 37 instead of 38.
+    is linked into each caller's module, which the caller's full pass optimises and the
+    caller's machine code contains: such a library gets the cheap pass only (its function
+    passes still shrink what every caller links) and no machine code of its own.  numba emits
+    and caches machine code for every function; for these it was a tenth of the cold compile,
+    and nothing ever ran it.  What the library does emit is its environment variable (numba
+    writes the function's environment pointer into it when it registers the function), so the
+    cache entry holds that small object and the whole function as bitcode for callers to link.
     """
 
     link_only = False
@@ -123,6 +132,30 @@ class EngineLibrary(JITCodeLibrary):
             return
         with self._recorded_timings.record('Module passes', builder):
             manager.run(self._final_module, builder)
+
+    def _finalize_final_module(self):
+        if not self.link_only:
+            JITCodeLibrary._finalize_final_module(self)
+            return
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        data = self._codegen._create_empty_module(self.name + '.environment')
+        null = cgutils.get_null_value(cgutils.voidptr_t)
+        for variable in self._final_module.global_variables:
+            if variable.name.startswith(_ENVIRONMENT_PREFIX) and not variable.is_declaration:
+                copy = llvm_ir.GlobalVariable(data, cgutils.voidptr_t, name=variable.name)
+                copy.linkage = 'common'
+                copy.initializer = null
+        module = llvm.parse_assembly(str(data))
+        # numba's object-cache hook finds the library through this attribute (CPUCodeLibrary)
+        module._CPUCodeLibrary__library = weakref.proxy(self)
+        self._codegen._add_module(module)
+        self._codegen._engine.finalize_object()  # the small object the cache stores
+        self._finalized = True
+
+
+#: How numba names a function's environment variable (numba.core.funcdesc, mangled 'NumbaEnv').
+_ENVIRONMENT_PREFIX = '_ZN08NumbaEnv'
 
 
 @register_pass(mutates_CFG=False, analysis_only=True)
