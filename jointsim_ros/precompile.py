@@ -3,7 +3,7 @@ Compile the physics kernels once, into numba's cache: ``jointsim_precompile``.
 
     python -m jointsim_ros.precompile [--variant maximal|tree ...] [--jobs N] [--quiet]
 
-The engine is a few large numba kernels.  Compiling them takes about 55 s of CPU, about 32 s of
+The engine is a few large numba kernels.  Compiling them takes about 50 s of CPU, about 27 s of
 wall time on an otherwise idle 2-core machine (physics/compiler.py says where the time goes);
 loading them from the cache (``__pycache__`` beside the engine sources, or numba's user-wide
 cache for a read-only install) takes about a second.  ``make venv`` (so ``make run`` and ``make
@@ -20,12 +20,12 @@ robot uses, so two small robots cover every robot:
 - ``tree``: ``solver.formulation: tree``.
 
 With two or more cores the compile is shared by two worker processes (``--jobs``, default: the
-number of cores): one compiles ``maximal`` (its step's stages first, then the step), the other
-the step's contact stages first (``collision``: the step then loads them from the cache) and then
-``tree``.  That splits the CPU time about evenly.  A second pass in this process then loads
-every kernel, which also compiles anything a worker's cache index write lost to another's.  Runs
-of this command wait for each other (a lock file in the cache folder), so concurrent first runs
-compile once.
+number of cores): one compiles ``maximal`` (the step's stages first, then the step), the other
+first the step's contact stages and its last few (``stages``: the step then loads them from the
+cache) and then ``tree``.  That splits the CPU time about evenly.  This process then compiles
+whatever a worker did not leave in the cache (when one failed, it loads every kernel once more).
+Runs of this command wait for each other (a lock file in the cache folder), so concurrent first
+runs compile once.
 """
 import argparse
 import contextlib
@@ -42,7 +42,12 @@ from .physics.kernels import TYPICAL_BOTH_SECONDS, TYPICAL_SECONDS, WORKER_ENV
 VARIANTS = tuple(TYPICAL_SECONDS)
 
 #: Each worker's share of a compile with two or more workers, in order (see the module docstring).
-SHARES = (('maximal',), ('collision', 'tree'))
+SHARES = (('maximal',), ('stages', 'tree'))
+
+#: The step's stages the ``stages`` job compiles besides the contact ones (physics/contacts.py):
+#: the step's last ones, which the ``maximal`` worker reaches last, taking about 2 of its 29 s of
+#: CPU so that both workers finish together (precompile --worker, timed 2026-11-25).
+LATE_STAGES = ('diverged_body', 'update_joint_coordinates', 'project_limits')
 
 _CHAIN = """<robot name="precompile_{name}">
   <link name="base"><inertial><mass value="2"/><inertia ixx="0.02" iyy="0.02" izz="0.02"
@@ -114,62 +119,86 @@ def compile_variant(variant):
     sim.reset()
 
 
-def step_stages(contact):
+def step_stages():
     """
-    Return [(dispatcher, argument values)] of the step's stages, the contact ones or the others.
+    Return [(dispatcher, argument values)] of the step's stages, in the order the step calls them.
 
     The stages are the calls in the step kernel's source whose arguments are all the kernel's own
     parameters (most are), each with the values the engine passes for them, so a worker can
-    compile a stage for exactly the types the step then looks up in the cache.  The contact
-    stages are those of physics/contacts.py.
+    compile a stage for exactly the types the step then looks up in the cache.
     """
     import ast
     import inspect
     import textwrap
+    from unittest import mock
 
     from numba.core.dispatcher import Dispatcher
 
+    from .physics.engine import Engine
     from .physics.step import step
     from .simulator import Simulator
     urdf, config = model('maximal')
-    engine = Simulator.from_urdf(urdf, config)._engine
+    # the engine only lends its argument types: built without the joint-rate kernel its
+    # construction calls (not a stage; the maximal worker compiles it with the rest)
+    with mock.patch.object(Engine, '_store_rates', lambda engine: None):
+        engine = Simulator.from_urdf(urdf, config)._engine
     values = dict(zip(inspect.signature(step.py_func).parameters, engine._step_args(1)))
     found = {}
     calls = [node for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(
         step.py_func)))) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)]
     for node in sorted(calls, key=lambda node: node.lineno):  # in the order the step calls
         stage = step.py_func.__globals__.get(node.func.id)
-        if not isinstance(stage, Dispatcher) or node.keywords or not all(
+        if isinstance(stage, Dispatcher) and not node.keywords and all(
                 isinstance(arg, ast.Name) and arg.id in values for arg in node.args):
-            continue
-        if stage.py_func.__module__.endswith('.contacts') == contact:
             found[stage.py_func.__name__] = (stage, [values[arg.id] for arg in node.args])
     return list(found.values())
 
 
-def compile_stages(contact):
-    """Compile the step's contact stages (``collision``) or its other stages, alone."""
+def job_stages(job):
+    """
+    Return the step's stages worker job ``job`` compiles ahead, in the step's order.
+
+    ``stages``: the contact stages (physics/contacts.py) and :data:`LATE_STAGES`; ``maximal``:
+    the others.
+    """
+    def second(stage):
+        return (stage.py_func.__module__.endswith('.contacts')
+                or stage.py_func.__name__ in LATE_STAGES)
+    return [(stage, args) for stage, args in step_stages()
+            if second(stage) == (job == 'stages')]
+
+
+def compile_stages(job):
+    """Compile the stages of :func:`job_stages`, each alone."""
     import numba
-    for stage, args in step_stages(contact):
+    for stage, args in job_stages(job):
         stage.compile(tuple(numba.typeof(arg) for arg in args))
 
 
 def run_job(job):
-    """Compile one worker job: a variant, or ``collision`` (the step's contact stages)."""
-    if job == 'collision':
-        compile_stages(contact=True)
+    """Compile one worker job: a variant, or ``stages`` (a share of the step's stages)."""
+    if job == 'stages':
+        compile_stages(job)
     elif job == 'maximal':
-        compile_stages(contact=False)  # first, while the other worker does the contact ones
+        compile_stages(job)  # first, while the other worker does its share of them
         compile_variant(job)
     else:
         compile_variant(job)
 
 
 def variant_cached(variant):
-    """Return True when the variant's step kernel is already in the cache (nothing compiled)."""
-    from .simulator import Simulator
-    urdf, config = model(variant)
-    return Simulator.from_urdf(urdf, config)._engine.kernel_cached()
+    """
+    Return True when the variant's step kernel is already in the cache (nothing compiled).
+
+    Reads the cache index only: building the variant's robot would call (so compile) the
+    kernels its construction uses, here, before the workers start.
+    """
+    from .physics import kernels
+    if variant == 'tree':
+        from .physics.tree import tree_step_packed as kernel
+    else:
+        from .physics.step import step as kernel
+    return kernels.in_cache(kernel)
 
 
 def cache_lock_path():
@@ -214,22 +243,23 @@ def _environment():
 
 def precompile(variants=VARIANTS, jobs=None, say=print):
     """
-    Compile ``variants`` (in up to ``jobs`` worker processes), then load them all here.
+    Compile ``variants`` (in up to ``jobs`` worker processes, or here).
 
     Returns:
         Wall time, s.
     """
     variants = [v for v in VARIANTS if v in variants]
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(variants)))
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(SHARES)))
     start = time.monotonic()
     with compile_lock(say):
         todo = [v for v in variants if not variant_cached(v)]
         if not todo:
             say('  already in the cache')
+        failed = False
         if jobs > 1 and todo:
-            # each share runs in a worker of its own; collision only goes with maximal
+            # each share runs in a worker of its own; stages only goes with maximal
             shares = [[job for job in share if job in todo or
-                       (job == 'collision' and 'maximal' in todo)] for share in SHARES]
+                       (job == 'stages' and 'maximal' in todo)] for share in SHARES]
             running = {}
             for share in (share for share in shares if share):
                 errors = tempfile.TemporaryFile('w+')
@@ -245,13 +275,15 @@ def precompile(variants=VARIANTS, jobs=None, say=print):
                     text = errors.read().strip()[-500:]
                     errors.close()
                     if process.returncode != 0:
+                        failed = True
                         say(f'  {name}: worker failed ({text}); compiling it here')
                     else:
                         say(f'  {name} kernels compiled ({time.monotonic() - start:.0f} s)')
                 time.sleep(0.2)
-        # every variant once more here: loads from the cache, compiles what is still missing
+        # here: what no worker compiled; after a failure every variant (loads what is cached)
         for variant in variants:
-            compile_variant(variant)
+            if failed or (variant in todo and (jobs == 1 or not variant_cached(variant))):
+                compile_variant(variant)
     return time.monotonic() - start
 
 
@@ -277,7 +309,10 @@ def main(argv=None):
     if args.worker:
         for job in args.worker.split(','):
             run_job(job)
-        return 0
+        # numba has written the cache; skip the interpreter's and LLVM's teardown (about 1 s)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     variants = args.variant or VARIANTS
     say = (lambda text: None) if args.quiet else (lambda text: print(text, flush=True))
     jobs = args.jobs or os.cpu_count() or 1

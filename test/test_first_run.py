@@ -109,13 +109,15 @@ def test_the_workers_compile_the_steps_stages_for_the_types_the_step_passes():
     # worker compiling the step would compile it again instead of loading it from the cache
     import inspect
     from jointsim_ros.physics.step import step
-    contact = precompile.step_stages(contact=True)
-    others = precompile.step_stages(contact=False)
-    assert {s.py_func.__name__ for s, _ in contact} == {
-        'find_contacts', 'prepare_contacts', 'warm_start_contacts'}
+    second = precompile.job_stages('stages')
+    first = precompile.job_stages('maximal')
+    names = [s.py_func.__name__ for s, _ in second]
+    assert names == ['find_contacts', 'prepare_contacts', 'warm_start_contacts',
+                     *precompile.LATE_STAGES]  # the step's order: the contact ones come first
     assert {'prepare_blocks', 'prepare_axes', 'solve_velocities',
-            'integrate_velocities'} <= {s.py_func.__name__ for s, _ in others}
+            'integrate_velocities'} <= {s.py_func.__name__ for s, _ in first}
+    assert not set(names) & {s.py_func.__name__ for s, _ in first}
     source = inspect.getsource(step.py_func)
-    for stage, args in contact + others:
+    for stage, args in second + first:
         assert len(args) == len(inspect.signature(stage.py_func).parameters)
         assert f'{stage.py_func.__name__}(' in source

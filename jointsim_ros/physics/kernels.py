@@ -1,14 +1,20 @@
 """
 The engine's first call of a kernel: is it in numba's cache, and if not, compile it so that it is.
 
-A cold compile takes 20 to 40 s per variant (about 35 s for both in two processes).  Compiled
-inside the simulating process, the cache is only written when numba finishes, so a run stopped
-during the compile (Ctrl-C on ``make run``, a launch that is shut down) leaves nothing and the
-next run starts over.  ``ensure_compiled`` therefore says what is happening (one log line on
-the ``jointsim_ros`` logger) and compiles in a process of its own session (``python -m
-jointsim_ros.precompile``), which outlives a stopped parent and writes the cache; the caller
-then loads the kernel from the cache.  Anything that process does not cover (or if it cannot
-run) is compiled here, as numba would have anyway.
+A cold compile takes about 27 s for ``maximal`` and 18 s for ``tree`` (about 27 s for both, in
+two worker processes).  Compiled inside the simulating process, the cache is only written when
+numba finishes, so a run stopped during the compile (Ctrl-C on ``make run``, a launch that is
+shut down) leaves nothing and the next run starts over.  ``ensure_compiled`` therefore says what
+is happening (one log line on the ``jointsim_ros`` logger) and compiles in a process of its own
+session (``python -m jointsim_ros.precompile``), which outlives a stopped parent and writes the
+cache; the caller then loads the kernel from the cache.  Anything that process does not cover
+(or if it cannot run) is compiled here, as numba would have anyway.
+
+That process splits the work over its two workers as ``make venv`` does.  Compiling ``maximal``
+in one process instead took 52 s, 13 s of them in the kernel: at some call depths numba's
+compile makes CPython 3.11 map and unmap a frame-stack chunk on every call at a chunk boundary,
+about 500 000 times (``perf record -e page-faults``: 95 % in
+``_PyThreadState_BumpFramePointerSlow``).  The workers' depths do not hit it (about 1 s).
 """
 import logging
 import os
@@ -23,10 +29,10 @@ WORKER_ENV = 'JOINTSIM_PRECOMPILE_WORKER'
 
 #: Typical cold compile wall time of each precompile variant on this project's 2-core machines,
 #: s (docs/benchmarks.md, "First run").
-TYPICAL_SECONDS = {'maximal': 40, 'tree': 20}
+TYPICAL_SECONDS = {'maximal': 30, 'tree': 20}
 
 #: Typical cold compile wall time of both variants in precompile's two workers, s.
-TYPICAL_BOTH_SECONDS = 35
+TYPICAL_BOTH_SECONDS = 30
 
 
 def cached(dispatcher, args):
@@ -42,6 +48,20 @@ def cached(dispatcher, args):
         cache = dispatcher._cache
         key = cache._index_key(sig, dispatcher.targetctx.codegen())
         return key in cache._cache_file._load_index()
+    except Exception:  # noqa: B902 - any numba layout this does not know: not cached
+        return False
+
+
+def in_cache(dispatcher):
+    """
+    Return True when numba's cache holds ``dispatcher`` compiled from today's engine sources.
+
+    The kernels' argument types do not depend on the robot (jointsim_ros.precompile), so any
+    entry is the one a robot needs; unlike :func:`cached` this needs no arguments, so no
+    engine (whose construction may itself call kernels).  False when numba's internals differ.
+    """
+    try:
+        return bool(dispatcher.overloads) or bool(dispatcher._cache._cache_file._load_index())
     except Exception:  # noqa: B902 - any numba layout this does not know: not cached
         return False
 
@@ -65,10 +85,9 @@ def ensure_compiled(dispatcher, args, variant, what='the physics kernels'):
     try:
         # a session of its own: Ctrl-C or a launch shutdown stops the caller, not the compile
         process = subprocess.Popen(
-            [sys.executable, '-m', 'jointsim_ros.precompile', '--quiet', '--jobs', '1',
-             '--variant', variant], env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            start_new_session=True)
+            [sys.executable, '-m', 'jointsim_ros.precompile', '--quiet', '--variant', variant],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True, start_new_session=True)
         _, errors = process.communicate()
         if process.returncode != 0:
             LOGGER.warning(f'the separate compile process failed ({errors.strip()[-300:]}); '
