@@ -130,18 +130,15 @@ def step_stages():
     import ast
     import inspect
     import textwrap
-    from unittest import mock
 
     from numba.core.dispatcher import Dispatcher
 
-    from .physics.engine import Engine
+    from .description import load_model
     from .physics.step import step
-    from .simulator import Simulator
-    urdf, config = model('maximal')
-    # the engine only lends its argument types: built without the joint-rate kernel its
-    # construction calls (not a stage; the maximal worker compiles it with the rest)
-    with mock.patch.object(Engine, '_store_rates', lambda engine: None):
-        engine = Simulator.from_urdf(urdf, config)._engine
+    from .simulator import _make_engine
+    # the engine only lends its argument types: built, not placed at its initial state as a
+    # Simulator places it (that calls the joint-rate kernel, which is no stage)
+    engine = _make_engine(*load_model(*model('maximal')))
     values = dict(zip(inspect.signature(step.py_func).parameters, engine._step_args(1)))
     found = {}
     calls = [node for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(

@@ -121,3 +121,10 @@ def test_the_workers_compile_the_steps_stages_for_the_types_the_step_passes():
     for stage, args in second + first:
         assert len(args) == len(inspect.signature(stage.py_func).parameters)
         assert f'{stage.py_func.__name__}(' in source
+    # the list's engine is built but not placed (placing calls a kernel): same argument types
+    import numba
+    from jointsim_ros.description import load_model
+    from jointsim_ros.simulator import _make_engine
+    built = _make_engine(*load_model(*precompile.model('maximal')))._step_args(1)
+    placed = Simulator.from_urdf(*precompile.model('maximal'))._engine._step_args(1)
+    assert [numba.typeof(v) for v in built] == [numba.typeof(v) for v in placed]
