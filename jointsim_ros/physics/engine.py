@@ -54,10 +54,9 @@ class Mechanism:
     - ``joint_rates()``: scalar joint velocities per joint index, rad/s or m/s;
     - ``place_children(positions, velocities, keep_free_joints)``: put the bodies at joint
       positions and velocities (forward kinematics from the root);
-    - ``state`` (arrays.State), ``info`` (INFO_* results of the last call), ``kernel()`` and
-      ``kernel_cached()`` (its compiled step, for the precompile step), ``contacts`` (None
-      without a contact solver) and ``close_loops()`` (the reset's hook for loop joints and
-      elements).
+    - ``state`` (arrays.State), ``info`` (INFO_* results of the last call), ``kernel()`` (its
+      compiled step and the arguments it takes), ``contacts`` (None without a contact solver)
+      and ``close_loops()`` (the reset's hook for loop joints and elements).
 
     The static arrays (``bodies``, ``joints``, ``mimics``, ``axes``, ``drives``) are built
     here, read-only after load; ``state`` is one packed buffer (physics/flat.py).
@@ -344,10 +343,6 @@ class Mechanism:
 
     def close_loops(self):
         """Switch elements off and close loops at the initial state (none here)."""
-
-    def kernel_cached(self):
-        """Return True when the step kernel for this engine is compiled or in the cache."""
-        return kernels.cached(*self.kernel())
 
 
 class Engine(Mechanism):

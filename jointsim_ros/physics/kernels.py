@@ -11,7 +11,7 @@ cache; the caller then loads the kernel from the cache.  Anything that process d
 (or if it cannot run) is compiled here, as numba would have anyway.
 
 That process splits the work over its two workers as ``make venv`` does.  Compiling ``maximal``
-in one process instead took 52 s, 13 s of them in the kernel: at some call depths numba's
+in one process instead took 52 s, 13 s of them system time: at some call depths numba's
 compile makes CPython 3.11 map and unmap a frame-stack chunk on every call at a chunk boundary,
 about 500 000 times (``perf record -e page-faults``: 95 % in
 ``_PyThreadState_BumpFramePointerSlow``).  The workers' depths do not hit it (about 1 s).
