@@ -8,15 +8,17 @@ read after; what changes per step or on a command lives in State.
 """
 from collections import namedtuple
 
+from .containers import by_reference
+
 #: Static body data.
-Bodies = namedtuple('Bodies', [
+Bodies = by_reference(namedtuple('Bodies', [
     'inv_mass',     # (n_body,) 1/kg
     'inertia',      # (n_body, 3, 3) about the COM, body frame, kg m^2
     'inv_inertia',  # (n_body, 3, 3) body frame, 1/(kg m^2)
-])
+]))
 
 #: Static joint data (every joint the engine keeps, merged fixed joints excluded).
-Joints = namedtuple('Joints', [
+Joints = by_reference(namedtuple('Joints', [
     'type',        # (n_joint,) int64 engine type code (joints.TYPE_CODES)
     'body',        # (n_joint, 2) int64 parent, child body index (-1 = world)
     'ppos',        # (n_joint, 3) joint origin in the parent body frame relative to its COM, m,
@@ -29,18 +31,18 @@ Joints = namedtuple('Joints', [
     'perp2',       # (n_joint, 3) axis x perp1
     'axis_body',   # (n_joint, 3) the axis in the parent body frame (pquat applied)
     'block',       # (n_joint,) int64 index of the joint's bilateral block, -1 if none
-])
+]))
 
 #: Mimic couplings q_follower = multiplier * q_leader + offset (joint indices).
-Mimics = namedtuple('Mimics', [
+Mimics = by_reference(namedtuple('Mimics', [
     'follower',    # (n_mimic,) int64 joint index
     'leader',      # (n_mimic,) int64 joint index
     'multiplier',  # (n_mimic,) 1
     'offset',      # (n_mimic,) rad or m
-])
+]))
 
 #: DC motor drives (physics/drives.py), one per driven scalar joint.
-Drives = namedtuple('Drives', [
+Drives = by_reference(namedtuple('Drives', [
     'joint',              # (n_drive,) int64 joint index
     'axis',               # (n_drive,) int64 axis index (physics/axes.py)
     'inv_rotor_inertia',  # (n_drive,) 1/J_m, 1/(kg m^2)
@@ -52,10 +54,10 @@ Drives = namedtuple('Drives', [
     'viscous',            # (n_drive,) motor viscous friction, N m s/rad
     'efficiency',         # (n_drive,) gear efficiency, 1
     'current_limit',      # (n_drive,) A (inf = none)
-])
+]))
 
 #: Axes (physics/axes.py): scalar joints with drive, friction, damping or limit rows.
-Axes = namedtuple('Axes', [
+Axes = by_reference(namedtuple('Axes', [
     'joint',            # (n_axis,) int64 joint index
     'drive',            # (n_axis,) int64 drive index, -1 if none
     'gear',             # (n_axis,) N of the drive, 0 if none
@@ -70,29 +72,29 @@ Axes = namedtuple('Axes', [
     'always_live',      # (n_axis,) bool: drive, friction, damping or speed rows every step
     'subtree_start',    # (n_axis + 1,) int64 offsets into subtree_body
     'subtree_body',     # (n,) int64 bodies carried by each axis' child, axis after axis
-])
+]))
 
 #: Coulomb friction of multi-DOF joints (physics/free_friction.py).
-FreeFriction = namedtuple('FreeFriction', [
+FreeFriction = by_reference(namedtuple('FreeFriction', [
     'joint',            # (n_free,) int64 joint index (spherical or planar)
     'dim',              # (n_free,) int64 rows: 3 (spherical rotation) or 2 (planar sliding)
     'friction',         # (n_free,) sliding friction, N m (spherical) or N (planar)
     'static_friction',  # (n_free,) breakaway friction, N m or N
-])
+]))
 
 #: Constraint blocks: a block is d <= 6 rows solved together with its d x d effective mass.
-Blocks = namedtuple('Blocks', [
+Blocks = by_reference(namedtuple('Blocks', [
     'kind',    # (n_block,) int64 BLOCK_JOINT or BLOCK_MIMIC
     'source',  # (n_block,) int64 joint index or mimic index
     'row0',    # (n_block,) int64 first row
     'dim',     # (n_block,) int64 number of rows
     'body',    # (n_block, 4) int64 body of each Jacobian slot, -1 = world or unused
-])
+]))
 BLOCK_JOINT = 0
 BLOCK_MIMIC = 1
 
 #: Mutable simulation state.
-State = namedtuple('State', [
+State = by_reference(namedtuple('State', [
     'body_pos',      # (n_body, 3) COM position, world, m
     'body_quat',     # (n_body, 4) body frame orientation, world, wxyz
     'body_lin_vel',  # (n_body, 3) COM velocity, world, m/s
@@ -123,7 +125,7 @@ State = namedtuple('State', [
     'joint_active',  # (n_joint,) 1.0 while the joint's rows act; 0.0 for a switched-off element
     'drive_effort',  # (n_drive,) output effort of each drive at its joint over the last step,
                      # N m or N (physics/drives.py; written by both formulations)
-])
+]))
 
 #: Columns of a drive's motor row this step (Work.drive_soft[d]): the motor row's impulse at
 #: rest F = dt tau0 and its damping D = dt c, the free rotor's damping dt b_m, the current limit's
@@ -131,7 +133,7 @@ State = namedtuple('State', [
 MOTOR_F, MOTOR_D, ROTOR_D, LIMIT_IMPULSE, EFFICIENCY = range(5)
 
 #: Scratch arrays reused every step (no allocation in the loop).
-Work = namedtuple('Work', [
+Work = by_reference(namedtuple('Work', [
     'rot',          # (n_body, 3, 3) body rotation
     'inertia_w',    # (n_body, 3, 3) world inertia, kg m^2
     'inv_inertia_w',  # (n_body, 3, 3) world inverse inertia
@@ -172,10 +174,10 @@ Work = namedtuple('Work', [
     'free_bound',   # (n_free,) friction impulse bound this step, N s or N m s
     'free_mj',      # (3, 2, 6) scratch: M^-1 J^T of one joint's friction rows
     'free_w',       # (3, 6) scratch: J_c M^-1 J_f^T of one joint's friction rows
-])
+]))
 
 #: Collision shapes (physics/contacts.py); static shapes (body -1) are in the world frame.
-Shapes = namedtuple('Shapes', [
+Shapes = by_reference(namedtuple('Shapes', [
     'body',         # (n_shape,) int64 body index, -1 = static
     'kind',         # (n_shape,) int64 contacts.SPHERE ... contacts.PLANE
     'pos',          # (n_shape, 3) shape origin relative to the body COM, body frame, m
@@ -188,11 +190,11 @@ Shapes = namedtuple('Shapes', [
     'planes',       # (n_plane,) int64 shape indices of the planes
     'link',         # (n_shape,) int64 index of the shape's link (or object) for the filter
     'pair_filter',  # (n_link, n_link) bool: shapes of the two links never collide
-])
+]))
 
 #: Convex polytopes (boxes, cylinder prisms, mesh hulls) packed flat; built by
 #: description/convex.py.  Vertex and face indices inside a polytope's rows are local to it.
-Polytopes = namedtuple('Polytopes', [
+Polytopes = by_reference(namedtuple('Polytopes', [
     'vert_start',       # (n_poly + 1,) int64 first vertex row of each polytope
     'verts',            # (n_vert, 3) vertices in the shape frame, m
     'face_start',       # (n_poly + 1,) int64 first face row of each polytope
@@ -202,10 +204,10 @@ Polytopes = namedtuple('Polytopes', [
     'face_verts',       # (n_face_vert,) int64 local vertex indices, counter-clockwise from outside
     'edge_start',       # (n_poly + 1,) int64 first edge row of each polytope
     'edges',            # (n_edge, 4) int64 local vertices v0, v1 and faces f0, f1 of each edge
-])
+]))
 
 #: Contact points: this step's (first count[0]) and the last step's (prev_*, count[1]).
-Contacts = namedtuple('Contacts', [
+Contacts = by_reference(namedtuple('Contacts', [
     'count',         # (2,) int64 points now, points in the last step
     'next_id',       # (1,) int64 next fresh point identity
     'shape',         # (n_max, 2) int64 shape A, shape B
@@ -223,10 +225,10 @@ Contacts = namedtuple('Contacts', [
     'prev_impulse',  # (n_max, 6)
     'prev_frame',    # (n_max, 3, 3)
     'prev_id',       # (n_max,) int64
-])
+]))
 
 #: Contact scratch arrays.
-ContactWork = namedtuple('ContactWork', [
+ContactWork = by_reference(namedtuple('ContactWork', [
     'wpos',         # (n_shape, 3) shape origin, world, m
     'wrot',         # (n_shape, 3, 3) shape rotation, world
     'box',          # (n_shape, 6) world bounding box: low xyz, high xyz, m
@@ -254,7 +256,7 @@ ContactWork = namedtuple('ContactWork', [
     'push_bias',    # (n_row,) joint rows' drift C / dt in the push solve, m/s or rad/s
     'push_impulse',  # (n_row,) accumulated pseudo-impulse of each joint row in the push solve
     'push_limit',   # (n_axis, 4) the push's limit rows: lower, upper target rate; their impulses
-])
+]))
 
 #: Results of the last step (float64 array, indices below).
 (INFO_ITERATIONS, INFO_RESIDUAL, INFO_STOP, INFO_POS_ERROR, INFO_STATUS, INFO_BODY,

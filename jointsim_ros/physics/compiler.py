@@ -57,6 +57,8 @@ from numba.core.ir_utils import build_definitions, replace_vars
 from numba.core.typed_passes import AnnotateTypes
 from numba.core.untyped_passes import InlineInlinables
 
+from .containers import mark_arguments
+
 
 def _argument_aliases(blocks):
     """Map each variable that only copies a function argument to that argument's variable."""
@@ -118,6 +120,11 @@ class EngineLibrary(JITCodeLibrary):
     """
 
     link_only = False
+
+    def add_ir_module(self, ir_module):
+        """Add the module, its container arguments marked (physics/containers.py)."""
+        mark_arguments(ir_module, self._codegen._target_data)
+        JITCodeLibrary.add_ir_module(self, ir_module)
 
     def _optimize_final_module(self):
         try:

@@ -51,6 +51,7 @@ from collections import namedtuple
 import numpy as np
 
 from .arrays import State
+from .containers import by_reference, reference
 from .drives import current_after_step, gear_gain, limited_motor_row, output_effort
 from .flat import view1, view2, view3
 from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
@@ -59,7 +60,7 @@ from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_
                      read_mat, write3, write4)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
-TreeModel = namedtuple('TreeModel', [
+TreeModel = by_reference(namedtuple('TreeModel', [
     'parent',         # (n_node,) int64 parent node, -1 = the world
     'body',           # (n_node,) int64 child body
     'parent_body',    # (n_node,) int64 parent body, -1 = the world
@@ -88,11 +89,11 @@ TreeModel = namedtuple('TreeModel', [
     'efficiency',     # (n_drive,) 1
     'current_limit',  # (n_drive,) A
     'rotor_inertia',  # (n_drive,) kg m^2
-])
+]))
 
 #: Mutable tree state; the body_* , joint_*, drive_* and time arrays are the facade's State
 #: arrays (physics.arrays.State), filled from forward kinematics after every step.
-TreeState = namedtuple('TreeState', [
+TreeState = by_reference(namedtuple('TreeState', [
     'node_q',         # (n_node,) unwrapped scalar coordinate, rad or m (0 for others)
     'node_rel',       # (n_node, 7) child joint frame in the parent joint frame: r m, Q wxyz
     'qd',             # (n_v,) generalized velocities, rad/s, m/s (child joint frame twist)
@@ -103,10 +104,10 @@ TreeState = namedtuple('TreeState', [
     'joint_effort', 'drive_voltage', 'drive_current', 'rotor_speed',
     'body_wrench', 'body_pos', 'body_quat', 'body_lin_vel', 'body_ang_mom', 'joint_q', 'time',
     'drive_effort',
-])
+]))
 
 #: Scratch arrays of the recursion and the integrators.
-TreeWork = namedtuple('TreeWork', [
+TreeWork = by_reference(namedtuple('TreeWork', [
     'body_x', 'body_q', 'body_rot',   # (n_body, 3), (n_body, 4), (n_body, 3, 3) poses
     'joint_origin',                   # (n_node, 3) child joint origin, world, m
     'S',                              # (n_node, 6, 6) world motion subspace, column k in row k
@@ -119,10 +120,10 @@ TreeWork = namedtuple('TreeWork', [
     'q_backup', 'rel_backup', 'qd_backup', 'p_backup', 'drive_backup',
     'fallbacks',                      # (1,) steps that fell back to the velocity form
     'stage_q', 'stage_rel', 'stage_qd', 'k_q', 'k_rel', 'k_qd', 'sum_q', 'sum_rel', 'sum_qd',
-])
+]))
 
 #: The TreeState fields the tree engine owns; the others are the facade's State arrays.
-TreeCoordinates = namedtuple('TreeCoordinates', TreeState._fields[:6])
+TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:6]))
 
 #: Field indices of the facade's State arrays the TreeState shares (flat.pack layout rows).
 (_S_JOINT_EFFORT, _S_DRIVE_VOLTAGE, _S_DRIVE_CURRENT, _S_ROTOR_SPEED, _S_BODY_WRENCH,
@@ -904,7 +905,7 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
 @jit_views
 def _tree_model(floats, ints, layout):
     """Rebuild the TreeModel packed by flat.pack: views in the order of its fields."""
-    return TreeModel(
+    return reference(TreeModel(
         view1(ints, layout, 0), view1(ints, layout, 1), view1(ints, layout, 2),
         view1(ints, layout, 3), view1(ints, layout, 4),                       # parent .. kind
         view2(floats, layout, 5), view2(floats, layout, 6), view2(floats, layout, 7),
@@ -916,13 +917,13 @@ def _tree_model(floats, ints, layout):
         view1(ints, layout, 18),                                              # drive_v
         view1(floats, layout, 19), view1(floats, layout, 20), view1(floats, layout, 21),
         view1(floats, layout, 22), view1(floats, layout, 23), view1(floats, layout, 24),
-        view1(floats, layout, 25), view1(floats, layout, 26), view1(floats, layout, 27))
+        view1(floats, layout, 25), view1(floats, layout, 26), view1(floats, layout, 27)))
 
 
 @jit_views
 def _tree_state(own, own_layout, state, state_layout):
     """Rebuild the TreeState: the packed TreeCoordinates, then the packed State's arrays."""
-    return TreeState(
+    return reference(TreeState(
         view1(own, own_layout, 0), view2(own, own_layout, 1), view1(own, own_layout, 2),
         view1(own, own_layout, 3), view1(own, own_layout, 4), view1(own, own_layout, 5),
         view1(state, state_layout, _S_JOINT_EFFORT), view1(state, state_layout, _S_DRIVE_VOLTAGE),
@@ -931,13 +932,13 @@ def _tree_state(own, own_layout, state, state_layout):
         view2(state, state_layout, _S_BODY_POS), view2(state, state_layout, _S_BODY_QUAT),
         view2(state, state_layout, _S_BODY_LIN_VEL), view2(state, state_layout, _S_BODY_ANG_MOM),
         view1(state, state_layout, _S_JOINT_Q), view1(state, state_layout, _S_TIME),
-        view1(state, state_layout, _S_DRIVE_EFFORT))
+        view1(state, state_layout, _S_DRIVE_EFFORT)))
 
 
 @jit_views
 def _tree_work(floats, layout):
     """Rebuild the TreeWork packed by flat.pack: views in the order of its fields."""
-    return TreeWork(
+    return reference(TreeWork(
         view2(floats, layout, 0), view2(floats, layout, 1), view3(floats, layout, 2),
         view2(floats, layout, 3), view3(floats, layout, 4),            # body_x .. S
         view2(floats, layout, 5), view2(floats, layout, 6), view2(floats, layout, 7),
@@ -953,7 +954,7 @@ def _tree_work(floats, layout):
         view1(floats, layout, 30),                                     # fallbacks
         view1(floats, layout, 31), view2(floats, layout, 32), view1(floats, layout, 33),
         view1(floats, layout, 34), view2(floats, layout, 35), view1(floats, layout, 36),
-        view1(floats, layout, 37), view2(floats, layout, 38), view1(floats, layout, 39))
+        view1(floats, layout, 37), view2(floats, layout, 38), view1(floats, layout, 39)))
 
 
 @entry

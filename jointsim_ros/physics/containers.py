@@ -1,0 +1,158 @@
+"""
+The engine's containers reach a kernel by reference: one pointer, not every field of every array.
+
+numba passes a namedtuple by value: a function taking ``Work`` (about 40 arrays) receives every
+field of every array as an argument of its own (about 300), rebuilds the tuple from them at its
+entry and takes it apart again at every call it makes with it, and each copy of it is a store of
+the whole structure.  That plumbing was 46 % of the LLVM IR numba generated for the engine
+(extractvalue and insertvalue instructions, 38 MB of IR text for the maximal kernels, where every
+instruction spells out the whole structure type), and most of the cold compile was numba
+building, printing and parsing it and LLVM optimising it away again.
+
+A class marked with :func:`by_reference` is typed as a :class:`ContainerRef` instead: its value is
+a pointer to the tuple's fields in memory, a function receives that one pointer, and reading a
+field (the only thing a kernel does with a container, besides passing it on) loads that field.
+The memory is written once, where the tuple enters compiled code (unboxing it from Python, or
+:func:`reference` for a container a kernel builds from views, physics/flat.py), and never after:
+the containers are immutable, so every function may treat the pointer as ``noalias`` and
+read-only, which lets LLVM keep a field in a register across stores into the arrays, as it did
+when the fields were arguments (:func:`mark_arguments`, called by the engine's code library).
+
+What this allows and forbids, checked when a kernel is typed:
+
+- reading a field, passing the container to a function: as for a namedtuple;
+- anything else a namedtuple offers (indexing, iteration, ``len``, comparison) does not type;
+- a function must not return a container it did not receive unless numba inlines it
+  (``jit_views``): the pointer would outlive the stack frame that holds the fields.
+"""
+import hashlib
+
+from llvmlite import ir as llvm_ir
+from numba.core import cgutils, types
+from numba.core.datamodel import models
+from numba.core.extending import (infer_getattr, intrinsic, lower_getattr_generic, NativeValue,
+                                  register_model, typeof_impl, unbox)
+from numba.core.typing.templates import AttributeTemplate
+
+#: The namedtuple classes passed by reference (filled by :func:`by_reference`).
+CLASSES = set()
+
+
+class ContainerRef(types.Type):
+    """numba type of a container passed by reference: its class and its fields' types."""
+
+    def __init__(self, field_types, cls):
+        self.types = tuple(field_types)
+        self.fields = tuple(cls._fields)
+        self.instance_class = cls
+        # the tuple stored behind the pointer
+        self.value = types.BaseTuple.from_types(self.types, cls)
+        super().__init__(f'&{self.value}')
+
+    @property
+    def key(self):
+        """Identity: the class and the fields' types."""
+        return self.instance_class, self.types
+
+    @property
+    def mangling_args(self):
+        """Return a short symbol name: the class and a digest of the fields' types."""
+        digest = hashlib.sha1(repr(self.types).encode()).hexdigest()[:12]
+        return f'{self.instance_class.__name__}Ref{digest}', ()
+
+
+class ContainerPointer(llvm_ir.types._TypedPointerType):
+    """The LLVM type of a :class:`ContainerRef`: a pointer :func:`mark_arguments` recognises."""
+
+
+@register_model(ContainerRef)
+class ContainerModel(models.PrimitiveModel):
+    """A pointer to the tuple's value; as a value, an argument and a return alike."""
+
+    def __init__(self, dmm, fe_type):
+        pointee = dmm.lookup(fe_type.value).get_value_type()
+        super().__init__(dmm, fe_type, ContainerPointer(pointee))
+
+
+def by_reference(cls):
+    """Class decorator: pass this namedtuple class of arrays to kernels by reference."""
+    CLASSES.add(cls)
+    typeof_impl.register(cls)(_typeof_container)
+    return cls
+
+
+def _typeof_container(value, context):
+    field_types = [typeof_impl(field, context) for field in value]
+    if any(t is None for t in field_types):
+        return None
+    return ContainerRef(field_types, type(value))
+
+
+@infer_getattr
+class ContainerAttributes(AttributeTemplate):
+    """Typing of ``container.field``."""
+
+    key = ContainerRef
+
+    def generic_resolve(self, ref, attr):
+        """Return the field's type, or None (not an attribute) for any other name."""
+        if attr in ref.fields:
+            return ref.types[ref.fields.index(attr)]
+        return None
+
+
+@lower_getattr_generic(ContainerRef)
+def container_getattr(context, builder, typ, value, attr):
+    """Load ``container.field`` from the fields the pointer points to."""
+    return builder.load(cgutils.gep_inbounds(builder, value, 0, typ.fields.index(attr)))
+
+
+def _store(builder, value):
+    """Return a pointer to a stack slot in the function's entry block holding ``value``."""
+    slot = cgutils.alloca_once(builder, value.type)
+    builder.store(value, slot)
+    return slot
+
+
+@unbox(ContainerRef)
+def unbox_container(typ, obj, c):
+    """Unbox a container from Python as the namedtuple it is, then point to it."""
+    native = c.unbox(typ.value, obj)
+    return NativeValue(_store(c.builder, native.value), is_error=native.is_error,
+                       cleanup=native.cleanup)
+
+
+@intrinsic
+def reference(typingctx, value):
+    """Pass a container that a kernel builds from its fields by reference, as the others."""
+    if not (isinstance(value, types.BaseNamedTuple) and value.instance_class in CLASSES):
+        return None
+    result = ContainerRef(tuple(value), value.instance_class)
+
+    def codegen(context, builder, signature, args):
+        return _store(builder, args[0])
+
+    return result(value), codegen
+
+
+def mark_arguments(ir_module, target_data):
+    """
+    Mark the module's functions' container arguments read-only, noalias and dereferenceable.
+
+    Nothing writes a container's fields after they are stored (see the module), so no store in
+    a function can change them: LLVM may keep a field loaded once in a register.
+    """
+    for function in ir_module.functions:
+        for arg in function.args:
+            pointer = arg.type
+            if not isinstance(pointer, ContainerPointer):
+                continue
+            size = getattr(pointer, 'size', None)
+            if size is None:
+                size = pointer.size = pointer.pointee.get_abi_size(target_data)
+            arg.add_attribute('noalias')
+            arg.add_attribute('captures(none)')
+            arg.add_attribute('nonnull')
+            set.add(arg.attributes, 'readonly')  # an LLVM attribute llvmlite does not list
+            arg.attributes.dereferenceable = size
+            arg.attributes.align = 8
