@@ -116,10 +116,26 @@ def _store(builder, value):
 
 @unbox(ContainerRef)
 def unbox_container(typ, obj, c):
-    """Unbox a container from Python as the namedtuple it is, then point to it."""
-    native = c.unbox(typ.value, obj)
-    return NativeValue(_store(c.builder, native.value), is_error=native.is_error,
-                       cleanup=native.cleanup)
+    """Unbox a container from Python field by field into the memory its pointer points to."""
+    builder = c.builder
+    fields = cgutils.alloca_once(builder, c.context.get_value_type(typ.value))
+    failed = cgutils.alloca_once_value(builder, cgutils.false_bit)
+    cleanups = []
+    # (the class fixes the number of fields: typeof gave this type to an instance of it)
+    for i, field_type in enumerate(typ.types):
+        native = c.unbox(field_type, c.pyapi.tuple_getitem(obj, i))
+        builder.store(native.value, cgutils.gep_inbounds(builder, fields, 0, i))
+        with builder.if_then(native.is_error, likely=False):
+            builder.store(cgutils.true_bit, failed)
+        if native.cleanup is not None:
+            cleanups.append(native.cleanup)
+
+    def cleanup():
+        for release in reversed(cleanups):
+            release()
+
+    return NativeValue(fields, is_error=builder.load(failed),
+                       cleanup=cleanup if cleanups else None)
 
 
 @intrinsic
