@@ -97,3 +97,18 @@ def test_the_function_receives_one_read_only_noalias_pointer_for_the_whole_conta
 def test_a_container_only_offers_its_fields(kernel):
     with pytest.raises(TypingError):
         kernel(_pair())
+
+
+@jit
+def _pair_on_the_stack(a, b):
+    return reference(_Pair(a, b))
+
+
+@entry
+def _kernel_of_a_dangling_pair(a, b):
+    return _weighted(_pair_on_the_stack(a, b), 1.0)
+
+
+def test_a_function_numba_does_not_inline_cannot_return_a_container_it_built():
+    with pytest.raises(TypingError, match='_pair_on_the_stack returns a _Pair it built'):
+        _kernel_of_a_dangling_pair(np.ones(2), np.ones(2))

@@ -27,80 +27,34 @@ Four decorators, by who calls the function:
   packed buffer (physics/flat.py) or take containers built from them: without NRT a function of
   its own cannot return an array it did not receive.
 
-``ForwardArgumentCopies``: numba inlines an ``inline='always'`` helper by assigning each caller
-argument to a fresh variable of the helper (``helper.work = work``), each a stack slot the size
-of the whole container.  The pass uses the kernel's argument itself where such a copy (or a
-copy of a copy) of one is used: an argument is assigned once and never rebound, so the copy
-always holds the same value.
+The engine's namedtuple containers reach a function as one pointer each (physics/containers.py)
+instead of every field of every array as an argument of its own, which was half the IR numba
+generated; ``EngineLibrary`` marks those pointers read-only and ``noalias`` for LLVM.
 
-Where the cold compile's time goes now (CPU, 2-core machine, ``precompile --worker`` per variant
-in one process): ``maximal`` 37 s (the step itself 9-10 s: LLVM optimising and emitting the
-inlined whole; the contact code about 10 s; about 190 functions in all), ``tree`` 17 s.  About
-55 % of it is LLVM, the rest numba's typing and lowering, spread over the functions.  Each
-container argument costs about 12 IR instructions per array at every function entry and every
-call, and numba optimises a helper's code again in every library that links it (once per
-caller): functions that take the few arrays they use are what would take it further
-(docs/benchmarks.md, issue 14).  Tried without a gain: numba's constant-argument
-specialisations turned off (30 fewer functions, the callers' passes did the work instead),
-cached Flags hashes, no function passes for link-only libraries (the callers' passes then took
-longer), ``-O1`` for the kernels' module passes (4 s less, the G1 humanoid's step 36 % slower).
+Where the cold compile's time goes now (CPU, 2-core machine, each ``precompile --worker`` share
+in one process): ``maximal`` 14.5 s (the step itself 4 s: LLVM optimising and emitting the
+inlined whole), ``stages, tree`` 14.8 s (the tree's entry 3.3 s), about 190 functions in all.
+About 45 % of it is LLVM (function passes 4 s, module passes 3.3 s, machine code 3.2 s, IR text
+printed and parsed again about 2 s), the rest numba's typing and lowering.  numba still
+optimises a helper's code again in every library that links it (once per caller).  Tried
+without a gain: numba's constant-argument specialisations turned off (30 fewer functions, the
+callers' passes did the work instead), cached Flags hashes, no function passes for link-only
+libraries (the callers' passes then took longer), ``-O1`` for the kernels' module passes (4 s
+less, the G1 humanoid's step 36 % slower), a pass forwarding the copies numba's inliner makes
+of a container argument to the argument (it saved time while a container was a structure of
+every field; as a pointer, compile and run times were the same without it, and it was dropped).
 """
 import weakref
 
 from llvmlite import binding as llvm, ir as llvm_ir
 import numba
-from numba.core import cgutils, ir
+from numba.core import cgutils
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
-from numba.core.compiler_machinery import AnalysisPass, FunctionPass, register_pass
-from numba.core.ir_utils import build_definitions, replace_vars
+from numba.core.compiler_machinery import AnalysisPass, register_pass
 from numba.core.typed_passes import AnnotateTypes
-from numba.core.untyped_passes import InlineInlinables
 
-from .containers import mark_arguments
-
-
-def _argument_aliases(blocks):
-    """Map each variable that only copies a function argument to that argument's variable."""
-    definitions = {}
-    for block in blocks.values():
-        for stmt in block.body:
-            if isinstance(stmt, ir.Assign):
-                name = stmt.target.name
-                definitions[name] = None if name in definitions else stmt.value
-    roots = {name: value for name, value in definitions.items() if isinstance(value, ir.Arg)}
-    aliases = {}
-    for name, value in definitions.items():
-        seen = {name}
-        while isinstance(value, ir.Var) and value.name not in roots and value.name not in seen:
-            seen.add(value.name)
-            value = definitions.get(value.name)
-        if isinstance(value, ir.Var) and value.name in roots and value.name != name:
-            aliases[name] = value
-    return aliases
-
-
-@register_pass(mutates_CFG=False, analysis_only=False)
-class ForwardArgumentCopies(FunctionPass):
-    """Use the kernel's arguments in place of the copies inlining makes of them."""
-
-    _name = 'jointsim_forward_argument_copies'
-
-    def __init__(self):  # noqa: D107 - numba's pass protocol
-        FunctionPass.__init__(self)
-
-    def run_pass(self, state):
-        """Replace every use of an argument's copy by the argument; drop the copies."""
-        blocks = state.func_ir.blocks
-        aliases = _argument_aliases(blocks)
-        if not aliases:
-            return False
-        for block in blocks.values():
-            block.body = [stmt for stmt in block.body
-                          if not (isinstance(stmt, ir.Assign) and stmt.target.name in aliases)]
-        replace_vars(blocks, aliases)
-        state.func_ir._definitions = build_definitions(blocks)
-        return True
+from .containers import check_returned_container, INLINED_BY_NUMBA, mark_arguments
 
 
 class EngineLibrary(JITCodeLibrary):
@@ -185,14 +139,29 @@ class UseEngineLibrary(AnalysisPass):
         return False
 
 
+@register_pass(mutates_CFG=False, analysis_only=True)
+class CheckReturnedContainers(AnalysisPass):
+    """Refuse a function that returns a container it built (physics/containers.py)."""
+
+    _name = 'jointsim_check_returned_containers'
+
+    def __init__(self):  # noqa: D107 - numba's pass protocol
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state):
+        """Raise numba's TypingError for such a function; change nothing."""
+        check_returned_container(state.func_id.func, state.return_type, state.args)
+        return False
+
+
 class EngineCompiler(CompilerBase):
-    """numba's default pipeline with ``ForwardArgumentCopies`` and ``UseEngineLibrary`` added."""
+    """numba's default nopython pipeline with the two passes above added."""
 
     def define_pipelines(self):
         """Return the default nopython pipeline with the passes added."""
         pipeline = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pipeline.add_pass_after(ForwardArgumentCopies, InlineInlinables)
-        pipeline.add_pass_after(UseEngineLibrary, AnnotateTypes)
+        pipeline.add_pass_after(CheckReturnedContainers, AnnotateTypes)
+        pipeline.add_pass_after(UseEngineLibrary, CheckReturnedContainers)
         pipeline.finalize()
         return [pipeline]
 
@@ -204,4 +173,10 @@ entry = numba.njit(**_OPTIONS)
 jit = numba.njit(no_cpython_wrapper=True, **_OPTIONS)
 jit_inline = numba.njit(no_cpython_wrapper=True, forceinline=True, **_OPTIONS)
 jit_inline_entry = numba.njit(forceinline=True, **_OPTIONS)
-jit_views = numba.njit(inline='always', **_OPTIONS)
+_inline_by_numba = numba.njit(inline='always', **_OPTIONS)
+
+
+def jit_views(function):
+    """Compile ``function`` to be inlined by numba (see the module): it may return containers."""
+    setattr(function, INLINED_BY_NUMBA, True)
+    return _inline_by_numba(function)

@@ -17,25 +17,36 @@ The memory is written once, where the tuple enters compiled code (unboxing it fr
 the containers are immutable, so every function may treat the pointer as ``noalias`` and
 read-only, which lets LLVM keep a field in a register across stores into the arrays, as it did
 when the fields were arguments (:func:`mark_arguments`, called by the engine's code library).
+A function's symbol names a container type by its class and a digest of its fields' types
+(``ContainerRef.mangling_args``) instead of spelling out every field, which made each symbol of
+the step's stages about 5 kB long.  With this the maximal kernels' IR is 20 MB, the cold compile
+of all kernels about 16 s instead of 23 s on two cores, and the kernels run as fast as before
+(docs/benchmarks.md, issue 14).
 
-What this allows and forbids, checked when a kernel is typed:
+What this allows and forbids:
 
 - reading a field, passing the container to a function: as for a namedtuple;
-- anything else a namedtuple offers (indexing, iteration, ``len``, comparison) does not type;
-- a function must not return a container it did not receive unless numba inlines it
-  (``jit_views``): the pointer would outlive the stack frame that holds the fields.
+- anything else a namedtuple offers (indexing, iteration, ``len``, comparison) does not type
+  (test/test_containers.py);
+- a function returns a container only if it received one of that type, or if numba inlines it
+  (``jit_views``): a container it built would point into a stack frame that is gone
+  (:func:`check_returned_container`, run on every engine function after typing).
 """
 import hashlib
 
 from llvmlite import ir as llvm_ir
 from numba.core import cgutils, types
 from numba.core.datamodel import models
+from numba.core.errors import TypingError
 from numba.core.extending import (infer_getattr, intrinsic, lower_getattr_generic, NativeValue,
                                   register_model, typeof_impl, unbox)
 from numba.core.typing.templates import AttributeTemplate
 
 #: The namedtuple classes passed by reference (filled by :func:`by_reference`).
 CLASSES = set()
+
+#: Attribute set on a Python function numba inlines (compiler.jit_views).
+INLINED_BY_NUMBA = '_jointsim_inlined_by_numba'
 
 
 class ContainerRef(types.Type):
@@ -149,6 +160,21 @@ def reference(typingctx, value):
         return _store(builder, args[0])
 
     return result(value), codegen
+
+
+def check_returned_container(function, return_type, arg_types):
+    """
+    Refuse a function returning a container it built, unless numba inlines it (see the module).
+
+    Raises:
+        TypingError: naming the function and what to do instead.
+    """
+    if (isinstance(return_type, ContainerRef) and return_type not in arg_types
+            and not getattr(function, INLINED_BY_NUMBA, False)):
+        raise TypingError(
+            f'{function.__qualname__} returns a {return_type.instance_class.__name__} it built: '
+            f'passed by reference, it would point into a stack frame that is gone; decorate it '
+            f'with jit_views (inlined by numba) or return the arrays')
 
 
 def mark_arguments(ir_module, target_data):
