@@ -3,8 +3,8 @@ Compile the physics kernels once, into numba's cache: ``jointsim_precompile``.
 
     python -m jointsim_ros.precompile [--variant maximal|tree ...] [--jobs N] [--quiet]
 
-The engine is a few large numba kernels.  Compiling them takes about 50 s of CPU, about 27 s of
-wall time on an otherwise idle 2-core machine (physics/compiler.py says where the time goes);
+The engine is a few large numba kernels.  Compiling them takes about 31 s of CPU, about 16-17 s
+of wall time on an otherwise idle 2-core machine (physics/compiler.py says where the time goes);
 loading them from the cache (``__pycache__`` beside the engine sources, or numba's user-wide
 cache for a read-only install) takes about a second.  ``make venv`` (so ``make run`` and ``make
 test``) runs this once; the engine runs it too, in a process of its own, when its first step
