@@ -11,10 +11,10 @@ cache; the caller then loads the kernel from the cache.  Anything that process d
 (or if it cannot run) is compiled here, as numba would have anyway.
 
 That process splits the work over its two workers as ``make venv`` does.  Compiling both
-variants in one process instead takes 45 s, 8 s of them system time (52 s and 13 s for
-``maximal`` alone before the containers were passed by reference, physics/containers.py): at some call depths numba's
-compile makes CPython 3.11 map and unmap a frame-stack chunk on every call at a chunk boundary,
-about 500 000 times (``perf record -e page-faults``: 95 % in
+variants in one process instead takes 45 s, 8 s of them system time (``maximal`` alone took 52
+s and 13 s before the containers were passed by reference, physics/containers.py): at some
+call depths numba's compile makes CPython 3.11 map and unmap a frame-stack chunk on every call
+at a chunk boundary, about 500 000 times (``perf record -e page-faults``: 95 % in
 ``_PyThreadState_BumpFramePointerSlow``).  The workers' depths do not hit it (about 1 s).
 """
 import logging
