@@ -39,3 +39,25 @@ def test_a_function_only_kernels_call_has_no_machine_code_of_its_own_yet_its_cal
     assert kernel.library.get_pointer_to_function(kernel.fndesc.mangled_name) != 0
     if isinstance(kernel.library, EngineLibrary):  # compiled here rather than loaded
         assert not kernel.library.link_only
+
+
+def test_flags_values_are_numbas_own_for_defaults_and_set_options():
+    # numba's TargetConfig.values (one property per option) is replaced by a faster one
+    # (physics/compiler.py); numba compares compiles by it, so it must give the same dict
+    from numba.core.compiler import Flags
+    from numba.core.targetconfig import TargetConfig
+
+    def reference(flags):
+        return {name: getattr(flags, name) for name in flags.options}
+
+    assert Flags.values is not TargetConfig.values  # the engine's, once compiler.py is imported
+    plain = Flags()
+    assert plain.values() == reference(plain)
+    changed = Flags(plain)
+    changed.nrt = True
+    changed.inline = 'always'
+    changed.no_cpython_wrapper = True
+    assert changed.values() == reference(changed)
+    assert changed.values()['inline'].is_always_inline and plain.values()['inline'].is_never_inline
+    assert changed != plain and Flags(changed) == changed
+    assert hash(Flags(changed)) == hash(changed)
