@@ -3,11 +3,23 @@ from collections import namedtuple
 
 from jointsim_ros.physics import flat
 from jointsim_ros.physics.compiler import entry
+from jointsim_ros.physics.containers import by_reference
 from jointsim_ros.simulator import Simulator
 import numpy as np
 import pytest
 
-Box = namedtuple('Box', ['line', 'grid', 'cube', 'index', 'empty'])
+Box = by_reference(namedtuple('Box', ['line', 'grid', 'cube', 'index', 'empty']))
+flat.declare(Box, flat.in_order('f1 f2 f3 i1 f2'))
+# the same box's fields gathered from two packed boxes: `line` and `index` from the second
+Mixed = by_reference(namedtuple('Mixed', Box._fields))
+flat.declare(Mixed, [(2, 0, 1), (0, 1, 2), (0, 2, 3), (3, 3, 1), (0, 4, 2)])
+
+_PENDULUM = """<robot name="r"><link name="a"><inertial><mass value="1"/><inertia ixx="0.1"
+  iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/><inertia ixx="0.01"
+  iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j" type="continuous"><parent link="a"/><child link="b"/>
+  <axis xyz="0 1 0"/></joint></robot>"""
 
 
 def _box():
@@ -18,13 +30,18 @@ def _box():
 
 @entry
 def _touch(floats, ints, layout):
-    box = Box(flat.view1(floats, layout, 0), flat.view2(floats, layout, 1),
-              flat.view3(floats, layout, 2), flat.view1(ints, layout, 3),
-              flat.view2(floats, layout, 4))
+    box = flat.unpack(Box, ((floats, layout), (ints, layout)))
     box.grid[1, 2] += 100.0
     box.cube[1, 0, 1] += 1000.0
     box.index[3] += 10
     return box.line[2] + box.grid[0, 1] + box.cube[0, 1, 1] + box.index[1] + box.empty.shape[0]
+
+
+@entry
+def _mixed(floats, ints, layout, other_floats, other_ints, other_layout):
+    box = flat.unpack(Mixed, ((floats, layout), (ints, layout), (other_floats, other_layout),
+                              (other_ints, other_layout)))
+    return box.line[0] + box.grid[1, 0] + box.index[2] + box.line.shape[0] + box.cube.size
 
 
 def test_pack_keeps_values_and_the_views_alias_the_buffers():
@@ -45,19 +62,42 @@ def test_kernel_views_read_and_write_the_same_elements_as_python():
     assert box.grid[1, 2] == 105.0 and box.cube[1, 0, 1] == 1005.0 and box.index[3] == 13
 
 
+def test_unpack_takes_each_field_from_the_declared_source_and_row():
+    _, floats, ints, layout = flat.pack(_box())
+    other = _box()._replace(line=np.array([7.0, 8.0]), index=np.array([5, 6, 9], dtype=np.int64))
+    _, other_floats, other_ints, other_layout = flat.pack(other)
+    # line[0] (other) + grid[1, 0] + index[2] (other) + 2 elements of the other line + 8
+    assert _mixed(floats, ints, layout, other_floats, other_ints, other_layout) == \
+        7.0 + 3.0 + 9 + 2 + 8
+
+
+def test_declare_refuses_a_field_count_or_rank_the_class_does_not_have():
+    with pytest.raises(ValueError, match='Box'):
+        flat.declare(Box, flat.in_order('f1 f2'))
+    with pytest.raises(ValueError, match='Box'):
+        flat.declare(Box, flat.in_order('f1 f2 f4 i1 f2'))
+
+
+def test_tree_declarations_match_what_the_tree_engine_packs():
+    # tree.py declares each field's buffer and rank by hand: they must be the packed arrays'
+    from jointsim_ros.physics import tree
+    sim = Simulator.from_urdf(_PENDULUM, {'solver': {'formulation': 'tree'}})
+    engine = sim._engine
+    for container in (engine.tree, engine.tree_work, engine.tree_state):
+        declared = flat.DECLARED[type(container)]
+        for name, array, (source, _, ndim) in zip(container._fields, container, declared):
+            assert array.ndim == ndim, name
+            if type(container) is not tree.TreeState:  # (its sources are two float buffers)
+                assert array.dtype == (np.float64, np.int64)[source], name
+
+
 def test_pack_refuses_other_dtypes_by_field_name():
     with pytest.raises(TypeError, match='Box.index'):
         flat.pack(_box()._replace(index=np.zeros(2, dtype=np.int32)))
 
 
 def test_tree_engine_state_arrays_are_views_of_the_packed_buffers():
-    urdf = """<robot name="r"><link name="a"><inertial><mass value="1"/><inertia ixx="0.1"
-      iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
-      <link name="b"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/><inertia ixx="0.01"
-      iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
-      <joint name="j" type="continuous"><parent link="a"/><child link="b"/>
-      <axis xyz="0 1 0"/></joint></robot>"""
-    sim = Simulator.from_urdf(urdf, {'solver': {'formulation': 'tree'}})
+    sim = Simulator.from_urdf(_PENDULUM, {'solver': {'formulation': 'tree'}})
     engine = sim._engine
     # the facade's State and the tree's own arrays are the buffers the kernel is given
     for array in (*engine.state, *engine.tree_state, *engine.tree_work, *engine.tree):

@@ -12,11 +12,12 @@ building, printing and parsing it and LLVM optimising it away again.
 A class marked with :func:`by_reference` is typed as a :class:`ContainerRef` instead: its value is
 a pointer to the tuple's fields in memory, a function receives that one pointer, and reading a
 field (the only thing a kernel does with a container, besides passing it on) loads that field.
-The memory is written once, where the tuple enters compiled code (unboxing it from Python, or
-:func:`reference` for a container a kernel builds from views, physics/flat.py), and never after:
-the containers are immutable, so every function may treat the pointer as ``noalias`` and
-read-only, which lets LLVM keep a field in a register across stores into the arrays, as it did
-when the fields were arguments (:func:`mark_arguments`, called by the engine's code library).
+The memory is written once, where the tuple enters compiled code (unboxing it from Python,
+:func:`reference` for one a kernel builds from arrays, or ``unpack`` for one packed into a few
+buffers, physics/flat.py), and never after: the containers are immutable, so every function may
+treat the pointer as ``noalias`` and read-only, which lets LLVM keep a field in a register
+across stores into the arrays, as it did when the fields were arguments (:func:`mark_arguments`,
+called by the engine's code library).
 A function's symbol names a container type by its class and a digest of its fields' types
 (``ContainerRef.mangling_args``) instead of spelling out every field, which made each symbol of
 the step's stages about 5 kB long.  With this the maximal kernels' IR is 20 MB, the cold compile

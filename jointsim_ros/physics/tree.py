@@ -51,9 +51,9 @@ from collections import namedtuple
 import numpy as np
 
 from .arrays import State
-from .containers import by_reference, reference
+from .containers import by_reference
 from .drives import current_after_step, gear_gain, limited_motor_row, output_effort
-from .flat import view1, view2, view3
+from .flat import declare, in_order, unpack
 from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
 from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_conj,
                      quat_from_rotvec, quat_mul, quat_normalized, quat_to_mat, read3, read4,
@@ -129,6 +129,19 @@ TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:
 (_S_JOINT_EFFORT, _S_DRIVE_VOLTAGE, _S_DRIVE_CURRENT, _S_ROTOR_SPEED, _S_BODY_WRENCH,
  _S_BODY_POS, _S_BODY_QUAT, _S_BODY_LIN_VEL, _S_BODY_ANG_MOM, _S_JOINT_Q, _S_TIME,
  _S_DRIVE_EFFORT) = (State._fields.index(name) for name in TreeState._fields[6:])
+
+# How tree_step_packed rebuilds the containers from the buffers flat.pack made (flat.unpack):
+# the model and the work packed alone (float64 and int64 buffer), the state from the packed
+# TreeCoordinates (source 0) and the facade's packed State (source 1).
+declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 f1 i1 '
+                            'f1 f1 f1 f1 f1 f1 f1 f1 f1'))
+declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
+                           'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1'))
+declare(TreeState, in_order('f1 f2 f1 f1 f1 f1') + [
+    (1, row, ndim) for row, ndim in (
+        (_S_JOINT_EFFORT, 1), (_S_DRIVE_VOLTAGE, 1), (_S_DRIVE_CURRENT, 1), (_S_ROTOR_SPEED, 1),
+        (_S_BODY_WRENCH, 2), (_S_BODY_POS, 2), (_S_BODY_QUAT, 2), (_S_BODY_LIN_VEL, 2),
+        (_S_BODY_ANG_MOM, 2), (_S_JOINT_Q, 1), (_S_TIME, 1), (_S_DRIVE_EFFORT, 1))])
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
@@ -902,61 +915,6 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
     return n_steps
 
 
-@jit_views
-def _tree_model(floats, ints, layout):
-    """Rebuild the TreeModel packed by flat.pack: views in the order of its fields."""
-    return reference(TreeModel(
-        view1(ints, layout, 0), view1(ints, layout, 1), view1(ints, layout, 2),
-        view1(ints, layout, 3), view1(ints, layout, 4),                       # parent .. kind
-        view2(floats, layout, 5), view2(floats, layout, 6), view2(floats, layout, 7),
-        view2(floats, layout, 8),                                             # ppos .. cquat
-        view1(ints, layout, 9), view1(ints, layout, 10), view3(floats, layout, 11),  # dof v0 col
-        view1(floats, layout, 12), view3(floats, layout, 13),                 # mass, inertia
-        view1(ints, layout, 14), view1(ints, layout, 15),                     # v_joint, v_node
-        view1(floats, layout, 16), view1(floats, layout, 17),                 # damping, armature
-        view1(ints, layout, 18),                                              # drive_v
-        view1(floats, layout, 19), view1(floats, layout, 20), view1(floats, layout, 21),
-        view1(floats, layout, 22), view1(floats, layout, 23), view1(floats, layout, 24),
-        view1(floats, layout, 25), view1(floats, layout, 26), view1(floats, layout, 27)))
-
-
-@jit_views
-def _tree_state(own, own_layout, state, state_layout):
-    """Rebuild the TreeState: the packed TreeCoordinates, then the packed State's arrays."""
-    return reference(TreeState(
-        view1(own, own_layout, 0), view2(own, own_layout, 1), view1(own, own_layout, 2),
-        view1(own, own_layout, 3), view1(own, own_layout, 4), view1(own, own_layout, 5),
-        view1(state, state_layout, _S_JOINT_EFFORT), view1(state, state_layout, _S_DRIVE_VOLTAGE),
-        view1(state, state_layout, _S_DRIVE_CURRENT), view1(state, state_layout, _S_ROTOR_SPEED),
-        view2(state, state_layout, _S_BODY_WRENCH),
-        view2(state, state_layout, _S_BODY_POS), view2(state, state_layout, _S_BODY_QUAT),
-        view2(state, state_layout, _S_BODY_LIN_VEL), view2(state, state_layout, _S_BODY_ANG_MOM),
-        view1(state, state_layout, _S_JOINT_Q), view1(state, state_layout, _S_TIME),
-        view1(state, state_layout, _S_DRIVE_EFFORT)))
-
-
-@jit_views
-def _tree_work(floats, layout):
-    """Rebuild the TreeWork packed by flat.pack: views in the order of its fields."""
-    return reference(TreeWork(
-        view2(floats, layout, 0), view2(floats, layout, 1), view3(floats, layout, 2),
-        view2(floats, layout, 3), view3(floats, layout, 4),            # body_x .. S
-        view2(floats, layout, 5), view2(floats, layout, 6), view2(floats, layout, 7),
-        view2(floats, layout, 8), view2(floats, layout, 9),            # vel .. u
-        view3(floats, layout, 10), view3(floats, layout, 11), view3(floats, layout, 12),
-        view2(floats, layout, 13), view2(floats, layout, 14), view2(floats, layout, 15),
-        view1(floats, layout, 16), view1(floats, layout, 17),          # vec6a, vec6b
-        view1(floats, layout, 18), view1(floats, layout, 19), view1(floats, layout, 20),
-        view1(floats, layout, 21), view1(floats, layout, 22),          # force .. rhs
-        view3(floats, layout, 23), view2(floats, layout, 24),          # Ibody, hsub
-        view1(floats, layout, 25), view2(floats, layout, 26), view1(floats, layout, 27),
-        view1(floats, layout, 28), view2(floats, layout, 29),          # backups
-        view1(floats, layout, 30),                                     # fallbacks
-        view1(floats, layout, 31), view2(floats, layout, 32), view1(floats, layout, 33),
-        view1(floats, layout, 34), view2(floats, layout, 35), view1(floats, layout, 36),
-        view1(floats, layout, 37), view2(floats, layout, 38), view1(floats, layout, 39)))
-
-
 @entry
 def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, state,
                      state_layout, work, work_layout, dt, gravity, integrator, info, n_steps):
@@ -979,9 +937,10 @@ def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, st
         info: (INFO_SIZE,) results.
         n_steps: steps to take.
     """
-    return tree_step(_tree_model(model_floats, model_ints, model_layout),
-                     _tree_state(own, own_layout, state, state_layout),
-                     _tree_work(work, work_layout), dt, gravity, integrator, info, n_steps)
+    return tree_step(unpack(TreeModel, ((model_floats, model_layout), (model_ints, model_layout))),
+                     unpack(TreeState, ((own, own_layout), (state, state_layout))),
+                     unpack(TreeWork, ((work, work_layout),)), dt, gravity, integrator, info,
+                     n_steps)
 
 
 @jit
