@@ -21,7 +21,7 @@ robot uses, so two small robots cover every robot:
 
 With two or more cores the compile is shared by two worker processes (``--jobs``, default: the
 number of cores): one compiles ``maximal`` (the step's stages first, then the step), the other
-first the step's contact stages and its last few (``stages``: the step then loads them from the
+first the step's contact stages and a few others (``stages``: the step then loads them from the
 cache) and then ``tree``.  That splits the CPU time about evenly.  This process then compiles
 whatever a worker did not leave in the cache (when one failed, it loads every kernel once more).
 Runs of this command wait for each other (a lock file in the cache folder), so concurrent first
@@ -44,10 +44,13 @@ VARIANTS = tuple(TYPICAL_SECONDS)
 #: Each worker's share of a compile with two or more workers, in order (see the module docstring).
 SHARES = (('maximal',), ('stages', 'tree'))
 
-#: The step's stages the ``stages`` job compiles besides the contact ones (physics/contacts.py):
-#: the step's last ones, which the ``maximal`` worker reaches last, taking about 2 of its 29 s of
-#: CPU so that both workers finish together (precompile --worker, timed 2026-11-25).
-LATE_STAGES = ('diverged_body', 'update_joint_coordinates', 'project_limits')
+#: The step's stages the ``stages`` job compiles besides the contact ones (physics/contacts.py),
+#: about 3 s of CPU taken from the ``maximal`` worker so that both finish together: the step's
+#: last ones, which that worker reaches last, and one that calls no helper another stage calls
+#: (a stage sharing helpers costs the other worker more than it saves: precompile, 3 pairs of
+#: runs each, 2026-11-26).
+SHARED_STAGES = ('prepare_free_friction', 'diverged_body', 'update_joint_coordinates',
+                 'project_limits')
 
 _CHAIN = """<robot name="precompile_{name}">
   <link name="base"><inertial><mass value="2"/><inertia ixx="0.02" iyy="0.02" izz="0.02"
@@ -155,12 +158,12 @@ def job_stages(job):
     """
     Return the step's stages worker job ``job`` compiles ahead, in the step's order.
 
-    ``stages``: the contact stages (physics/contacts.py) and :data:`LATE_STAGES`; ``maximal``:
+    ``stages``: the contact stages (physics/contacts.py) and :data:`SHARED_STAGES`; ``maximal``:
     the others.
     """
     def second(stage):
         return (stage.py_func.__module__.endswith('.contacts')
-                or stage.py_func.__name__ in LATE_STAGES)
+                or stage.py_func.__name__ in SHARED_STAGES)
     return [(stage, args) for stage, args in step_stages()
             if second(stage) == (job == 'stages')]
 
