@@ -3,13 +3,13 @@ Compile the physics kernels once, into numba's cache: ``jointsim_precompile``.
 
     python -m jointsim_ros.precompile [--variant maximal|tree ...] [--jobs N] [--quiet]
 
-The engine is a few large numba kernels.  Compiling them takes about 31 s of CPU, about 16-17 s
-of wall time on an otherwise idle 2-core machine (physics/compiler.py says where the time goes);
-loading them from the cache (``__pycache__`` beside the engine sources, or numba's user-wide
-cache for a read-only install) takes about a second.  ``make venv`` (so ``make run`` and ``make
-test``) runs this once; the engine runs it too, in a process of its own, when its first step
-finds a kernel missing (``physics/kernels.py``), so that a run stopped during the compile still
-leaves the cache written for the next one.
+The engine is a few large numba kernels.  Compiling them takes about 35 s of CPU, about 18 s of
+wall time on a 2-core machine (14-19 s as the shared machine's speed varies; physics/compiler.py
+says where the time goes); loading them from the cache (``__pycache__`` beside the engine
+sources, or numba's user-wide cache for a read-only install) takes about a second.  ``make
+venv`` (so ``make run`` and ``make test``) runs this once; the engine runs it too, in a process
+of its own, when its first step finds a kernel missing (``physics/kernels.py``), so that a run
+stopped during the compile still leaves the cache written for the next one.
 
 The kernels' argument types do not depend on the robot's size or shape, only on which kernels a
 robot uses, so two small robots cover every robot:

@@ -8,6 +8,6 @@ def pytest_sessionstart(session):
     Build numba's cache of the engine in this process first.
 
     Node tests start the simulator in subprocesses; without a cache each would compile the
-    engine on its own (about 17 s each, concurrently), and could miss its start-up timeouts.
+    engine on its own (about 18 s each, concurrently), and could miss its start-up timeouts.
     """
     Simulator.from_urdf(pendulum(), None).step(1)

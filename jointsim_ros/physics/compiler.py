@@ -32,19 +32,22 @@ instead of every field of every array as an argument of its own, which was half 
 generated; ``EngineLibrary`` marks those pointers read-only and ``noalias`` for LLVM.
 
 Where the cold compile's time goes now (CPU, 2-core machine, each ``precompile --worker`` share
-in one process): ``maximal`` 14.5 s (the step itself 4 s: LLVM optimising and emitting the
-inlined whole), ``stages, tree`` 14.8 s (the tree's entry 3.3 s), about 190 functions in all.
-About 45 % of it is LLVM (function passes 4 s, module passes 3.3 s, machine code 3.2 s, IR text
-printed and parsed again about 2 s), the rest numba's typing and lowering.  numba still
-optimises a helper's code again in every library that links it (once per caller).  Tried
-without a gain: numba's constant-argument specialisations turned off (30 fewer functions, the
-callers' passes did the work instead), cached Flags hashes, no function passes for link-only
-libraries (the callers' passes then took longer), ``-O1`` for the kernels' module passes (4 s
-less, the G1 humanoid's step 36 % slower), a pass forwarding the copies numba's inliner makes
-of a container argument to the argument (it saved time while a container was a structure of
-every field; as a pointer, compile and run times were the same without it, and it was dropped).
-numba's comparison of compile flags at every typing of a call was 4-5 % of the CPU time:
-``_flag_values`` below makes it cheaper.
+run in one process after the other, a busy hour of 2026-11-26): ``stages, tree`` 19 s (the
+tree's entry 2.1 s), then ``maximal`` 16 s (the step itself 4.9 s: LLVM optimising and emitting
+the inlined whole), about 220 functions in all.  In a quiet hour the same takes about a fifth
+less.  About 45 % of it is LLVM (module passes, machine code, function passes, in that order;
+IR text printed and parsed again about 2 s), the rest numba's typing and lowering, mostly in
+numba's own Python.  numba still optimises a helper's code again in every library that links it
+(once per caller).  numba's comparison of compile flags at every typing of a call was 4-5 % of
+the CPU time: ``_flag_values`` below makes it cheaper.  Tried without a gain: numba's
+constant-argument specialisations turned off (30 fewer functions, the callers' passes did the
+work instead), cached Flags hashes, no function passes for link-only libraries (the callers'
+passes then took longer), ``-O1`` for the kernels' module passes (4 s less, the G1 humanoid's
+step 36 % slower), numba's loop and SLP vectorisers off (no change), a pass forwarding the
+copies numba's inliner makes of a container argument to the argument (it saved time while a
+container was a structure of every field; as a pointer, compile and run times were the same
+without it, and it was dropped), the tree's step compiled as a function of its own for LLVM to
+inline instead of numba inlining it (the tree kernel's LLVM time doubled).
 """
 import functools
 import weakref

@@ -1,21 +1,22 @@
 """
 The engine's first call of a kernel: is it in numba's cache, and if not, compile it so that it is.
 
-A cold compile takes about 17 s for ``maximal`` and 11 s for ``tree`` (about 17 s for both, in
-two worker processes).  Compiled inside the simulating process, the cache is only written when
-numba finishes, so a run stopped during the compile (Ctrl-C on ``make run``, a launch that is
-shut down) leaves nothing and the next run starts over.  ``ensure_compiled`` therefore says what
-is happening (one log line on the ``jointsim_ros`` logger) and compiles in a process of its own
-session (``python -m jointsim_ros.precompile``), which outlives a stopped parent and writes the
-cache; the caller then loads the kernel from the cache.  Anything that process does not cover
-(or if it cannot run) is compiled here, as numba would have anyway.
+A cold compile takes about 18 s for ``maximal`` and 10 s for ``tree`` (about 18 s for both, in
+two worker processes; 14-19 s as the shared machine's speed varies).  Compiled inside the
+simulating process, the cache is only written when numba finishes, so a run stopped during the
+compile (Ctrl-C on ``make run``, a launch that is shut down) leaves nothing and the next run
+starts over.  ``ensure_compiled`` therefore says what is happening (one log line on the
+``jointsim_ros`` logger) and compiles in a process of its own session (``python -m
+jointsim_ros.precompile``), which outlives a stopped parent and writes the cache; the caller then
+loads the kernel from the cache.  Anything that process does not cover (or if it cannot run) is
+compiled here, as numba would have anyway.
 
 That process splits the work over its two workers as ``make venv`` does.  Compiling both
-variants in one process instead takes 45 s, 8 s of them system time (``maximal`` alone took 52
-s and 13 s before the containers were passed by reference, physics/containers.py): at some
-call depths numba's compile makes CPython 3.11 map and unmap a frame-stack chunk on every call
-at a chunk boundary, about 500 000 times (``perf record -e page-faults``: 95 % in
-``_PyThreadState_BumpFramePointerSlow``).  The workers' depths do not hit it (about 1 s).
+variants in one process instead takes about 37 s, 2 s of them system time.  (Before the
+containers were passed by reference, physics/containers.py, ``maximal`` alone took 52 s, 13 s of
+them system time: at some call depths numba's compile made CPython 3.11 map and unmap a
+frame-stack chunk on every call at a chunk boundary, about 500 000 times, ``perf record -e
+page-faults``: 95 % in ``_PyThreadState_BumpFramePointerSlow``.)
 """
 import logging
 import os
@@ -30,10 +31,10 @@ WORKER_ENV = 'JOINTSIM_PRECOMPILE_WORKER'
 
 #: Typical cold compile wall time of each precompile variant on this project's 2-core machines,
 #: s (docs/benchmarks.md, "First run").
-TYPICAL_SECONDS = {'maximal': 17, 'tree': 11}
+TYPICAL_SECONDS = {'maximal': 18, 'tree': 10}
 
 #: Typical cold compile wall time of both variants in precompile's two workers, s.
-TYPICAL_BOTH_SECONDS = 17
+TYPICAL_BOTH_SECONDS = 18
 
 
 def cached(dispatcher, args):
