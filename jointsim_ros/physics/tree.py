@@ -125,23 +125,17 @@ TreeWork = by_reference(namedtuple('TreeWork', [
 #: The TreeState fields the tree engine owns; the others are the facade's State arrays.
 TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:6]))
 
-#: Field indices of the facade's State arrays the TreeState shares (flat.pack layout rows).
-(_S_JOINT_EFFORT, _S_DRIVE_VOLTAGE, _S_DRIVE_CURRENT, _S_ROTOR_SPEED, _S_BODY_WRENCH,
- _S_BODY_POS, _S_BODY_QUAT, _S_BODY_LIN_VEL, _S_BODY_ANG_MOM, _S_JOINT_Q, _S_TIME,
- _S_DRIVE_EFFORT) = (State._fields.index(name) for name in TreeState._fields[6:])
-
 # How tree_step_packed rebuilds the containers from the buffers flat.pack made (flat.unpack):
 # the model and the work packed alone (float64 and int64 buffer), the state from the packed
-# TreeCoordinates (source 0) and the facade's packed State (source 1).
+# TreeCoordinates (source 0, in order) and the facade's packed State (source 1: each field's
+# row is that of the State field of the same name).
 declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 f1 i1 '
                             'f1 f1 f1 f1 f1 f1 f1 f1 f1'))
 declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
                            'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1'))
-declare(TreeState, in_order('f1 f2 f1 f1 f1 f1') + [
-    (1, row, ndim) for row, ndim in (
-        (_S_JOINT_EFFORT, 1), (_S_DRIVE_VOLTAGE, 1), (_S_DRIVE_CURRENT, 1), (_S_ROTOR_SPEED, 1),
-        (_S_BODY_WRENCH, 2), (_S_BODY_POS, 2), (_S_BODY_QUAT, 2), (_S_BODY_LIN_VEL, 2),
-        (_S_BODY_ANG_MOM, 2), (_S_JOINT_Q, 1), (_S_TIME, 1), (_S_DRIVE_EFFORT, 1))])
+declare(TreeState, in_order('f1 f2 f1 f1 f1 f1') + [  # then joint_effort .. drive_effort:
+    (1, State._fields.index(name), ndim) for name, ndim in zip(
+        TreeState._fields[6:], (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1))])
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
