@@ -42,12 +42,12 @@ setup(
     entry_points={
         'console_scripts': [
             'jointsim_headless = jointsim_ros.tools.headless:main',
-            'jointsim_node = jointsim_ros.node:main',
+            'jointsim_node = jointsim_ros.ros.node:main',
             'jointsim_example_controller = jointsim_ros.tools.example_controller:main',
             'jointsim_humanoid_controller = jointsim_ros.tools.humanoid_controller:main',
             'jointsim_inverse_dynamics = jointsim_ros.tools.inverse_dynamics:main',
             'jointsim_compare_formulations = jointsim_ros.tools.compare_formulations:main',
-            'jointsim_precompile = jointsim_ros.precompile:main',
+            'jointsim_precompile = jointsim_ros.tools.precompile:main',
         ],
     },
 )

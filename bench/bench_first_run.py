@@ -4,7 +4,7 @@ First run (issue 14): cold compile of the physics kernels, and how soon ``make r
 In a fresh ``git clone`` of this checkout's HEAD (with the project's venv, the clone first on
 ``PYTHONPATH``), each run:
 
-1. clears numba's cache in the clone and times ``python -m jointsim_ros.precompile`` (what
+1. clears numba's cache in the clone and times ``python -m jointsim_ros.tools.precompile`` (what
    ``make venv`` runs: every kernel, parallel workers): the cold compile, wall and CPU;
 2. times the same command again: the warm check every later ``make venv`` pays;
 3. starts the demo (``python -m jointsim_ros.tools.demo``, what ``make run`` runs after
@@ -96,7 +96,7 @@ def main(argv=None):
         env.setdefault('FASTDDS_BUILTIN_TRANSPORTS', 'UDPv4')
         env['FASTDDS_DEFAULT_PROFILES_FILE'] = str(clone / 'config' / 'fastdds_profile.xml')
         env['ROS_DOMAIN_ID'] = str(90 + os.getpid() % 10)
-        precompile = [sys.executable, '-m', 'jointsim_ros.precompile']
+        precompile = [sys.executable, '-m', 'jointsim_ros.tools.precompile']
         for run in range(runs):
             clear_cache(clone)
             cold_wall, cold_cpu, output = run_timed(precompile, clone, env)

@@ -3,7 +3,8 @@ The walking humanoid (issue 16): step time, the node's real-time factor and CPU,
 
 The bundled humanoid (urdf/jointsim_humanoid.urdf.xacro, config/jointsim_humanoid.yaml: 23
 joints on DC drives, floating base, feet on the ground, four force-torque sensors) walking with
-jointsim_ros.walking's ZMP preview controller, dt = 1 ms, 20 solver iterations (the config's).
+jointsim_ros.control.walking's ZMP preview controller, dt = 1 ms, 20 solver iterations (the
+config's).
 
 1. Headless step time.  A walk of ``--walk-steps`` steps (default 10, 8.3 s simulated) driven
    as the node and the controller drive it: the controller reads the joints and sets the
@@ -14,7 +15,7 @@ jointsim_ros.walking's ZMP preview controller, dt = 1 ms, 20 solver iterations (
    Simulator and steps it once untimed (numba cache load) before ``reset()``.  The process is
    pinned to one core.  Reported: the median of ``--runs`` run figures, smallest and largest run
    beside it; also the controller's time per call and whether the robot ended the walk upright.
-2. The node over ``--seconds`` of wall time (default 60).  ``python -m jointsim_ros.node``
+2. The node over ``--seconds`` of wall time (default 60).  ``python -m jointsim_ros.ros.node``
    (physics_rate 1000 Hz, publish_rate 200 Hz, real_time_factor 1) and
    ``python -m jointsim_ros.tools.humanoid_controller`` with enough steps to walk through the
    whole window are started together as two processes, on a ROS domain of their own
@@ -51,11 +52,12 @@ import time
 
 from benchlib import (machine_facts, markdown_table, pin_to_one_core, process_cpu_seconds,
                       process_rss_mib, REPO_ROOT, RESULTS_DIR, save_markdown, spread, write_csv)
+from jointsim_ros.control.walking import (ankle_readings, ANKLE_SENSORS, centre_of_pressure,
+                                          GaitSettings, LEG_JOINTS, SOLE_HEIGHT,
+                                          WalkingController)
 from jointsim_ros.description import load_model
 from jointsim_ros.rotations import quat_to_matrix
-from jointsim_ros.simulator import Simulator
-from jointsim_ros.walking import (ankle_readings, ANKLE_SENSORS, centre_of_pressure,
-                                  GaitSettings, LEG_JOINTS, SOLE_HEIGHT, WalkingController)
+from jointsim_ros.sim.simulator import Simulator
 import numpy as np
 
 ROBOT = REPO_ROOT / 'urdf' / 'jointsim_humanoid.urdf.xacro'

@@ -2,8 +2,8 @@
 Measure issue 8's three-stage inverse-dynamics procedure: wall time and reproduction error.
 
 For the spatial three-bar as the issue states it and for the slewing crane (the same bars, d and
-path with three elements for three degrees of freedom; jointsim_ros/mechanisms.py), the three
-stages of docs/prescribed.md run over the issue's 10 s path at dt = 1, 2 and 5 ms.  Reported:
+path with three elements for three degrees of freedom; jointsim_ros/control/mechanisms.py), the
+three stages of docs/prescribed.md run over the issue's 10 s path at dt = 1, 2 and 5 ms.  Reported:
 the wall time of the three stages (median of --runs at 1 ms; target: under a minute), the
 largest tool deviation from the path in stage 2 and stage 3, and stage 3's largest deviation
 while the path moves (t <= 1 + 2 pi s), each also as a percentage of the motion's amplitude
@@ -17,8 +17,8 @@ import time
 from benchlib import markdown_table, parse_args, pin_to_one_core, save_markdown, verdict, \
     write_csv
 from jointsim_ros import Simulator
-from jointsim_ros.inverse_dynamics import run_three_stages
-from jointsim_ros.mechanisms import slewing_crane, three_bar, tool_path
+from jointsim_ros.control.inverse_dynamics import run_three_stages
+from jointsim_ros.control.mechanisms import slewing_crane, three_bar, tool_path
 import numpy as np
 
 MECHANISMS = {'three-bar (as stated)': (three_bar, ['d_a', 'a_b', 'b_c']),

@@ -1,7 +1,7 @@
 """jointsim_ros: URDF robots as maximal-coordinate rigid bodies stepped by sequential impulses."""
 from .errors import (CommandError, ConfigError, DescriptionError, DivergenceError,
                      JointsimError)
-from .simulator import Simulator, StepReport
+from .sim.simulator import Simulator, StepReport
 
 __all__ = ['Simulator', 'StepReport', 'JointsimError', 'DescriptionError', 'ConfigError',
            'CommandError', 'DivergenceError']

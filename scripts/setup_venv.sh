@@ -51,7 +51,7 @@ venv_ok() {
 # version of the engine sources, recorded in a stamp of their own.
 kernels_stamp="$venv/.jointsim_kernels_stamp"
 kernels_hash="$(
-  { "$python_cmd" -VV; find jointsim_ros/physics jointsim_ros/precompile.py -name '*.py' \
+  { "$python_cmd" -VV; find jointsim_ros/physics jointsim_ros/tools/precompile.py -name '*.py' \
       | LC_ALL=C sort | xargs cat; } | sha256sum | cut -d' ' -f1
 )"
 kernels_ok() {
@@ -153,7 +153,7 @@ fi
 if [ "${FORCE:-0}" = 1 ] || ! kernels_ok; then
   rm -f "$kernels_stamp"
   # jointsim_precompile prints what it does and how long it usually takes
-  (cd / && "$venv/bin/python" -m jointsim_ros.precompile)
+  (cd / && "$venv/bin/python" -m jointsim_ros.tools.precompile)
   echo "$kernels_hash" > "$kernels_stamp"
 fi
 echo "venv $venv is ready"

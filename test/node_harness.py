@@ -93,7 +93,7 @@ class NodeProcess:
     """
 
     def __init__(self, domain, log_path, parameters=None, params_file=None, namespace=None):
-        args = [sys.executable, '-m', 'jointsim_ros.node', '--ros-args']
+        args = [sys.executable, '-m', 'jointsim_ros.ros.node', '--ros-args']
         if namespace:
             args += ['-r', f'__ns:={namespace}']
         if params_file:

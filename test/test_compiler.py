@@ -1,5 +1,5 @@
-"""The engine's numba decorators (physics/compiler.py): what each kind of function becomes."""
-from jointsim_ros.physics.compiler import EngineLibrary, entry, jit, jit_inline
+"""The engine's numba decorators (physics/compile/compiler.py): what each function becomes."""
+from jointsim_ros.physics.compile.compiler import EngineLibrary, entry, jit, jit_inline
 from numba import types
 
 
@@ -43,7 +43,7 @@ def test_a_function_only_kernels_call_has_no_machine_code_of_its_own_yet_its_cal
 
 def test_flags_values_are_numbas_own_for_defaults_and_set_options():
     # numba's TargetConfig.values (one property per option) is replaced by a faster one
-    # (physics/compiler.py); numba compares compiles by it, so it must give the same dict
+    # (physics/compile/compiler.py); numba compares compiles by it, so it must give the same dict
     from numba.core.compiler import Flags
     from numba.core.targetconfig import TargetConfig
 

@@ -1,7 +1,7 @@
-"""Containers passed by reference (physics/containers.py): one read-only pointer, same values."""
+"""Containers passed by reference (physics/compile/containers.py): one read-only pointer."""
 from collections import namedtuple
 
-from jointsim_ros.physics.containers import by_reference, ContainerRef, reference
+from jointsim_ros.physics.compile.containers import by_reference, ContainerRef, reference
 from jointsim_ros.physics.math3d import entry, jit, jit_views
 import numba
 from numba.core.errors import TypingError

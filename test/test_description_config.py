@@ -6,11 +6,10 @@ from pathlib import Path
 from description_helpers import joint, link, robot
 from jointsim_ros.description import load_config, load_model, SimConfig
 from jointsim_ros.description.config import (config_table, default_yaml, GroundSettings, SCHEMA,
-                                             TABLE_BEGIN, TABLE_END)
+                                             SolverSettings, TABLE_BEGIN, TABLE_END)
 from jointsim_ros.description.drives import DriveParameters
+from jointsim_ros.description.schema import Context, keys_of, number, setting, vector3
 from jointsim_ros.errors import ConfigError
-from jointsim_ros.physics.settings import SolverSettings
-from jointsim_ros.schema import Context, keys_of, number, setting, vector3
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,7 +70,7 @@ def test_docs_config_table_is_generated_from_the_schema():
 
 def test_every_key_has_a_unit_a_doc_and_a_check():
     from jointsim_ros.description.config import NAMED_SECTIONS
-    from jointsim_ros.schema import keys_of
+    from jointsim_ros.description.schema import keys_of
     tables = [SCHEMA] + [keys_of(cls) for cls in NAMED_SECTIONS.values()]
     tables += [keys_of(key.convert.section) for key in SCHEMA
                if getattr(key.convert, 'section', None)]
@@ -194,7 +193,7 @@ def test_a_check_made_without_a_unit_takes_its_keys_unit_once():
 def test_every_key_names_its_unit_in_the_schema_only_once():
     package = Path(__file__).resolve().parents[1] / 'jointsim_ros'
     repeated = []
-    for part in ('description/config.py', 'description/drives.py', 'physics/settings.py'):
+    for part in ('description/config.py', 'description/drives.py', 'description/config.py'):
         for call in ast.walk(ast.parse((package / part).read_text())):
             if not (isinstance(call, ast.Call) and getattr(call.func, 'id', '') == 'setting'
                     and len(call.args) >= 4 and isinstance(call.args[1], ast.Constant)):

@@ -7,7 +7,7 @@ forces then drive the same mechanism forward (the procedure's stages 2 and 3 in 
 """
 from jointsim_ros import Simulator
 from jointsim_ros.errors import CommandError, ConfigError
-from jointsim_ros.trajectory import CubicSpline
+from jointsim_ros.sim.trajectory import CubicSpline
 import numpy as np
 import pytest
 from robots import box_inertial, free_box, joint, link, robot

@@ -1,14 +1,14 @@
 """
 First run (issue 14): the kernels ``make venv`` compiles are the ones real robots call.
 
-``jointsim_precompile`` compiles three small robots (jointsim_ros/precompile.py).  numba keys its
-cache on the argument types, so a robot whose step kernel sees other types (another array
+``jointsim_precompile`` compiles three small robots (jointsim_ros/tools/precompile.py).  numba keys
+its cache on the argument types, so a robot whose step kernel sees other types (another array
 layout, dtype, or a container of another shape) would compile again on its first step.  These
 tests compare the types, so they hold whatever is in the cache.
 """
 from pathlib import Path
 
-from jointsim_ros import precompile, Simulator
+from jointsim_ros.tools import precompile, Simulator
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +69,7 @@ def test_a_run_stopped_during_its_first_compile_still_leaves_the_cache(tmp_path)
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     env.pop('JOINTSIM_PRECOMPILE_WORKER', None)
     script = ('import logging, sys; logging.basicConfig(stream=sys.stderr, level=logging.INFO)\n'
-              'from jointsim_ros import precompile, Simulator\n'
+              'from jointsim_ros.tools import precompile, Simulator\n'
               'urdf, config = precompile.model("tree")\n'
               'Simulator.from_urdf(urdf, config).step(1)\n')
     run = subprocess.Popen([sys.executable, '-c', script], cwd=tmp_path, env=env,
@@ -95,8 +95,8 @@ def test_a_run_stopped_during_its_first_compile_still_leaves_the_cache(tmp_path)
             fcntl.flock(lock, fcntl.LOCK_UN)
         time.sleep(0.05)
     # the next run waits for the detached compile (the cache lock), then finds everything
-    done = subprocess.run([sys.executable, '-m', 'jointsim_ros.precompile', '--variant', 'tree',
-                           '--jobs', '1'], cwd=tmp_path, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, '-m', 'jointsim_ros.tools.precompile', '--variant',
+                           'tree', '--jobs', '1'], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert 'already in the cache' in done.stdout
@@ -127,7 +127,7 @@ def test_the_workers_compile_the_steps_stages_for_the_types_the_step_passes():
     # the list's engine is built but not placed (placing calls a kernel): same argument types
     import numba
     from jointsim_ros.description import load_model
-    from jointsim_ros.simulator import _make_engine
+    from jointsim_ros.sim.simulator import _make_engine
     built = _make_engine(*load_model(*precompile.model('maximal')))._step_args(1)
     placed = Simulator.from_urdf(*precompile.model('maximal'))._engine._step_args(1)
     assert [numba.typeof(v) for v in built] == [numba.typeof(v) for v in placed]

@@ -1,10 +1,10 @@
-"""Packed containers (physics/flat.py): one buffer per dtype, views that alias it."""
+"""Packed containers (physics/compile/flat.py): one buffer per dtype, views that alias it."""
 from collections import namedtuple
 
-from jointsim_ros.physics import flat
-from jointsim_ros.physics.compiler import entry
-from jointsim_ros.physics.containers import by_reference
-from jointsim_ros.simulator import Simulator
+from jointsim_ros.physics.compile import flat
+from jointsim_ros.physics.compile.compiler import entry
+from jointsim_ros.physics.compile.containers import by_reference
+from jointsim_ros.sim.simulator import Simulator
 import numpy as np
 import pytest
 

@@ -1,5 +1,5 @@
 """
-The TF tree (jointsim_ros.frames) is the URDF tree, posed from the simulation.
+The TF tree (jointsim_ros.ros.frames) is the URDF tree, posed from the simulation.
 
 Chained transforms must give the simulator's world pose of every link, for fixed and floating
 bases, merged and kept fixed joints.
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jointsim_ros import Simulator
 from jointsim_ros.description import parse_urdf
-from jointsim_ros.frames import FrameTree
+from jointsim_ros.ros.frames import FrameTree
 from jointsim_ros.rotations import quat_to_matrix, relative_quat
 import numpy as np
 import pytest

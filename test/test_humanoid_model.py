@@ -4,7 +4,7 @@ import os
 import warnings
 
 from jointsim_ros.rotations import quat_to_matrix
-from jointsim_ros.simulator import Simulator
+from jointsim_ros.sim.simulator import Simulator
 import numpy as np
 import pytest
 

@@ -1,14 +1,14 @@
 """
-The three-stage procedure of issue 8 (jointsim_ros/inverse_dynamics.py) on the issue's bars.
+The three-stage procedure of issue 8 (control/inverse_dynamics.py) on the issue's bars.
 
 The slewing crane (three elements for three degrees of freedom) reproduces its tool path; the
 spatial three-bar as the issue states it cannot, because a turn about the O-d line leaves all
 three element lengths unchanged (shown here) and its lengths therefore do not fix its pose.
 """
 from jointsim_ros import Simulator
-from jointsim_ros.inverse_dynamics import run_three_stages
-from jointsim_ros.mechanisms import (LENGTH_A, LENGTH_BC, slewing_crane, three_bar, tool_path,
-                                     TOOL_START)
+from jointsim_ros.control.inverse_dynamics import run_three_stages
+from jointsim_ros.control.mechanisms import (LENGTH_A, LENGTH_BC, slewing_crane, three_bar,
+                                             tool_path, TOOL_START)
 import numpy as np
 import pytest
 

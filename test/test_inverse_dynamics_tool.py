@@ -1,7 +1,7 @@
 """The inverse-dynamics command-line tool: a YAML + CSV description in, CSV + PNG out."""
 import csv
 
-from jointsim_ros.mechanisms import slewing_crane, tool_path
+from jointsim_ros.control.mechanisms import slewing_crane, tool_path
 from jointsim_ros.tools import inverse_dynamics
 import numpy as np
 import yaml

@@ -8,9 +8,9 @@ against a running node).
 import ast
 from pathlib import Path
 
-from jointsim_ros import ros_messages
-from jointsim_ros.loading import load_robot
-from jointsim_ros.node import CONTACT_MARKERS_TOPIC, wrench_topic
+from jointsim_ros.ros import messages as ros_messages
+from jointsim_ros.ros.node import CONTACT_MARKERS_TOPIC, wrench_topic
+from jointsim_ros.sim.loading import load_robot
 import pytest
 import yaml
 
@@ -199,7 +199,7 @@ def test_humanoid_launch_starts_node_controller_and_rviz_on_files_the_package_in
 
 
 def test_humanoid_rviz_config_shows_its_four_sensors_and_follows_the_pelvis():
-    from jointsim_ros.simulator import Simulator
+    from jointsim_ros.sim.simulator import Simulator
     sim = Simulator.from_urdf(str(PACKAGE_ROOT / 'urdf' / 'jointsim_humanoid.urdf.xacro'),
                               str(PACKAGE_ROOT / 'config' / 'jointsim_humanoid.yaml'))
     config = yaml.safe_load((PACKAGE_ROOT / 'rviz' / 'jointsim_humanoid.rviz').read_text())

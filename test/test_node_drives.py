@@ -231,8 +231,8 @@ def test_diagnostics_are_absolute_and_tf_and_description_can_be_left_to_others(d
 
 
 def test_help_prints_the_parameters_and_exits_0():
-    done = subprocess.run([sys.executable, '-m', 'jointsim_ros.node', '--help'], cwd=PACKAGE_ROOT,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, '-m', 'jointsim_ros.ros.node', '--help'],
+                          cwd=PACKAGE_ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     for name in ('robot_description_file', 'physics_rate', 'publish_tf',
                  'publish_robot_description'):

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from geometry_msgs.msg import WrenchStamped
-from jointsim_ros.walking import GaitSettings
+from jointsim_ros.control.walking import GaitSettings
 from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
                           stamp_seconds)
 import numpy as np

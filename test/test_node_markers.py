@@ -10,9 +10,9 @@ the shipped rviz config (rviz/jointsim.rviz) displays, with the display's messag
 import math
 from pathlib import Path
 
-from jointsim_ros import ros_messages
-from jointsim_ros.node import CONTACT_MARKERS_TOPIC
-from jointsim_ros.simulator import Contact
+from jointsim_ros.ros import messages as ros_messages
+from jointsim_ros.ros.node import CONTACT_MARKERS_TOPIC
+from jointsim_ros.sim.simulator import Contact
 from node_harness import domain, latest, PACKAGE_ROOT, RosClient, running_node, stamp_seconds
 import numpy as np
 import pytest

@@ -6,9 +6,9 @@ The node's plain-Python parts without DDS: pacing, commands, watchdog, services,
 from pathlib import Path
 
 from jointsim_ros import CommandError, ConfigError, DescriptionError, Simulator
-from jointsim_ros.loading import load_robot
-from jointsim_ros.node import PARAMETERS, parameters_yaml
-from jointsim_ros.runner import RunSettings, SimulationRunner
+from jointsim_ros.ros.node import PARAMETERS, parameters_yaml
+from jointsim_ros.ros.runner import RunSettings, SimulationRunner
+from jointsim_ros.sim.loading import load_robot
 from jointsim_ros.tools import example_controller
 import numpy as np
 import pytest

@@ -7,7 +7,7 @@ Newton-Euler computation written here, on a spatial three-joint arm.
 from builtin_interfaces.msg import Duration
 from jointsim_ros import Simulator
 from jointsim_ros.errors import CommandError, ConfigError
-from jointsim_ros.trajectory import CubicSpline
+from jointsim_ros.sim.trajectory import CubicSpline
 from node_harness import domain, RosClient, running_node
 import numpy as np
 import pytest

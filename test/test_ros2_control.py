@@ -5,7 +5,7 @@ from jointsim_ros import Simulator
 from jointsim_ros.description import parse_urdf
 from jointsim_ros.description.ros2_control import check, summary
 from jointsim_ros.errors import CommandError
-from jointsim_ros.ros_messages import servo_values
+from jointsim_ros.ros.messages import servo_values
 import pytest
 from robots import inertial, joint, link, robot
 from sensor_msgs.msg import JointState

@@ -1,4 +1,4 @@
-"""Servo modes of the drives (jointsim_ros/servo.py) against their designed responses."""
+"""Servo modes of the drives (jointsim_ros/sim/servo.py) against their designed responses."""
 import math
 
 from jointsim_ros import CommandError, Simulator

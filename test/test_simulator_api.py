@@ -2,9 +2,9 @@
 import math
 
 from jointsim_ros import CommandError, DivergenceError, Simulator
-from jointsim_ros.elements import Elements
-from jointsim_ros.prescribed import Prescribed
-from jointsim_ros.sensing import Sensors
+from jointsim_ros.sim.elements import Elements
+from jointsim_ros.sim.prescribed import Prescribed
+from jointsim_ros.sim.sensing import Sensors
 from jointsim_ros.tools import headless
 import numpy as np
 import pytest

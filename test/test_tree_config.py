@@ -141,8 +141,8 @@ def test_divergence_keeps_the_last_finite_state_and_reset_recovers():
 def test_the_node_runner_drives_the_bundled_arm_in_tree_mode(tmp_path):
     # the node's set-up and stepping without DDS: the arm's config plus the tree formulation
     from pathlib import Path
-    from jointsim_ros.loading import load_robot
-    from jointsim_ros.runner import RunSettings, SimulationRunner
+    from jointsim_ros.sim.loading import load_robot
+    from jointsim_ros.ros.runner import RunSettings, SimulationRunner
     arm = (Path(__file__).resolve().parents[1] / 'config' / 'jointsim_arm.yaml').read_text()
     config = tmp_path / 'arm_tree.yaml'
     # the tree formulation has no force-torque sensors: the arm's wrist sensor is left out

@@ -1,5 +1,5 @@
 """
-The humanoid walking controller (jointsim_ros/walking.py) and the walk itself, headless.
+The humanoid walking controller (jointsim_ros/control/walking.py) and the walk itself, headless.
 
 The plan is checked against its own physics (the cart-table ZMP of the planned COM, the
 whole-body COM of the planned pose, forward kinematics of the IK's angles); the walk on the
@@ -11,12 +11,13 @@ of the centre of pressure that the ankle sensors read, checked against the conta
 import math
 import os
 
+from jointsim_ros.control.walking import (ankle_readings, centre_of_pressure, G, GaitSettings,
+                                          Kinematics, leg_ik, LEG_JOINTS, LegGeometry,
+                                          PreviewController, run_headless, sole_centre,
+                                          SOLE_HEIGHT, WalkingController)
 from jointsim_ros.description import load_model
 from jointsim_ros.rotations import quat_to_matrix
-from jointsim_ros.simulator import Simulator
-from jointsim_ros.walking import (ankle_readings, centre_of_pressure, G, GaitSettings,
-                                  Kinematics, leg_ik, LEG_JOINTS, LegGeometry, PreviewController,
-                                  run_headless, sole_centre, SOLE_HEIGHT, WalkingController)
+from jointsim_ros.sim.simulator import Simulator
 import numpy as np
 import pytest
 

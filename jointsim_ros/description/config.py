@@ -1,14 +1,14 @@
 """
 Simulator configuration: one YAML schema, written as typed dataclasses, loaded into them.
 
-Every key is one dataclass field made with :func:`jointsim_ros.schema.setting`: default, unit,
-one-line meaning and check sit together, once.  :class:`SimConfig` holds the top-level keys; a
-section with sub-keys (``solver``, ``base_pose``, ``limits``, ``ground``, ``collision``) is a
-field whose check builds its own dataclass; a section of named items (``drives``, ``joints``,
-``scene``, ``force_torque_sensors``...) is a field whose check validates each item against the
-item's dataclass (:class:`JointOverrides`, :class:`SceneObjectSettings`,
-:class:`~jointsim_ros.description.drives.DriveParameters`...).  ``SCHEMA`` and the ``*_KEYS``
-tables are read from those dataclasses by :func:`~jointsim_ros.schema.keys_of`;
+Every key is one dataclass field made with :func:`jointsim_ros.description.schema.setting`:
+default, unit, one-line meaning and check sit together, once.  :class:`SimConfig` holds the
+top-level keys; a section with sub-keys (``solver``, ``base_pose``, ``limits``, ``ground``,
+``collision``) is a field whose check builds its own dataclass; a section of named items
+(``drives``, ``joints``, ``scene``, ``force_torque_sensors``...) is a field whose check
+validates each item against the item's dataclass (:class:`JointOverrides`,
+:class:`SceneObjectSettings`, :class:`~jointsim_ros.description.drives.DriveParameters`...).  ``SCHEMA`` and the ``*_KEYS``
+tables are read from those dataclasses by :func:`~jointsim_ros.description.schema.keys_of`;
 ``config/default.yaml`` (``default_yaml()``) and the key table of docs/config.md
 (``config_table()``) are generated from them, and tests keep both files in step.
 
@@ -23,11 +23,63 @@ import re
 import yaml
 
 from .drives import check_drives
+from .schema import (auto_boolean, boolean, choice, Context, convert_table, fraction, integer,
+                     joint_names, joint_numbers, keys_of, name, named_sections,
+                     number, pair_list, path_list, section, setting, vector3)
 from ..errors import ConfigError
-from ..physics.settings import SolverSettings
-from ..schema import (auto_boolean, boolean, choice, Context, convert_table, fraction, integer,
-                      joint_names, joint_numbers, keys_of, name, named_sections,
-                      number, pair_list, path_list, section, setting, vector3)
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """
+    Sequential-impulse solver settings (config key ``solver``).
+
+    Attributes:
+        iterations: cap on velocity iterations per step (count).  Default 20.
+        tolerance: stop when the largest change of any accumulated impulse in one iteration is
+            below this (N s for forces, N m s for torques).  Default 1e-9.
+        time_budget: wall-clock budget of one solve, s; 0 means no budget.  Default 0.
+        position_iterations: cap on position-projection passes per step (count).  Default 4.
+        position_tolerance: stop projecting when every joint position error is below this
+            (m for anchors, rad for orientations).  Default 1e-9.
+        warm_start: start each solve from the previous step's accumulated impulses.  Default True.
+        formulation: 'maximal' (bodies and constraint rows, the sequential-impulse solver) or
+            'tree' (generalized coordinates, the O(n) articulated-body step: docs/tree.md).
+            Default 'maximal'.
+        integrator: 'semi_implicit_euler' (both formulations), 'symplectic_euler' or 'rk4'
+            (tree formulation only).  Default 'semi_implicit_euler'.
+    """
+
+    iterations: int = setting(20, 'count', 'cap on velocity iterations per step', integer(1))
+    tolerance: float = setting(
+        1e-9, 'N s or N m s',
+        'stop iterating when no accumulated impulse changes by more than this',
+        number(0.0))
+    time_budget: float = setting(0.0, 's', 'wall-clock budget of one solve; 0 means no budget',
+                                 number(0.0))
+    position_iterations: int = setting(4, 'count', 'cap on position-projection passes per step',
+                                       integer(0))
+    position_tolerance: float = setting(
+        1e-9, 'm or rad', 'stop projecting when every joint position error is below this',
+        number(0.0))
+    warm_start: bool = setting(True, 'true/false',
+                               "start each solve from the previous step's impulses", boolean)
+    formulation: str = setting(
+        'maximal', 'maximal | tree',
+        'maximal coordinates (any robot) or exact tree joints in generalized coordinates',
+        choice('maximal', 'tree'),
+        note='maximal: bodies and constraint rows, any robot; tree: generalized coordinates '
+             'with exact joints for tree-shaped robots (the O(n) articulated-body step, '
+             '`docs/tree.md`; contacts, loops, linear actuators, sensors, mimic joints, joint '
+             'Coulomb friction and enforced velocity limits are refused at load; position '
+             'limits are not enforced). The iteration and position keys apply to `maximal` only')
+    integrator: str = setting(
+        'semi_implicit_euler', 'semi_implicit_euler | symplectic_euler | rk4',
+        'time integrator; the last two only with formulation tree (docs/tree.md)',
+        choice('semi_implicit_euler', 'symplectic_euler', 'rk4'),
+        note='`symplectic_euler` (the variational step in generalized impulses: bounded energy '
+             'error) and `rk4` (reference runs, four recursions per step, damping explicit, no '
+             'drives) need `formulation: tree` (`docs/tree.md`)')
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import math
 
 from .model import DriveModel
+from .schema import keys_of, named_sections, number, setting
 from ..errors import ConfigError
-from ..schema import keys_of, named_sections, number, setting
 
 ELECTRICAL = ('resistance', 'inductance', 'torque_constant')
 DATASHEET = ('nominal_voltage', 'stall_torque', 'no_load_speed', 'electrical_time_constant')
@@ -74,7 +74,7 @@ class DriveParameters:
                                    'datasheet: no-load speed at the nominal voltage',
                                    _positive())
     electrical_time_constant: float = setting(None, 's', 'datasheet: L/R', _non_negative())
-    # servo modes (jointsim_ros/servo.py, docs/drives.md): loop bandwidths and gain overrides
+    # servo modes (jointsim_ros/sim/servo.py, docs/drives.md): loop bandwidths and gain overrides
     current_bandwidth: float = setting(None, 'rad/s',
                                        'servo current loop bandwidth (default 2000)',
                                        _positive())

@@ -268,6 +268,8 @@ class RobotModel:
         sensors: tuple of SensorModel.
         collision_filter: frozenset of link-name pairs (frozensets) whose shapes never collide;
             shapes on one body never collide either.
+        collision_tables: (physics.arrays.Shapes, physics.arrays.Polytopes), the shapes as the
+            engine takes them (shape_tables.py); None before the shapes are added.
     """
 
     name: str
@@ -286,3 +288,4 @@ class RobotModel:
     objects: tuple = ()
     collision_filter: frozenset = frozenset()
     sensors: tuple = ()
+    collision_tables: Optional[tuple] = None

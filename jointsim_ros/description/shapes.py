@@ -2,8 +2,9 @@
 Collision shapes of the model: the robot's ``<collision>`` elements, the ground and the scene.
 
 A built RobotModel goes in, the same model with ``shapes``, ``objects`` (free scene bodies,
-appended after the robot's bodies, each with a link frame of its own name) and
-``collision_filter`` comes out (docs/contacts.md):
+appended after the robot's bodies, each with a link frame of its own name),
+``collision_filter`` and the engine's ``collision_tables`` (shape_tables.py) comes out
+(docs/contacts.md):
 - link shapes sit in their body frame (merged links included); meshes are resolved
   (``package://``, ``model://``, ``file://``, relative to the URDF, ``collision.mesh_paths``) and
   used as convex hulls of at most ``collision.max_hull_vertices`` vertices; a mesh that cannot
@@ -22,6 +23,7 @@ from . import meshes
 from .config import MaterialOverrides
 from .geometry import Transform
 from .model import BodyModel, LinkFrame, SceneObject, ShapeModel
+from .shape_tables import shape_tables
 from .urdf import close_matches
 from ..errors import ConfigError
 from ..rotations import quat_to_matrix, rpy_to_matrix
@@ -126,6 +128,7 @@ def add_shapes(model, description, config):
         model, bodies=tuple(bodies), links=links, shapes=tuple(shapes), objects=tuple(objects),
         collision_filter=_filter(description, config, shapes, model.links),
         warnings=tuple(model.warnings) + tuple(warnings))
+    result = dataclasses.replace(result, collision_tables=shape_tables(result))
     for message in warnings:
         LOGGER.warning(message)
     return result

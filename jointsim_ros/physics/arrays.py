@@ -3,13 +3,13 @@ Structure-of-arrays containers of the engine: static model, constraint layout, m
 
 Names follow thing_quantity; shapes, frames and units are given per field.  All are namedtuples
 of numpy arrays so one call can hand them to the compiled step, which receives each as one
-pointer (``by_reference``, physics/containers.py).  The static model (Bodies,
+pointer (``by_reference``, physics/compile/containers.py).  The static model (Bodies,
 Joints, Mimics, Drives, Axes, FreeFriction, Blocks) is written while the engine loads and only
 read after; what changes per step or on a command lives in State.
 """
 from collections import namedtuple
 
-from .containers import by_reference
+from .compile.containers import by_reference
 
 #: Static body data.
 Bodies = by_reference(namedtuple('Bodies', [

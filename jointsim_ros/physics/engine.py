@@ -7,14 +7,13 @@ import numpy as np
 
 from . import collide
 from . import contacts as ct
-from . import flat
 from . import joints as jt
-from . import kernels
 from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, ContactWork,
                      Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, INFO_STATUS, Joints,
-                     Mimics, Shapes, State, STATUS_CONTACT_OVERFLOW, Work)
+                     Mimics, State, STATUS_CONTACT_OVERFLOW, Work)
+from .compile import flat
+from .compile import kernels
 from .sensors import joint_impulse_on_child
-from .settings import SolverSettings
 from .step import joint_rates, step as compiled_step
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
@@ -59,19 +58,20 @@ class Mechanism:
       and ``close_loops()`` (the reset's hook for loop joints and elements).
 
     The static arrays (``bodies``, ``joints``, ``mimics``, ``axes``, ``drives``) are built
-    here, read-only after load; ``state`` is one packed buffer (physics/flat.py).
+    here, read-only after load; ``state`` is one packed buffer (physics/compile/flat.py).
 
     Args:
         model: description.model.RobotModel.
         dt: time step, s.
         gravity: (3,) world gravity, m/s^2.
-        solver: SolverSettings.
+        solver: description.config.SolverSettings (read by field name; physics never imports
+            the description).
         limits: description.config.LimitSettings or None.
     """
 
     contacts = None
 
-    def __init__(self, model, dt, gravity, solver=SolverSettings(), limits=None):
+    def __init__(self, model, dt, gravity, solver, limits=None):
         self.model = model
         self.dt = float(dt)
         self.gravity = np.asarray(gravity, dtype=float).reshape(3)
@@ -353,7 +353,7 @@ class Engine(Mechanism):
         as Mechanism, and ``collision``: description.config.CollisionSettings or None.
     """
 
-    def __init__(self, model, dt, gravity, solver=SolverSettings(), limits=None, collision=None):
+    def __init__(self, model, dt, gravity, solver, limits=None, collision=None):
         super().__init__(model, dt, gravity, solver, limits)
         n_body = len(model.bodies)
         n_row = len(self.state.row_impulse)
@@ -379,7 +379,11 @@ class Engine(Mechanism):
             free_J=np.zeros((n_free, 3, 2, 6)), free_u=np.zeros((n_free, 3, 2, 6)),
             free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
             free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)))
-        self.shapes, self.polytopes = self._build_shapes(model)
+        if model.collision_tables is None:
+            raise ValueError('the model has no collision tables: build it with '
+                             'jointsim_ros.description.build_model')
+        # built by the description (description/shape_tables.py): the engine takes them ready
+        self.shapes, self.polytopes = model.collision_tables
         self.contact_param = self._contact_param(collision)
         self._allocate_contacts(self._contact_capacity(), self._pair_capacity())
         self._step_fn = None
@@ -433,56 +437,6 @@ class Engine(Mechanism):
                             dim=np.array(cols[1], dtype=np.int64),
                             friction=np.array(cols[2], dtype=float),
                             static_friction=np.array(cols[3], dtype=float))
-
-    def _build_shapes(self, model):
-        """Return the shapes (relative to their body COM) and the packed polytopes."""
-        from ..description import convex  # polytope tables are built with numpy at load time
-        shapes = model.shapes
-        n = len(shapes)
-        polys = []
-        poly = np.full(n, -1, dtype=np.int64)
-        center = np.zeros((n, 3))
-        half = np.zeros((n, 3))
-        pos = np.zeros((n, 3))
-        quat = np.zeros((n, 4))
-        size = np.zeros((n, 3))
-        for i, s in enumerate(shapes):
-            pos[i] = np.asarray(s.pos, dtype=float) - (self.body_com[s.body] if s.body >= 0
-                                                       else 0.0)
-            quat[i] = s.quat
-            size[i, :len(s.size)] = s.size
-            r, h = size[i, 0], size[i, 1]
-            if s.kind == 'box':
-                polys.append(convex.box_polytope(size[i]))
-                half[i] = size[i]
-            elif s.kind == 'cylinder':
-                polys.append(convex.cylinder_polytope(r, h))
-                half[i] = (r, r, h)
-            elif s.kind == 'convex':
-                polys.append(convex.hull_polytope(s.vertices, s.faces))
-                low, high = s.vertices.min(axis=0), s.vertices.max(axis=0)
-                center[i], half[i] = 0.5 * (low + high), 0.5 * (high - low)
-            elif s.kind == 'sphere':
-                half[i] = (r, r, r)
-            elif s.kind == 'capsule':
-                half[i] = (r, r, h + r)
-            if s.kind in ('box', 'cylinder', 'convex'):
-                poly[i] = len(polys) - 1
-        names = {name: i for i, name in enumerate(dict.fromkeys(s.name for s in shapes))}
-        pair_filter = np.zeros((len(names), len(names)), dtype=np.bool_)
-        for pair in model.collision_filter:
-            a, b = (names.get(name, -1) for name in pair)
-            if a >= 0 and b >= 0:
-                pair_filter[a, b] = pair_filter[b, a] = True
-        kinds = np.array([ct.KIND_CODES[s.kind] for s in shapes], dtype=np.int64)
-        arrays = Shapes(
-            body=np.array([s.body for s in shapes], dtype=np.int64), kind=kinds, pos=pos,
-            quat=quat, size=size, poly=poly, aabb_center=center, aabb_half=half,
-            material=np.array([s.material for s in shapes], dtype=float).reshape(n, 4),
-            planes=np.nonzero(kinds == ct.PLANE)[0].astype(np.int64),
-            link=np.array([names[s.name] for s in shapes], dtype=np.int64),
-            pair_filter=pair_filter)
-        return arrays, convex.pack_polytopes(polys)
 
     @staticmethod
     def _contact_param(collision):
@@ -625,8 +579,8 @@ class Engine(Mechanism):
                 bool(s.warm_start), self.info)
         return prefix + (int(n),)
 
-    #: The precompile variant (jointsim_ros.precompile) that compiles this step: one for every
-    #: maximal robot, with or without collision shapes.
+    #: The precompile variant (jointsim_ros.tools.precompile) that compiles this step: one for
+    #: every maximal robot, with or without collision shapes.
     kernel_variant = 'maximal'
 
     def kernel(self):

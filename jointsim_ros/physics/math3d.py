@@ -6,9 +6,9 @@ row 3-tuples.  ``read3``/``write3`` move vectors in and out of the state arrays.
 """
 import numpy as np
 
-# the engine's decorators (physics/compiler.py), which the engine modules import from here
-from .compiler import (entry, jit, jit_inline, jit_inline_entry,  # noqa: F401
-                       jit_views)
+# the engine's decorators (physics/compile/compiler.py), which the engine modules import from here
+from .compile.compiler import (entry, jit, jit_inline, jit_inline_entry,  # noqa: F401
+                               jit_views)
 
 
 @jit

@@ -20,7 +20,7 @@ from .arrays import (BLOCK_JOINT, INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INF
                      STOP_TIME_BUDGET, STOP_TOLERANCE)
 from .axes import (prepare_axes, prepare_push_limits, project_limits, solve_axes,
                    solve_push_limits, warm_start_axes)
-from .clock import monotonic
+from .compile.clock import monotonic
 from .contacts import (find_contacts, prepare_contacts, prepare_push, solve_contacts,
                        warm_start_contacts)
 from .drives import finish_drives, prepare_drives, warm_start_drives

@@ -51,9 +51,9 @@ from collections import namedtuple
 import numpy as np
 
 from .arrays import State
-from .containers import by_reference
+from .compile.containers import by_reference
+from .compile.flat import declare, in_order, unpack
 from .drives import current_after_step, gear_gain, limited_motor_row, output_effort
-from .flat import declare, in_order, unpack
 from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
 from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_conj,
                      quat_from_rotvec, quat_mul, quat_normalized, quat_to_mat, read3, read4,

@@ -11,11 +11,11 @@ is refused at load time by ``description.formulation.check_formulation``.
 """
 import numpy as np
 
-from . import flat
 from . import joints as jt
-from . import kernels
 from . import tree
 from .arrays import INFO_STATUS
+from .compile import flat
+from .compile import kernels
 from .engine import _compiled_entry_point, Mechanism
 from ..errors import ConfigError
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix

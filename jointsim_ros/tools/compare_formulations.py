@@ -27,7 +27,7 @@ from . import show_log
 from .. import resources
 from ..description.config import load_config
 from ..errors import ConfigError, JointsimError
-from ..simulator import Simulator
+from ..sim.simulator import Simulator
 
 CSV_NAME = 'compare_formulations.csv'
 PNG_NAME = 'compare_formulations.png'

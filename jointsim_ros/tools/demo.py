@@ -178,7 +178,7 @@ def run_node_and_controller(node_args, controller, seconds, base=None):
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, interrupt)
     signal.signal(signal.SIGHUP, interrupt)
-    node = start('jointsim_ros.node', '--ros-args', *node_args)
+    node = start('jointsim_ros.ros.node', '--ros-args', *node_args)
     processes = [node]
     status = 0
     try:

@@ -9,8 +9,9 @@ config/jointsim_arm.yaml (a geared DC drive on every joint, all at 0 V), release
 pose so it sags against the braking of its short-circuited motors.  ``--robot`` without
 ``--config`` runs that robot with the default config (no drives): the arm's config names the
 arm's joints.  ``--humanoid`` runs the bundled humanoid (urdf/jointsim_humanoid.urdf.xacro,
-config/jointsim_humanoid.yaml) with its walking controller (jointsim_ros.walking) in the same
-process: it stands up, shifts its weight, walks ``--steps`` steps and stands (docs/humanoid.md).
+config/jointsim_humanoid.yaml) with its walking controller (jointsim_ros.control.walking) in the
+same process: it stands up, shifts its weight, walks ``--steps`` steps and stands
+(docs/humanoid.md).
 """
 import argparse
 import sys
@@ -21,7 +22,7 @@ import numpy as np
 from . import show_log
 from .. import resources
 from ..errors import JointsimError
-from ..simulator import Simulator
+from ..sim.simulator import Simulator
 
 
 def parse_args(argv):
@@ -40,9 +41,9 @@ def parse_args(argv):
 
 
 def walk(robot, config, steps, seconds=None, out=None):
-    """Walk the humanoid with jointsim_ros.walking's controller; report once a second."""
+    """Walk the humanoid with jointsim_ros.control.walking's controller; report once a second."""
     from ..description import load_model
-    from ..walking import GaitSettings, run_headless, WalkingController
+    from ..control.walking import GaitSettings, run_headless, WalkingController
     out = out or sys.stdout
     model, sim_config = load_model(str(robot), str(config))
     settings = GaitSettings(steps=max(0, steps))

@@ -6,8 +6,8 @@ Walking controller for the bundled humanoid: stands it up, shifts its weight and
 
 Talks to ``jointsim_node`` only over topics: on every ``joint_states`` message it publishes
 one ``joint_voltages`` message (sensor_msgs/JointState: names, volts in ``effort``) for every
-joint.  The gait is jointsim_ros.walking's ZMP preview control over joint PD on the DC drives
-(docs/humanoid.md, "Walking"); the plan is made at start-up from the robot's URDF and config
+joint.  The gait is jointsim_ros.control.walking's ZMP preview control over joint PD on the DC
+drives (docs/humanoid.md, "Walking"); the plan is made at start-up from the robot's URDF and config
 (the node's own files: ``--robot``, ``--config``, by default the bundled humanoid), in
 simulated time from the first ``joint_states`` stamp.  After the walk it keeps standing.
 
@@ -27,9 +27,9 @@ from std_srvs.srv import Trigger
 
 from .spinning import spin_node
 from .. import resources
+from ..control.walking import GaitSettings, WalkingController
 from ..description import load_model
 from ..errors import JointsimError
-from ..walking import GaitSettings, WalkingController
 
 ROBOT = ('urdf', 'jointsim_humanoid.urdf.xacro')
 CONFIG = ('config', 'jointsim_humanoid.yaml')

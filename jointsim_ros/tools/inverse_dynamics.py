@@ -30,10 +30,10 @@ import numpy as np
 import yaml
 
 from . import show_log
+from ..control.inverse_dynamics import run_three_stages
+from ..control.mechanisms import slewing_crane, three_bar, tool_path
 from ..errors import JointsimError
-from ..inverse_dynamics import run_three_stages
-from ..mechanisms import slewing_crane, three_bar, tool_path
-from ..simulator import Simulator
+from ..sim.simulator import Simulator
 
 EXAMPLES = {'crane': (slewing_crane, ['slewing', 'd_a', 'a_b']),
             'three_bar': (three_bar, ['d_a', 'a_b', 'b_c'])}

@@ -7,7 +7,7 @@ motion starts and ends at rest) has continuous position, velocity and accelerati
 """
 import numpy as np
 
-from .errors import CommandError
+from ..errors import CommandError
 
 
 class CubicSpline:

@@ -19,10 +19,10 @@ efforts and forces back from the row impulses.
 import numpy as np
 
 from .elements import check_element_names
-from .errors import CommandError
-from .physics.axes import PRESCRIBED
-from .physics.drives import voltage_for_effort
 from .trajectory import CubicSpline
+from ..errors import CommandError
+from ..physics.axes import PRESCRIBED
+from ..physics.drives import voltage_for_effort
 
 #: A prescribed joint motion must start this close to the joint's position, rad or m.
 JOINT_START_TOLERANCE = 1e-3

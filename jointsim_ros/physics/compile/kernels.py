@@ -7,14 +7,14 @@ simulating process, the cache is only written when numba finishes, so a run stop
 compile (Ctrl-C on ``make run``, a launch that is shut down) leaves nothing and the next run
 starts over.  ``ensure_compiled`` therefore says what is happening (one log line on the
 ``jointsim_ros`` logger) and compiles in a process of its own session (``python -m
-jointsim_ros.precompile``), which outlives a stopped parent and writes the cache; the caller then
-loads the kernel from the cache.  Anything that process does not cover (or if it cannot run) is
-compiled here, as numba would have anyway.
+jointsim_ros.tools.precompile``), which outlives a stopped parent and writes the cache; the caller
+then loads the kernel from the cache.  Anything that process does not cover (or if it cannot run)
+is compiled here, as numba would have anyway.
 
 That process splits the work over its two workers as ``make venv`` does.  Compiling both
 variants in one process instead takes about 37 s, 2 s of them system time.  (Before the
-containers were passed by reference, physics/containers.py, ``maximal`` alone took 52 s, 13 s of
-them system time: at some call depths numba's compile made CPython 3.11 map and unmap a
+containers were passed by reference, physics/compile/containers.py, ``maximal`` alone took 52 s, 13
+s of them system time: at some call depths numba's compile made CPython 3.11 map and unmap a
 frame-stack chunk on every call at a chunk boundary, about 500 000 times, ``perf record -e
 page-faults``: 95 % in ``_PyThreadState_BumpFramePointerSlow``.)
 """
@@ -58,7 +58,7 @@ def in_cache(dispatcher):
     """
     Return True when numba's cache holds ``dispatcher`` compiled from today's engine sources.
 
-    The kernels' argument types do not depend on the robot (jointsim_ros.precompile), so any
+    The kernels' argument types do not depend on the robot (jointsim_ros.tools.precompile), so any
     entry is the one a robot needs; unlike :func:`cached` this needs no arguments, so no
     engine (whose construction may itself call kernels).  False when numba's internals differ.
     """
@@ -72,7 +72,7 @@ def ensure_compiled(dispatcher, args, variant, what='the physics kernels'):
     """
     Make sure the first call of ``dispatcher(*args)`` loads from the cache; returns seconds spent.
 
-    ``variant`` names the precompile variant (jointsim_ros.precompile) that compiles it.
+    ``variant`` names the precompile variant (jointsim_ros.tools.precompile) that compiles it.
     """
     if os.environ.get(WORKER_ENV) or cached(dispatcher, args):
         return 0.0
@@ -81,13 +81,15 @@ def ensure_compiled(dispatcher, args, variant, what='the physics kernels'):
         f'2-core machine; later runs load them from the cache in about a second (`make venv` '
         f'or `jointsim_precompile` compiles them ahead)')
     start = time.monotonic()
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # the folder holding the jointsim_ros package (this file is jointsim_ros/physics/compile/)
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), *(['..'] * 3)))
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
     try:
         # a session of its own: Ctrl-C or a launch shutdown stops the caller, not the compile
         process = subprocess.Popen(
-            [sys.executable, '-m', 'jointsim_ros.precompile', '--quiet', '--variant', variant],
+            [sys.executable, '-m', 'jointsim_ros.tools.precompile', '--quiet', '--variant',
+             variant],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True, start_new_session=True)
         _, errors = process.communicate()

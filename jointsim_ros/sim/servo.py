@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from .rotations import quat_to_matrix
+from ..rotations import quat_to_matrix
 
 NONE, EFFORT, VELOCITY, POSITION = 0, 1, 2, 3
 MODE_NAMES = {NONE: 'voltage', EFFORT: 'effort', VELOCITY: 'velocity', POSITION: 'position'}

@@ -1,15 +1,16 @@
 """
 Compile the physics kernels once, into numba's cache: ``jointsim_precompile``.
 
-    python -m jointsim_ros.precompile [--variant maximal|tree ...] [--jobs N] [--quiet]
+    python -m jointsim_ros.tools.precompile [--variant maximal|tree ...] [--jobs N] [--quiet]
 
 The engine is a few large numba kernels.  Compiling them takes about 35 s of CPU, about 18 s of
-wall time on a 2-core machine (14-19 s as the shared machine's speed varies; physics/compiler.py
-says where the time goes); loading them from the cache (``__pycache__`` beside the engine
-sources, or numba's user-wide cache for a read-only install) takes about a second.  ``make
-venv`` (so ``make run`` and ``make test``) runs this once; the engine runs it too, in a process
-of its own, when its first step finds a kernel missing (``physics/kernels.py``), so that a run
-stopped during the compile still leaves the cache written for the next one.
+wall time on a 2-core machine (14-19 s as the shared machine's speed varies;
+physics/compile/compiler.py says where the time goes); loading them from the cache (``__pycache__``
+beside the engine sources, or numba's user-wide cache for a read-only install) takes about a
+second.  ``make venv`` (so ``make run`` and ``make test``) runs this once; the engine runs it too,
+in a process of its own, when its first step finds a kernel missing
+(``physics/compile/kernels.py``), so that a run stopped during the compile still leaves the cache
+written for the next one.
 
 The kernels' argument types do not depend on the robot's size or shape, only on which kernels a
 robot uses, so two small robots cover every robot:
@@ -37,7 +38,7 @@ import sys
 import tempfile
 import time
 
-from .physics.kernels import TYPICAL_BOTH_SECONDS, TYPICAL_SECONDS, WORKER_ENV
+from ..physics.compile.kernels import TYPICAL_BOTH_SECONDS, TYPICAL_SECONDS, WORKER_ENV
 
 VARIANTS = tuple(TYPICAL_SECONDS)
 
@@ -100,7 +101,7 @@ def model(variant):
 
 def compile_variant(variant):
     """Build the variant's robot and run everything a simulation calls (compiles or loads)."""
-    from .simulator import Simulator
+    from ..sim.simulator import Simulator
     urdf, config = model(variant)
     sim = Simulator.from_urdf(urdf, config)
     sim.set_voltages({'shoulder': 3.0, 'slide': -1.0})
@@ -136,9 +137,9 @@ def step_stages():
 
     from numba.core.dispatcher import Dispatcher
 
-    from .description import load_model
-    from .physics.step import step
-    from .simulator import _make_engine
+    from ..description import load_model
+    from ..physics.step import step
+    from ..sim.simulator import _make_engine
     # the engine only lends its argument types: built, not placed at its initial state as a
     # Simulator places it (that calls the joint-rate kernel, which is no stage)
     engine = _make_engine(*load_model(*model('maximal')))
@@ -193,17 +194,17 @@ def variant_cached(variant):
     Reads the cache index only: building the variant's robot would call (so compile) the
     kernels its construction uses, here, before the workers start.
     """
-    from .physics import kernels
+    from ..physics.compile import kernels
     if variant == 'tree':
-        from .physics.tree import tree_step_packed as kernel
+        from ..physics.tree import tree_step_packed as kernel
     else:
-        from .physics.step import step as kernel
+        from ..physics.step import step as kernel
     return kernels.in_cache(kernel)
 
 
 def cache_lock_path():
     """Return the path of the lock file that serialises compiles (beside the engine cache)."""
-    from . import physics
+    from .. import physics
     folder = os.path.join(os.path.dirname(physics.__file__), '__pycache__')
     with contextlib.suppress(OSError):
         os.makedirs(folder, exist_ok=True)
@@ -230,13 +231,14 @@ def compile_lock(say):
 
 
 def _worker_command(jobs):
-    return [sys.executable, '-m', 'jointsim_ros.precompile', '--worker', ','.join(jobs)]
+    return [sys.executable, '-m', 'jointsim_ros.tools.precompile', '--worker', ','.join(jobs)]
 
 
 def _environment():
     """Return a worker's environment: this package importable from where it was imported."""
     env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # the folder holding the jointsim_ros package (this file is jointsim_ros/tools/)
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
     return env
 
@@ -300,9 +302,10 @@ def parse_args(argv):
 
 
 def main(argv=None):
-    """Entry point of ``jointsim_precompile`` and ``python -m jointsim_ros.precompile``."""
+    """Entry point of ``jointsim_precompile`` and ``python -m jointsim_ros.tools.precompile``."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    # the engine compiles in this process instead of starting another one (physics/kernels.py)
+    # the engine compiles in this process instead of starting another one
+    # (physics/compile/kernels.py)
     os.environ[WORKER_ENV] = '1'
     # the small robots' own notes (tree-mode limits, say) are not news to the user
     logging.getLogger('jointsim_ros').setLevel(logging.ERROR)

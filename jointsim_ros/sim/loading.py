@@ -9,10 +9,10 @@ xacro once): the model, the URDF tree for TF, the ``robot_description`` text and
 from dataclasses import dataclass, replace
 import os
 
-from . import resources
-from .description import build_model, load_config, parse_urdf, ros2_control
-from .errors import DescriptionError
 from .simulator import Simulator
+from .. import resources
+from ..description import build_model, load_config, parse_urdf, ros2_control
+from ..errors import DescriptionError
 
 #: Fraction of the physics period given to one solve as wall-clock budget under the node.
 SOLVER_BUDGET_FRACTION = 0.5

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import math
 import time
 
-from .errors import CommandError, DivergenceError
+from ..errors import CommandError, DivergenceError
 
 #: Largest number of ticks' worth of steps one tick takes when it is late.
 MAX_CATCH_UP_TICKS = 4

@@ -14,8 +14,8 @@ a pointer to the tuple's fields in memory, a function receives that one pointer,
 field (the only thing a kernel does with a container, besides passing it on) loads that field.
 The memory is written once, where the tuple enters compiled code (unboxing it from Python,
 :func:`reference` for one a kernel builds from arrays, or ``unpack`` for one packed into a few
-buffers, physics/flat.py), and never after: the containers are immutable, so every function may
-treat the pointer as ``noalias`` and read-only, which lets LLVM keep a field in a register
+buffers, physics/compile/flat.py), and never after: the containers are immutable, so every function
+may treat the pointer as ``noalias`` and read-only, which lets LLVM keep a field in a register
 across stores into the arrays, as it did when the fields were arguments (:func:`mark_arguments`,
 called by the engine's code library).
 A function's symbol names a container type by its class and a digest of its fields' types
@@ -138,7 +138,7 @@ def unbox_container(typ, obj, c):
     """
     if c.context.enable_nrt:
         raise TypingError('containers passed by reference are for kernels compiled without '
-                          "numba's reference counting (_nrt=False, physics/compiler.py)")
+                          "numba's reference counting (_nrt=False, physics/compile/compiler.py)")
     builder = c.builder
     fields = cgutils.alloca_once(builder, c.context.get_value_type(typ.value))
     failed = cgutils.false_bit

@@ -18,7 +18,7 @@ No rclpy here: transforms are plain tuples, turned into messages by ``ros_messag
 from collections import namedtuple
 import math
 
-from .rotations import matrix_to_quat, quat_to_matrix, relative_quat, rpy_to_matrix
+from ..rotations import matrix_to_quat, quat_to_matrix, relative_quat, rpy_to_matrix
 
 #: One transform: frame ids, translation (3,) m and rotation (4,) (w, x, y, z) of ``child`` in
 #: ``parent``.

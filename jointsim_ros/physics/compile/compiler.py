@@ -24,12 +24,13 @@ Four decorators, by who calls the function:
   on it).  The step compiles in about half the time, and runs faster (docs/benchmarks.md).
   ``jit_inline_entry`` is the same for a scalar helper Python calls too (the drive model).
 - ``jit_views``: numba's own ``inline='always'``, for the few functions that return views of a
-  packed buffer (physics/flat.py) or take containers built from them: without NRT a function of
-  its own cannot return an array it did not receive.
+  packed buffer (physics/compile/flat.py) or take containers built from them: without NRT a
+  function of its own cannot return an array it did not receive.
 
-The engine's namedtuple containers reach a function as one pointer each (physics/containers.py)
-instead of every field of every array as an argument of its own, which was half the IR numba
-generated; ``EngineLibrary`` marks those pointers read-only and ``noalias`` for LLVM.
+The engine's namedtuple containers reach a function as one pointer each
+(physics/compile/containers.py) instead of every field of every array as an argument of its own,
+which was half the IR numba generated; ``EngineLibrary`` marks those pointers read-only and
+``noalias`` for LLVM.
 
 Where the cold compile's time goes now (CPU, 2-core machine, each ``precompile --worker`` share
 run in one process after the other, a busy hour of 2026-11-26): ``stages, tree`` 19 s (the
@@ -82,7 +83,7 @@ class EngineLibrary(JITCodeLibrary):
     link_only = False
 
     def add_ir_module(self, ir_module):
-        """Add the module, its container arguments marked (physics/containers.py)."""
+        """Add the module, its container arguments marked (physics/compile/containers.py)."""
         mark_arguments(ir_module, self._codegen._target_data)
         JITCodeLibrary.add_ir_module(self, ir_module)
 
@@ -147,7 +148,7 @@ class UseEngineLibrary(AnalysisPass):
 
 @register_pass(mutates_CFG=False, analysis_only=True)
 class CheckReturnedContainers(AnalysisPass):
-    """Refuse a function that returns a container it built (physics/containers.py)."""
+    """Refuse a function that returns a container it built (physics/compile/containers.py)."""
 
     _name = 'jointsim_check_returned_containers'
 

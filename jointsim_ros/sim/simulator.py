@@ -10,19 +10,19 @@ import math
 
 import numpy as np
 
-from .description import load_model
-from .description.formulation import check_formulation
-from .description.model import SCALAR_JOINT_TYPES
-from .description.urdf import close_matches
 from .elements import Elements
-from .errors import CommandError, DivergenceError
-from .physics import arrays
-from .physics import joints as jt
-from .physics.engine import Engine
 from .prescribed import Prescribed
-from .rotations import quat_multiply, quat_to_matrix
 from .sensing import Sensors
 from .servo import carried_inertia, EFFORT, MODE_NAMES, POSITION, ServoLoops, VELOCITY
+from ..description import load_model
+from ..description.formulation import check_formulation
+from ..description.model import SCALAR_JOINT_TYPES
+from ..description.urdf import close_matches
+from ..errors import CommandError, DivergenceError
+from ..physics import arrays
+from ..physics import joints as jt
+from ..physics.engine import Engine
+from ..rotations import quat_multiply, quat_to_matrix
 
 #: What one call of :meth:`Simulator.step` reports.
 StepReport = namedtuple('StepReport', [
@@ -91,13 +91,13 @@ class Simulator:
         self.last_step = StepReport(0, 0, 0.0, 'tolerance', 0.0)
         self._last_info = None
         #: Force-torque sensors (config ``force_torque_sensors`` and URDF <gazebo> tags):
-        #: names, samples, history, the exact last-step wrench (jointsim_ros.sensing.Sensors).
+        #: names, samples, history, the exact last-step wrench (jointsim_ros.sim.sensing.Sensors).
         self.sensors = Sensors(self, [(s, index[s.joint]) for s in model.sensors])
         #: Linear actuators, distance sensors and path points (config ``linear_actuators``,
-        #: ``distance_sensors``, ``path_points``; jointsim_ros.elements.Elements).
+        #: ``distance_sensors``, ``path_points``; jointsim_ros.sim.elements.Elements).
         self.elements = Elements(self)
         #: Prescribed joint motions, actuator lengths and paths
-        #: (jointsim_ros.prescribed.Prescribed, docs/prescribed.md).
+        #: (jointsim_ros.sim.prescribed.Prescribed, docs/prescribed.md).
         self.prescribed = Prescribed(self)
         self._servo = None
         self.reset()
@@ -660,5 +660,5 @@ def _make_engine(model, config):
     args = (model, config.dt, config.gravity, config.solver, config.limits, config.collision)
     if config.solver.formulation != 'tree':
         return Engine(*args)
-    from .physics.tree_engine import TreeEngine
+    from ..physics.tree_engine import TreeEngine
     return TreeEngine(*args)

@@ -65,7 +65,7 @@ def declare(cls, fields):
     Say how kernels rebuild the packed containers of ``cls`` with :func:`unpack`.
 
     Args:
-        cls: a namedtuple class passed by reference (physics/containers.py).
+        cls: a namedtuple class passed by reference (physics/compile/containers.py).
         fields: for each of its fields in order, (source, layout row, dimensions): the field is
             a C-contiguous view into the ``source``-th buffer of the sources ``unpack`` gets,
             where that buffer's layout's row says.
@@ -92,9 +92,9 @@ def unpack(typingctx, cls, sources):
     Rebuild a container of ``cls`` packed by :func:`pack`: views into the sources' buffers.
 
     ``sources``: a tuple of (buffer, layout) pairs, as :func:`declare` numbers them.  The
-    container is passed by reference (physics/containers.py): its fields are written once, here,
-    into the calling function's frame, so it lives as long as that call.  One intrinsic for the
-    whole container: building it from a numba function per view (inlined by numba) was 2 MB of
+    container is passed by reference (physics/compile/containers.py): its fields are written once,
+    here, into the calling function's frame, so it lives as long as that call.  One intrinsic for
+    the whole container: building it from a numba function per view (inlined by numba) was 2 MB of
     LLVM IR for the tree's three containers, a third of the tree kernel's compile.
     """
     if not isinstance(cls, types.NamedTupleClass) or cls.instance_class not in DECLARED:

@@ -12,13 +12,13 @@ ConfigError naming the key, the value and what was expected (its ``expected`` at
 text, for the docs).  :func:`keys_of` turns a dataclass into the table of :class:`Key` that
 validation, ``default_yaml()`` and ``config_table()`` read (jointsim_ros/description/config.py).
 
-Pure Python: the physics settings (jointsim_ros/physics/settings.py) use it too.
+Pure Python: the physics settings (jointsim_ros/description/config.py) use it too.
 """
 from dataclasses import dataclass, field, fields, MISSING
 import difflib
 import math
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 
 def setting(default, unit, doc, check, note=''):

@@ -15,8 +15,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from .errors import CommandError
-from .trajectory import CubicSpline
+from ..errors import CommandError
+from ..sim.trajectory import CubicSpline
 
 #: Steps stage 1 records beyond the stages' duration (see :func:`run_three_stages`).
 RUN_ON = 10

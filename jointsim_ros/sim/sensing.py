@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from .description.urdf import close_matches
-from .errors import CommandError
-from .physics import arrays
-from .rotations import quat_to_matrix
+from ..description.urdf import close_matches
+from ..errors import CommandError
+from ..physics import arrays
+from ..rotations import quat_to_matrix
 
 #: Samples of each force-torque sensor kept for readers that poll (the node), count.
 HISTORY = 1000

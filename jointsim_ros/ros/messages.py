@@ -18,8 +18,8 @@ from std_msgs.msg import ColorRGBA, String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .description.ros2_control import DRIVE_STATE_INTERFACES, JOINT_STATE_INTERFACES
-from .errors import CommandError
+from ..description.ros2_control import DRIVE_STATE_INTERFACES, JOINT_STATE_INTERFACES
+from ..errors import CommandError
 
 
 def stamp(seconds):

@@ -5,16 +5,16 @@ Linear actuators and distance sensors join a point of one link to a point of ano
 ends; path points are points of links (docs/prescribed.md).  A linear actuator is a force
 element (a force held along the line between its ends, re-aimed every step) until its length
 is prescribed; a path point moves freely until a path is prescribed.  Prescribing lengths and
-paths belongs to ``sim.prescribed`` (jointsim_ros/prescribed.py); this component reads the
+paths belongs to ``sim.prescribed`` (jointsim_ros/sim/prescribed.py); this component reads the
 elements' geometry and holds the actuators' forces.
 """
 import math
 
 import numpy as np
 
-from .description.urdf import close_matches
-from .errors import CommandError
-from .rotations import quat_to_matrix
+from ..description.urdf import close_matches
+from ..errors import CommandError
+from ..rotations import quat_to_matrix
 
 _LABELS = {'linear_actuators': 'linear actuator', 'path_points': 'path point'}
 

@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from .rotations import quat_to_matrix
+from ..rotations import quat_to_matrix
 
 G = 9.81
 #: The bundled humanoid's sole centre in its foot (ankle) frame, m: 0.03 m ahead of the ankle
