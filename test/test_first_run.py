@@ -8,7 +8,8 @@ tests compare the types, so they hold whatever is in the cache.
 """
 from pathlib import Path
 
-from jointsim_ros.tools import precompile, Simulator
+from jointsim_ros import Simulator
+from jointsim_ros.tools import precompile
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +70,8 @@ def test_a_run_stopped_during_its_first_compile_still_leaves_the_cache(tmp_path)
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     env.pop('JOINTSIM_PRECOMPILE_WORKER', None)
     script = ('import logging, sys; logging.basicConfig(stream=sys.stderr, level=logging.INFO)\n'
-              'from jointsim_ros.tools import precompile, Simulator\n'
+              'from jointsim_ros import Simulator\n'
+              'from jointsim_ros.tools import precompile\n'
               'urdf, config = precompile.model("tree")\n'
               'Simulator.from_urdf(urdf, config).step(1)\n')
     run = subprocess.Popen([sys.executable, '-c', script], cwd=tmp_path, env=env,
@@ -131,3 +133,32 @@ def test_the_workers_compile_the_steps_stages_for_the_types_the_step_passes():
     built = _make_engine(*load_model(*precompile.model('maximal')))._step_args(1)
     placed = Simulator.from_urdf(*precompile.model('maximal'))._engine._step_args(1)
     assert [numba.typeof(v) for v in built] == [numba.typeof(v) for v in placed]
+
+
+def test_an_index_that_no_longer_unpickles_is_a_cache_miss(tmp_path):
+    # an engine cache written before a module moved names classes of the old module (the
+    # layout of issue 27 moved physics/containers.py): reading it is a miss, not an error
+    import pickle
+    import sys
+    import types
+
+    import jointsim_ros.physics  # noqa: F401 - installs the tolerant index reader
+    from numba.core.caching import IndexDataCacheFile
+
+    cache_file = IndexDataCacheFile(str(tmp_path), 'step-100.py311', 'stamp')
+    cache_file._save_index({'signature': 'data file'})
+    assert cache_file._load_index() == {'signature': 'data file'}  # a readable one is read
+
+    gone = types.ModuleType('jointsim_ros_moved_away')
+    gone.Gone = type('Gone', (), {'__module__': gone.__name__})
+    sys.modules[gone.__name__] = gone
+    try:
+        data = pickle.dumps(('stamp', {(gone.Gone,): 'data file'}), protocol=-1)
+    finally:
+        del sys.modules[gone.__name__]
+    with open(cache_file._index_path, 'wb') as handle:
+        pickle.dump(cache_file._version, handle, protocol=-1)
+        handle.write(data)
+    with pytest.raises(ModuleNotFoundError):
+        pickle.loads(data)
+    assert cache_file._load_index() == {}

@@ -7,8 +7,9 @@ top-level keys; a section with sub-keys (``solver``, ``base_pose``, ``limits``, 
 ``collision``) is a field whose check builds its own dataclass; a section of named items
 (``drives``, ``joints``, ``scene``, ``force_torque_sensors``...) is a field whose check
 validates each item against the item's dataclass (:class:`JointOverrides`,
-:class:`SceneObjectSettings`, :class:`~jointsim_ros.description.drives.DriveParameters`...).  ``SCHEMA`` and the ``*_KEYS``
-tables are read from those dataclasses by :func:`~jointsim_ros.description.schema.keys_of`;
+:class:`SceneObjectSettings`, :class:`~jointsim_ros.description.drives.DriveParameters`...).
+``SCHEMA`` and the ``*_KEYS`` tables are read from those dataclasses by
+:func:`~jointsim_ros.description.schema.keys_of`;
 ``config/default.yaml`` (``default_yaml()``) and the key table of docs/config.md
 (``config_table()``) are generated from them, and tests keep both files in step.
 

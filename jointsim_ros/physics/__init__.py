@@ -6,9 +6,15 @@ function on its own source file only, so after an edit of, say, ``drives.py`` th
 ``step`` of ``step.py`` would keep calling the old compiled drive code.  The engine's locator
 stamps every engine function with a hash of all engine sources instead: any edit of the engine
 recompiles all of it, and an unchanged engine loads from the cache as before.
+
+A cache index that no longer unpickles (its signatures name a class of a module that moved or
+went, as after the package layout of issue 27) is stale, like one with another stamp: numba
+would raise ``ModuleNotFoundError`` while reading it, before comparing stamps; here it compiles
+and overwrites it instead.
 """
 import hashlib
 import pathlib
+import pickle
 
 from numba.core import caching
 
@@ -57,6 +63,23 @@ class EngineUserWideCacheLocator(_EngineStampMixin, caching.UserWideCacheLocator
     """The engine's cache in the user-wide numba cache (a read-only install)."""
 
 
+def _tolerate_unreadable_indexes():
+    """Read an index that cannot be unpickled as an empty one (a cache miss), not an error."""
+    cache_file = getattr(caching, 'IndexDataCacheFile', None)
+    load_index = getattr(cache_file, '_load_index', None)
+    if load_index is None or getattr(load_index, 'tolerates_unreadable', False):
+        return
+
+    def tolerant_load_index(self):
+        try:
+            return load_index(self)
+        except (ImportError, AttributeError, EOFError, pickle.UnpicklingError):
+            return {}
+
+    tolerant_load_index.tolerates_unreadable = True
+    cache_file._load_index = tolerant_load_index
+
+
 def _register():
     try:
         classes = caching.CacheImpl._locator_classes
@@ -68,3 +91,4 @@ def _register():
 
 
 _register()
+_tolerate_unreadable_indexes()
