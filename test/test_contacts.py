@@ -56,11 +56,16 @@ def test_sliding_block_stops_after_v0_squared_over_2_mu_g(mu, v0):
     block = box(size=(0.2, 0.2, 0.1), position=(0.0, 0.0, 0.05), friction=mu,
                 linear_velocity=[v0, 0.0, 0.0])
     sim = scene({'block': block})
-    while np.linalg.norm(sim.link_twist('block')[0]) > 1e-9 and sim.time < 5.0:
+    # stuck once it is slower than 1 mm/s: on the compliant floor the block, tipped forward by
+    # the friction while it slid (its front springs pressed deeper), then rocks back to level
+    # over some 0.1 s at ~1e-4 m/s, which is no sliding
+    while np.linalg.norm(sim.link_twist('block')[0]) > 1e-3 and sim.time < 5.0:
         sim.step(1)
     travelled = sim.link_pose('block')[0][0]
     assert travelled == pytest.approx(v0 ** 2 / (2 * mu * G), rel=0.02)
     assert sim.time == pytest.approx(v0 / (mu * G), abs=0.01)
+    sim.step(300)
+    assert sim.link_pose('block')[0][0] == pytest.approx(travelled, abs=1e-5)
 
 
 @pytest.mark.parametrize('ratio', [0.95, 1.05])
@@ -123,12 +128,21 @@ def test_rolling_ball_decelerates_under_rolling_friction():
 
 
 def test_ball_without_rolling_friction_keeps_rolling():
-    r, v0 = 0.1, 1.0
-    ball = {'shape': 'sphere', 'radius': r, 'mass': 1.0, 'pose': {'position': [0.0, 0.0, r]},
+    r, m, v0 = 0.1, 1.0, 1.0
+    ball = {'shape': 'sphere', 'radius': r, 'mass': m, 'pose': {'position': [0.0, 0.0, r]},
             'linear_velocity': [v0, 0.0, 0.0], 'angular_velocity': [0.0, v0 / r, 0.0]}
     sim = scene({'ball': ball})
     sim.step(2000)
-    assert sim.link_twist('ball')[0][0] == pytest.approx(v0, rel=1e-6)
+    # on the compliant floor the ball sits d = m g / k deep and the contact point is midway
+    # between the surfaces, r_c = r - d / 2 below the centre (k: the link's and the ground's
+    # default stiffness in series).  Friction makes that point roll: angular momentum about it
+    # is kept, m v0 r_c + I v0 / r = v (m r_c + I / r_c), I = 2/5 m r^2; then no more friction
+    k = 1.0 / (1.0 / 2e5 + 1.0 / 1e8)
+    r_c = r - 0.5 * m * G / k
+    inertia = 0.4 * m * r * r
+    rolling = v0 * (m * r_c + inertia / r) / (m * r_c + inertia / r_c)
+    assert sim.link_twist('ball')[0][0] == pytest.approx(rolling, rel=1e-6)
+    assert sim.link_twist('ball')[1][1] * r_c == pytest.approx(rolling, rel=1e-6)
 
 
 def test_spinning_top_stops_under_spinning_friction():
@@ -397,7 +411,9 @@ def test_self_collision_is_off_by_default_and_filtered_by_pairs(settings, blocke
 
 
 def test_penetration_is_removed_without_adding_velocity():
-    sim = scene({'box': box(position=(0.0, 0.0, 0.1 - 0.02))}, gravity=[0, 0, 0])
+    # the rigid model's split-impulse push moves positions only
+    sim = scene({'box': box(position=(0.0, 0.0, 0.1 - 0.02))}, gravity=[0, 0, 0],
+                collision={'contact_model': 'rigid'})
     sim.step(50)
     assert sim.link_pose('box')[0][2] == pytest.approx(0.1, abs=2e-4)
     assert np.linalg.norm(sim.link_twist('box')[0]) < 1e-12  # pushed out by positions only
@@ -427,7 +443,10 @@ def test_elastic_ball_never_gains_energy_and_sliding_friction_opposes_motion():
                                 friction=0.5, linear_velocity=[1.0, 0.0, 0.0])})
     block.step(20)
     friction = sum(c.friction_force for c in block.contacts())
-    assert friction == pytest.approx([-0.5 * G, 0.0, 0.0], abs=1e-6)
+    normal = sum(c.normal_force for c in block.contacts())
+    # mu times the load the springs carry now (they still settle: m g within 1 %)
+    assert normal == pytest.approx(G, rel=0.01)
+    assert friction == pytest.approx([-0.5 * normal, 0.0, 0.0], abs=1e-6)
 
 
 @pytest.mark.parametrize('pairs,blocked', [([], False), ([['arm', 'door']], True)])

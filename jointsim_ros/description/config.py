@@ -135,6 +135,14 @@ class MaterialSettings:
         restitution: coefficient of restitution, in [0, 1].  Default 0.
         rolling_friction: rolling resistance torque per normal force, m.  Default 0.
         spinning_friction: spinning (torsional) friction torque per normal force, m.  Default 0.
+        stiffness: normal stiffness of the surface at each contact point, N/m (Gazebo ``kp``);
+            two surfaces meet as springs in series.  Default 2e5 (the ground's 1e8).
+        damping: normal damping of the surface at each contact point, N s/m (Gazebo ``kd``);
+            two surfaces' dampers add up.  Default 2000 (the ground's 0).
+        min_depth: penetration at which the spring starts to push, m (Gazebo ``minDepth``).
+            Default 0.
+        max_push_velocity: largest speed at which the spring pushes a penetrating point out,
+            m/s (Gazebo ``maxVel``).  Default 3.
     """
 
     friction: float = setting(1.0, '1', 'Coulomb friction coefficient', number(0.0))
@@ -145,23 +153,52 @@ class MaterialSettings:
     spinning_friction: float = setting(
         0.0, 'm', 'spinning (torsional) friction: torque bound per unit normal force',
         number(0.0))
+    stiffness: float = setting(
+        2e5, 'N/m', 'normal stiffness per contact point (compliant contacts)',
+        number(0.0, strict=True),
+        note='Gazebo `kp`; two surfaces meet as springs in series, 1/k = 1/k_a + 1/k_b. '
+             'With the ground\'s default 1e8 N/m a link at the default 2e5 N/m sinks 1 mm under '
+             '200 N per point (docs/contacts.md, "Compliant contacts")')
+    damping: float = setting(
+        2000.0, 'N s/m', 'normal damping per contact point (compliant contacts)', number(0.0),
+        note='Gazebo `kd`; two surfaces\' dampers add up')
+    min_depth: float = setting(
+        0.0, 'm', 'penetration before the contact spring starts to push', number(0.0),
+        note='Gazebo `minDepth`; two surfaces meet with the larger')
+    max_push_velocity: float = setting(
+        3.0, 'm/s', 'largest speed at which the spring pushes a penetrating point out',
+        number(0.0, strict=True),
+        note='Gazebo `maxVel`; two surfaces meet with the smaller. It caps the spring\'s '
+             'push-out speed beta |C| / dt, so it also caps the load one point can hold at '
+             'rest: max_push_velocity (damping + dt stiffness)')
 
 
 MATERIAL_KEYS = keys_of(MaterialSettings)
 MATERIAL_DEFAULTS = {k.name: k.default for k in MATERIAL_KEYS}
+#: The material keys in the order of the engine's material columns (physics.contacts.M_*).
+MATERIAL_NAMES = tuple(k.name for k in MATERIAL_KEYS)
 
 
-def _material(key, doc_prefix='', inherit=False):
+def _material(key, doc_prefix='', inherit=False, default=None):
     """
     Return a new field for the material key ``key`` (ground, collision, contacts, scene).
 
     With ``inherit`` the default is None: the key of ``collision`` applies where not given.
+    ``default`` replaces the material's own default (the ground's stiffness and damping).
     """
     meta = MaterialSettings.__dataclass_fields__[key].metadata
     if inherit:
         return setting(None, meta['unit'], f"{meta['doc']} (default collision.{key})",
-                       meta['check'])
-    return setting(MATERIAL_DEFAULTS[key], meta['unit'], doc_prefix + meta['doc'], meta['check'])
+                       meta['check'], note=meta['note'])
+    value = MATERIAL_DEFAULTS[key] if default is None else default
+    return setting(value, meta['unit'], doc_prefix + meta['doc'], meta['check'],
+                   note=meta['note'])
+
+
+#: The ground's own defaults: a floor far stiffer than a robot's soles, so that a link's
+#: stiffness and damping are what a contact with the ground has.
+GROUND_STIFFNESS = 1e8
+GROUND_DAMPING = 0.0
 
 
 @dataclass(frozen=True)
@@ -172,8 +209,10 @@ class GroundSettings:
     Attributes:
         enabled: 'auto' (on for a floating-base robot, off for a fixed base), true or false.
         height: height of the plane above the world origin, m.  Default 0.
-        friction, restitution, rolling_friction, spinning_friction: its material
-            (:class:`MaterialSettings`).
+        friction, restitution, rolling_friction, spinning_friction, stiffness, damping,
+            min_depth, max_push_velocity: its material (:class:`MaterialSettings`); its
+            stiffness defaults to 1e8 N/m and its damping to 0, so that a contact with the
+            ground has about the link's.
     """
 
     enabled: object = setting(
@@ -184,6 +223,10 @@ class GroundSettings:
     restitution: float = _material('restitution')
     rolling_friction: float = _material('rolling_friction')
     spinning_friction: float = _material('spinning_friction')
+    stiffness: float = _material('stiffness', default=GROUND_STIFFNESS)
+    damping: float = _material('damping', default=GROUND_DAMPING)
+    min_depth: float = _material('min_depth')
+    max_push_velocity: float = _material('max_push_velocity')
 
 
 _BY_DEFAULT = 'links and scene objects by default: '
@@ -203,19 +246,28 @@ class CollisionSettings:
         disabled_pairs: link pairs that never collide.
         margin: contacts are found this far before touching (speculative contacts), m.
             Default 0.01.
+        contact_model: 'compliant' (each point a spring-damper of the materials' stiffness and
+            damping, solved implicitly: loads shared as a compliant support shares them) or
+            'rigid' (no penetration beyond the slop, removed by a split-impulse push; the loads
+            of a body on more than three points are then not determined).  Default
+            'compliant'.
         restitution_threshold: slower approaches come to rest instead of bouncing, m/s.
             Default 0.1.
-        slop: penetration left alone (resting contacts sit this deep), m.  Default 1e-4.
-        erp: fraction of the penetration beyond the slop removed per step (the push solve of
-            the position stage, docs/contacts.md), 1.  Default 0.2.
-        max_correction: largest push of one point per step, m.  Default 0.01.
+        slop: rigid model: penetration left alone (resting contacts sit this deep), m.
+            Default 1e-4.
+        erp: rigid model: fraction of the penetration beyond the slop removed per step (the
+            push solve of the position stage, docs/contacts.md), 1.  Default 0.2.
+        max_correction: rigid model: largest push of one point per step, m.  Default 0.01.
         match_distance: a contact point keeps its identity (and warm start) when it moved less
             than this on its body since the last step, m.  Default 0.01.
         mesh_paths: directories searched for ``package://`` and relative mesh files.
         max_hull_vertices: meshes are simplified to convex hulls of at most this many vertices.
             Default 64.
-        friction, restitution, rolling_friction, spinning_friction: default material of robot
-            links and scene objects (1, 0, 0 m, 0 m); ``contacts`` overrides it per link.
+        friction, restitution, rolling_friction, spinning_friction, stiffness, damping,
+            min_depth, max_push_velocity: default material of robot links and scene objects
+            (1, 0, 0 m, 0 m, 2e5 N/m, 2000 N s/m, 0 m, 3 m/s); ``contacts`` overrides it per
+            link, and so do a link's Gazebo tags (``<gazebo reference="LINK">``: ``kp``,
+            ``kd``, ``mu1``/``mu2``, ``minDepth``, ``maxVel``).
     """
 
     enabled: bool = setting(True, 'true/false', 'robot links collide at all', boolean)
@@ -230,12 +282,23 @@ class CollisionSettings:
     margin: float = setting(0.01, 'm',
                             'contacts are found this far before touching (speculative contacts)',
                             number(0.0))
+    contact_model: str = setting(
+        'compliant', 'compliant | rigid',
+        'contacts as spring-dampers of the materials (compliant) or rigid', choice(
+            'compliant', 'rigid'),
+        note='compliant: every point a spring-damper of the two materials\' `stiffness` and '
+             '`damping`, solved implicitly in the impulse solver, so a body on more than three '
+             'points carries the loads a compliant support gives; rigid: the model before '
+             'issue 28 (no penetration beyond `slop`, removed by the split-impulse push; '
+             'loads on more than three points not determined). docs/contacts.md')
     restitution_threshold: float = setting(
         0.1, 'm/s', 'slower approaches come to rest instead of bouncing', number(0.0))
-    slop: float = setting(1e-4, 'm', 'penetration left alone (resting depth)',
+    slop: float = setting(1e-4, 'm', 'rigid contacts: penetration left alone (resting depth)',
                           number(0.0))
-    erp: float = setting(0.2, '1', 'fraction of the penetration removed per step', fraction())
-    max_correction: float = setting(0.01, 'm', 'largest push of one contact point per step',
+    erp: float = setting(0.2, '1', 'rigid contacts: fraction of the penetration removed per step',
+                         fraction())
+    max_correction: float = setting(0.01, 'm',
+                                    'rigid contacts: largest push of one contact point per step',
                                     number(0.0, strict=True))
     match_distance: float = setting(
         0.01, 'm',
@@ -251,6 +314,10 @@ class CollisionSettings:
     restitution: float = _material('restitution', _BY_DEFAULT)
     rolling_friction: float = _material('rolling_friction', _BY_DEFAULT)
     spinning_friction: float = _material('spinning_friction', _BY_DEFAULT)
+    stiffness: float = _material('stiffness', _BY_DEFAULT)
+    damping: float = _material('damping', _BY_DEFAULT)
+    min_depth: float = _material('min_depth', _BY_DEFAULT)
+    max_push_velocity: float = _material('max_push_velocity', _BY_DEFAULT)
 
 
 # ---- items of the named sections (name -> mapping of these keys) ----
@@ -413,6 +480,10 @@ class SceneObjectSettings:
     restitution: float = _material('restitution', inherit=True)
     rolling_friction: float = _material('rolling_friction', inherit=True)
     spinning_friction: float = _material('spinning_friction', inherit=True)
+    stiffness: float = _material('stiffness', inherit=True)
+    damping: float = _material('damping', inherit=True)
+    min_depth: float = _material('min_depth', inherit=True)
+    max_push_velocity: float = _material('max_push_velocity', inherit=True)
 
 
 @dataclass(frozen=True)
@@ -423,12 +494,15 @@ class MaterialOverrides:
     restitution: float = _material('restitution', inherit=True)
     rolling_friction: float = _material('rolling_friction', inherit=True)
     spinning_friction: float = _material('spinning_friction', inherit=True)
+    stiffness: float = _material('stiffness', inherit=True)
+    damping: float = _material('damping', inherit=True)
+    min_depth: float = _material('min_depth', inherit=True)
+    max_push_velocity: float = _material('max_push_velocity', inherit=True)
 
     def resolve(self, default):
-        """Return (friction, restitution, rolling, spinning), ``default``'s where not given."""
-        return tuple(default[i] if value is None else value
-                     for i, value in enumerate((self.friction, self.restitution,
-                                                self.rolling_friction, self.spinning_friction)))
+        """Return the material (MATERIAL_NAMES order), ``default``'s where not given."""
+        return tuple(default[i] if getattr(self, name) is None else getattr(self, name)
+                     for i, name in enumerate(MATERIAL_NAMES))
 
 
 # ---- checks across keys ----

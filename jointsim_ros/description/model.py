@@ -175,7 +175,9 @@ class ShapeModel:
         quat: (4,) wxyz, shape orientation in the body frame (a plane's normal is its z axis).
         vertices: (n, 3) convex hull vertices in the shape frame, m (convex only).
         faces: tuple of vertex-index tuples, counter-clockwise seen from outside (convex only).
-        material: (friction 1, restitution 1, rolling_friction m, spinning_friction m).
+        material: (friction 1, restitution 1, rolling_friction m, spinning_friction m,
+            stiffness N/m, damping N s/m, min_depth m, max_push_velocity m/s): the engine's
+            material columns (physics.contacts.M_*, config.MATERIAL_NAMES).
     """
 
     name: str

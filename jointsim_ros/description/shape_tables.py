@@ -68,7 +68,8 @@ def shape_tables(model):
     table = Shapes(
         body=np.array([s.body for s in shapes], dtype=np.int64), kind=kinds, pos=pos,
         quat=quat, size=size, poly=poly, aabb_center=center, aabb_half=half,
-        material=np.array([s.material for s in shapes], dtype=float).reshape(n, 4),
+        material=np.array([s.material for s in shapes], dtype=float).reshape(
+            n, contacts.N_MATERIAL),
         planes=np.nonzero(kinds == contacts.PLANE)[0].astype(np.int64),
         link=np.array([names[s.name] for s in shapes], dtype=np.int64),
         pair_filter=pair_filter)

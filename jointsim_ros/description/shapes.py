@@ -10,7 +10,8 @@ appended after the robot's bodies, each with a link frame of its own name),
   used as convex hulls of at most ``collision.max_hull_vertices`` vertices; a mesh that cannot
   be found or read is a warning, and the link gets the box of its own inertia instead (the solid
   box with the link's mass and principal moments);
-- materials: ``collision`` defaults, overridden per link by ``contacts``;
+- materials: ``collision`` defaults, overridden per link by the URDF's Gazebo tags (``kp``, ``kd``,
+  ``mu1``/``mu2``, ``minDepth``, ``maxVel``: urdf.py) and then by the config's ``contacts``;
 - the body-pair filter: links joined by a joint never collide; other robot pairs only with
   ``self_collision`` or when listed in ``self_collision_pairs``; ``disabled_pairs`` never.
 """
@@ -20,7 +21,7 @@ import logging
 import numpy as np
 
 from . import meshes
-from .config import MaterialOverrides
+from .config import MATERIAL_NAMES, MaterialOverrides
 from .geometry import Transform
 from .model import BodyModel, LinkFrame, SceneObject, ShapeModel
 from .shape_tables import shape_tables
@@ -29,7 +30,7 @@ from ..errors import ConfigError
 from ..rotations import quat_to_matrix, rpy_to_matrix
 
 LOGGER = logging.getLogger('jointsim_ros')
-MATERIAL = ('friction', 'restitution', 'rolling_friction', 'spinning_friction')
+MATERIAL = MATERIAL_NAMES  # the engine's material columns, in order
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
 
 
@@ -60,8 +61,11 @@ def add_shapes(model, description, config):
             frame = model.links.get(link_name)
             if frame is None or frame.body < 0 and not _world_collides(config):
                 continue
+            # the collision defaults, then the URDF's Gazebo tags, then the config's contacts
+            tags = getattr(description, 'materials', {}).get(link_name, {})
+            material = tuple(tags.get(key, value) for key, value in zip(MATERIAL, default))
             override = config.contacts.get(link_name, MaterialOverrides())
-            material = override.resolve(default)
+            material = override.resolve(material)
             link_pose = Transform(quat_to_matrix(frame.quat), np.asarray(frame.pos, float))
             for geometry in geometries:
                 origin = Transform.from_xyz_rpy(geometry.xyz, geometry.rpy)

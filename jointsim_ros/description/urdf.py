@@ -123,6 +123,10 @@ class UrdfDescription:
         sensors: force-torque sensors of ``<gazebo reference="JOINT"><sensor
             type="force_torque">`` tags: name -> {joint, rate, frame, measure_direction, pose}
             in the config's ``force_torque_sensors`` form (docs/sensors.md).
+        materials: link name -> contact material keys read from ``<gazebo reference="LINK">``
+            tags (``kp``, ``kd``, ``mu1``/``mu2``, ``minDepth``, ``maxVel``) in the config's
+            ``contacts`` form (stiffness, damping, friction, min_depth, max_push_velocity;
+            docs/contacts.md).
         ros2_control: tuple of ``Ros2ControlSystem``, one per ``<ros2_control>`` tag
             (description/ros2_control.py).
         xml: the URDF XML text as read (xacro expanded, once), for ``robot_description``.
@@ -136,6 +140,7 @@ class UrdfDescription:
     collisions: dict = field(default_factory=dict)
     base_dir: str = ''
     sensors: dict = field(default_factory=dict)
+    materials: dict = field(default_factory=dict)
     ros2_control: tuple = ()
     xml: str = ''
 
@@ -210,13 +215,15 @@ def parse_urdf(source, xacro_args=None):
         warnings += collision_warnings
         sensors, sensor_warnings = _gazebo_sensors(root, name)
         warnings += sensor_warnings
+        materials, material_warnings = _gazebo_materials(root, name, from_xacro)
+        warnings += material_warnings
         ros2_control = read_ros2_control(root)
         warnings += _prune(root, name)
         robot, parser_warnings = _reflect(root, name, lines if not from_xacro else {})
     return UrdfDescription(robot=robot, source=name, lines={} if from_xacro else lines,
                            warnings=tuple(warnings + parser_warnings),
                            transmissions=transmissions, collisions=collisions,
-                           base_dir=_base_dir(source), sensors=sensors,
+                           base_dir=_base_dir(source), sensors=sensors, materials=materials,
                            ros2_control=ros2_control, xml=xml_text)
 
 
@@ -308,6 +315,63 @@ def _gazebo_sensors(root, name):
                 continue
             sensors[label] = item
     return sensors, warnings
+
+
+#: Gazebo's contact tags under ``<gazebo reference="LINK">``: tag -> (config key, the check
+#: a value passes, what it must be).
+GAZEBO_MATERIAL_TAGS = {
+    'kp': ('stiffness', lambda v: v > 0.0, 'a number > 0 (N/m)'),
+    'kd': ('damping', lambda v: v >= 0.0, 'a number >= 0 (N s/m)'),
+    'mu1': ('friction', lambda v: v >= 0.0, 'a number >= 0'),
+    'mu2': ('friction', lambda v: v >= 0.0, 'a number >= 0'),
+    'minDepth': ('min_depth', lambda v: v >= 0.0, 'a number >= 0 (m)'),
+    'maxVel': ('max_push_velocity', lambda v: v > 0.0, 'a number > 0 (m/s)'),
+}
+
+
+def _gazebo_materials(root, name, from_xacro):
+    """
+    Read the contact tags of ``<gazebo reference="LINK">``; return (link -> keys, warnings).
+
+    A value is the tag's ``value`` attribute or its text (both forms are published).  An
+    unreadable one is announced (file and line) and left at the default.  ``mu1`` and ``mu2``
+    give one friction coefficient (the engine's friction is isotropic): the smaller.
+    """
+    materials = {}
+    bad = []
+    anisotropic = []
+    for gazebo in root.iterfind('gazebo'):
+        link = gazebo.get('reference')
+        if not link:
+            continue
+        found = {}
+        for tag, (key, valid, expected) in GAZEBO_MATERIAL_TAGS.items():
+            element = gazebo.find(tag)
+            if element is None:
+                continue
+            text = element.get('value', element.text)
+            value = _numbers(text)
+            if value is None or len(value) != 1 or not valid(value[0]):
+                where = ('xacro output' if from_xacro else 'line') + f' {element.sourceline}'
+                bad.append(f'<{tag}> of {link} ({where}: {(text or "").strip()!r}, expected '
+                           f'{expected})')
+                continue
+            found.setdefault(key, []).append(value[0])
+        if not found:
+            continue
+        friction = found.get('friction', [])
+        if len(set(friction)) > 1:
+            anisotropic.append(f'{link} (mu1/mu2 {friction[0]:g}/{friction[1]:g})')
+        materials.setdefault(link, {}).update({key: min(values) for key, values in found.items()})
+    warnings = []
+    if bad:
+        warnings.append(f'{name}: unreadable Gazebo contact values left at the default: '
+                        f'{"; ".join(bad)}.  Fix the value, or set the link\'s material in the '
+                        "config's contacts section.")
+    if anisotropic:
+        warnings.append(f'{name}: Gazebo mu1 and mu2 differ for {", ".join(anisotropic)}; the '
+                        'friction here is isotropic and takes the smaller (docs/contacts.md).')
+    return materials, warnings
 
 
 def _subject(name):

@@ -187,7 +187,8 @@ Shapes = by_reference(namedtuple('Shapes', [
     'poly',         # (n_shape,) int64 polytope index (box, cylinder, convex), -1 if none
     'aabb_center',  # (n_shape, 3) centre of the shape's local bounding box, shape frame, m
     'aabb_half',    # (n_shape, 3) half extents of that box, m
-    'material',     # (n_shape, 4) friction 1, restitution 1, rolling m, spinning m
+    'material',     # (n_shape, 8) contacts.M_*: friction 1, restitution 1, rolling m,
+                    # spinning m, stiffness N/m, damping N s/m, min_depth m, max push m/s
     'planes',       # (n_plane,) int64 shape indices of the planes
     'link',         # (n_shape,) int64 index of the shape's link (or object) for the filter
     'pair_filter',  # (n_link, n_link) bool: shapes of the two links never collide
@@ -220,7 +221,7 @@ Contacts = by_reference(namedtuple('Contacts', [
     'impulse',       # (n_max, 6) normal, tangents, rolling, spinning accumulated impulses
     'frame',         # (n_max, 3, 3) rows n, t1, t2, world
     'id',            # (n_max,) int64 identity kept while the point persists
-    'material',      # (n_max, 4) combined friction, restitution, rolling, spinning
+    'material',      # (n_max, 8) the two shapes' materials combined (contacts.M_*)
     'prev_shape',    # (n_max, 2) int64
     'prev_local',    # (n_max, 3) surface point on A, m
     'prev_impulse',  # (n_max, 6)
@@ -248,9 +249,11 @@ ContactWork = by_reference(namedtuple('ContactWork', [
     'idir',         # (n_max, 2, 3, 3) I^-1 d
     'kinv',         # (n_max, 6) inverse effective masses: along n, t1, t2; about n, t1, t2
     'target',       # (n_max,) normal velocity target, m/s
+    'soft',         # (n_max, 2) normal row: effective mass with softness, kg; gamma, 1/kg
     'k6',           # (6,) scratch
     'push',         # (n_max, 6) accumulated pseudo-impulses of the push solve (as 'impulse')
     'push_target',  # (n_max,) normal pseudo-velocity target of the push solve, m/s
+    'push_soft',    # (n_max, 2) the push's normal rows: rigid effective mass, kg; 0
     # the push solve's joint and limit rows (here, not in Work: only a robot with collision
     # shapes uses them, and every Work array costs each call that takes Work)
     'push_vel',     # (n_body, 6) pseudo-velocity of the penetration push (split impulse), world

@@ -15,16 +15,33 @@ Stages of a step (``step.py`` calls them in this order):
 4. ``prepare_contacts``: per point the normal and tangent rows of a 3-D Coulomb contact plus
    the rolling and spinning rows, J = [d, r_a x d] on A and [-d, -r_b x d] on B (linear rows)
    or [0, d] and [0, -d] (angular rows), and their effective masses k = J M^-1 J^T.
-5. ``solve_contacts`` (each sweep): spinning, rolling and tangent rows, then the normal row:
-   - normal, accumulated impulse >= 0; target v_n+ >= -gap / dt for a gap (speculative: it may
-     close, never cross), >= 0 when touching, >= -e v_0 when it approaches faster than the
-     restitution threshold and reaches the surface within the step (e the material's, v_0 the
-     approach speed at the start of the step, before this step's forces: an elastic bounce
-     then keeps the energy symplectic Euler conserves);
+5. ``solve_contacts`` (each sweep): spinning, rolling and tangent rows, then the normal row,
+   accumulated impulse >= 0:
+   - compliant (``collision.contact_model: compliant``, the default): a spring k and damper c
+     in the normal direction (the materials', N/m and N s/m per point), solved implicitly as a
+     soft constraint (Catto, 'Soft constraints', GDC 2011; Box2D v3's soft step; ODE's
+     ERP/CFM): with C = min_depth - depth (the spring's extension, < 0 when compressed),
+     v_n + (beta / dt) C + gamma lambda = 0, beta = dt k / (c + dt k), gamma = 1 / (dt (c +
+     dt k)), so the impulse is lambda = dt (k (depth - min_depth) - c v_n) at the end of the
+     step (implicit Euler of the spring-damper).  Its effective mass 1 / (k_eff + gamma) makes
+     the rows of a body on many points a regularised, positive definite system: the
+     iterations converge to the one set of loads a compliant support carries, whatever the
+     order of the rows and the warm start.  The push-out speed (beta / dt) |C| is capped at the
+     material's ``max_push_velocity``.  A point still apart (a gap within the margin) joins the
+     spring only when it reaches the surface within the step at its present velocity, with the
+     damping scaled by the fraction of the step it spends in contact; otherwise it keeps the
+     rigid speculative row (it may close the gap, not cross it);
+   - rigid (``contact_model: rigid``): target v_n+ >= -gap / dt for a gap (speculative: it may
+     close, never cross), >= 0 when touching;
+   - either model, a point that approaches faster than the restitution threshold and reaches
+     the surface within the step bounces rigidly: v_n+ >= -e v_0 (e the material's restitution,
+     v_0 the approach speed at the start of the step, before this step's forces: an elastic
+     bounce then keeps the energy symplectic Euler conserves);
    - tangents, impulse (l1, l2) scaled back onto the disc |l| <= mu l_n (a cone, not a box);
    - rolling, angular rows about t1 and t2, |l| <= mu_r l_n (mu_r in m: torque per force);
    - spinning, angular row about n, |l| <= mu_s l_n (mu_s in m).
-6. ``prepare_push`` (after the positions are integrated): penetration beyond ``slop`` is removed
+6. ``prepare_push`` (after the positions are integrated; rigid model only, a compliant
+   contact's penetration is its spring's state): penetration beyond ``slop`` is removed
    by a split impulse (``step.push_out_penetration``): pseudo-velocities solved with the same
    contact rows (``solve_contacts``) and the joints' rows, then integrated into the positions
    only, a fraction ``erp`` per step, at most ``max_correction`` per step; the real velocities
@@ -45,11 +62,15 @@ KIND_CODES = {'sphere': SPHERE, 'capsule': CAPSULE, 'box': BOX, 'cylinder': CYLI
 #: Points one shape can make with a plane (cylinder: 4 on each rim) and with a shape.
 MAX_PLANE_POINTS = 8
 MAX_PAIR_POINTS = collide.MAX_PAIR_POINTS
-#: contact_param entries (ContactSettings in settings.py).
-(P_MARGIN, P_RESTITUTION_SPEED, P_SLOP, P_ERP, P_MAX_CORRECTION, P_MATCH_DISTANCE) = range(6)
-N_PARAM = 6
-#: Material columns.
-M_FRICTION, M_RESTITUTION, M_ROLLING, M_SPINNING = range(4)
+#: contact_param entries (description.config.CollisionSettings; engine.Engine._contact_param).
+(P_MARGIN, P_RESTITUTION_SPEED, P_SLOP, P_ERP, P_MAX_CORRECTION, P_MATCH_DISTANCE,
+ P_COMPLIANT) = range(7)
+N_PARAM = 7
+#: Material columns (shapes and points): friction 1, restitution 1, rolling m, spinning m,
+#: stiffness N/m, damping N s/m, min_depth m, max_push_velocity m/s.
+(M_FRICTION, M_RESTITUTION, M_ROLLING, M_SPINNING, M_STIFFNESS, M_DAMPING, M_MIN_DEPTH,
+ M_MAX_PUSH) = range(8)
+N_MATERIAL = 8
 #: Impulse columns: normal, tangent 1, tangent 2, rolling about t1, rolling about t2, spinning.
 I_NORMAL, I_T1, I_T2, I_R1, I_R2, I_SPIN = range(6)
 #: Effective-mass columns: linear rows along n, t1, t2, then angular rows about n, t1, t2.
@@ -351,14 +372,7 @@ def add_contact(contacts, shapes, body_pos, rot, sa, sb, pos, n, depth, i, head,
             local = p
         for c in range(3):
             contacts.local[i, side, c] = local[c]
-    for c in range(3):
-        contacts.material[i, c] = 0.0
-    fa = shapes.material[sa]
-    fb = shapes.material[sb]
-    # friction: the smaller (as ODE/Gazebo); restitution, rolling, spinning: the larger
-    contacts.material[i, 0] = min(fa[0], fb[0])
-    for c in range(1, 4):
-        contacts.material[i, c] = max(fa[c], fb[c])
+    combine_materials(shapes.material, sa, sb, contacts.material, i)
     for c in range(6):
         contacts.impulse[i, c] = 0.0
     best = -1
@@ -403,9 +417,32 @@ def add_contact(contacts, shapes, body_pos, rot, sa, sb, pos, n, depth, i, head,
 
 
 @jit
+def combine_materials(shape_material, sa, sb, out, i):
+    """
+    Write the material of a point between shapes sa and sb into row i of out (M_* columns).
+
+    As Gazebo combines ODE surfaces: friction the smaller; stiffness as two springs in series,
+    1 / k = 1 / k_a + 1 / k_b; damping as two dampers side by side, c_a + c_b.  Restitution,
+    rolling and spinning friction and the min_depth the larger; the push-out speed cap the
+    smaller.
+    """
+    fa = shape_material[sa]
+    fb = shape_material[sb]
+    out[i, M_FRICTION] = min(fa[M_FRICTION], fb[M_FRICTION])
+    for c in (M_RESTITUTION, M_ROLLING, M_SPINNING, M_MIN_DEPTH):
+        out[i, c] = max(fa[c], fb[c])
+    ka = fa[M_STIFFNESS]
+    kb = fb[M_STIFFNESS]
+    out[i, M_STIFFNESS] = ka * kb / (ka + kb) if ka + kb > 0.0 else 0.0
+    out[i, M_DAMPING] = fa[M_DAMPING] + fb[M_DAMPING]
+    out[i, M_MAX_PUSH] = min(fa[M_MAX_PUSH], fb[M_MAX_PUSH])
+
+
+@jit
 def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
-    """Lever arms, row effective masses and normal targets of every point."""
+    """Lever arms, row effective masses, softness and normal targets of every point."""
     threshold = param[P_RESTITUTION_SPEED]
+    compliant = param[P_COMPLIANT] > 0.0
     vel = work.vel
     inv_inertia = work.inv_inertia_w
     for i in range(contacts.count[0]):
@@ -444,6 +481,9 @@ def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
         target = 0.0
         if depth < 0.0:
             target = depth / dt  # a gap: it may close within the step, not more
+        # the rigid row: effective mass of the normal row, no softness
+        cwork.soft[i, 0] = cwork.kinv[i, 0]
+        cwork.soft[i, 1] = 0.0
         e = contacts.material[i, M_RESTITUTION]
         if e > 0.0 and vn < -threshold and vn * dt < depth:
             # bounce on the approach speed at the start of the step (Box2D v3): with e = 1 the
@@ -453,7 +493,35 @@ def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
             v0 = start_velocity(state, inv_inertia, contacts.body[i, 0], contacts.body[i, 1],
                                 n, cwork.rx[i, 0, 0], cwork.rx[i, 1, 0])
             target = max(target, -e * v0)
+        elif compliant and (depth >= 0.0 or vn * dt < depth):
+            target = soften(contacts.material, cwork.soft, i, ktot[0], depth, vn, dt)
         cwork.target[i] = target
+
+
+@jit
+def soften(material, soft, i, k_row, depth, vn, dt):
+    """
+    Make point i's normal row a spring-damper (soft constraint); return its velocity target.
+
+    ``soft[i]`` gets the row's effective mass 1 / (k_row + gamma) and gamma (module docstring,
+    step 5).  A point still apart (depth < 0) that reaches the surface within the step at its
+    normal velocity vn < 0 spends the fraction p / (-vn dt) of the step in contact (p its
+    penetration at the end of the step): its damping is scaled by that fraction, so the damper
+    does not act before the surfaces meet.
+    """
+    stiffness = material[i, M_STIFFNESS]
+    damping = material[i, M_DAMPING]
+    if depth < 0.0:
+        damping *= min((-vn * dt + depth) / (-vn * dt), 1.0)
+    denominator = damping + dt * stiffness
+    if denominator <= 0.0:
+        return 0.0
+    gamma = 1.0 / (dt * denominator)
+    beta = dt * stiffness / denominator
+    soft[i, 0] = 1.0 / (k_row + gamma)
+    soft[i, 1] = gamma
+    # the spring's extension C = min_depth - depth; the push-out speed capped
+    return min(beta * (depth - material[i, M_MIN_DEPTH]) / dt, material[i, M_MAX_PUSH])
 
 
 @jit
@@ -542,11 +610,13 @@ def warm_start_contacts(contacts, cwork, bodies, work, warm):
 
 @jit
 def solve_contacts(vel, inv_mass, n_contact, body, frame, material, impulse, rx, irx, idir, kinv,
-                   target):
+                   target, soft):
     """
     One sweep over the contact points; returns the largest impulse change (N s or N m s).
 
-    Plain arrays in (numba pays reference counts for container access inside loops).
+    ``soft`` (n, 2): the normal row's effective mass and softness gamma of each point
+    (``soften``; gamma 0 and the rigid effective mass for a rigid row).  Plain arrays in
+    (numba pays reference counts for container access inside loops).
     """
     largest = 0.0
     for i in range(n_contact):
@@ -591,10 +661,10 @@ def solve_contacts(vel, inv_mass, n_contact, body, frame, material, impulse, rx,
             apply_linear(vel, inv_mass, frame, irx, i, 1, a, b, n1 - o1)
             apply_linear(vel, inv_mass, frame, irx, i, 2, a, b, n2 - o2)
             largest = max(largest, abs(n1 - o1), abs(n2 - o2))
-        # normal: v_n+ >= target with an accumulated impulse >= 0
+        # normal: v_n+ + gamma lambda >= target with an accumulated impulse lambda >= 0
         vn = row_velocity(vel, a, b, (frame[i, 0, 0], frame[i, 0, 1], frame[i, 0, 2]),
                           rx[i, 0, 0], rx[i, 1, 0])
-        new = max(ln - kinv[i, 0] * (vn - target[i]), 0.0)
+        new = max(ln - soft[i, 0] * (vn - target[i] + soft[i, 1] * ln), 0.0)
         impulse[i, I_NORMAL] = new
         apply_linear(vel, inv_mass, frame, irx, i, 0, a, b, new - ln)
         largest = max(largest, abs(new - ln))
@@ -622,8 +692,11 @@ def prepare_push(contacts, cwork, state, param, dt):
     (s = -depth when the point was found).  A point deeper than the slop asks for the normal
     pseudo-velocity v_n >= min(erp (-s - slop), max_correction) / dt, one within the slop
     v_n >= 0 (a push elsewhere must not drive it in) and a gap v_n >= -s / dt (the push may close
-    it, not cross it).  The pseudo-impulses start from zero every step.
+    it, not cross it).  The pseudo-impulses start from zero every step.  Compliant contacts
+    (``P_COMPLIANT``) are never pushed: their penetration is their spring's compression.
     """
+    if param[P_COMPLIANT] > 0.0:
+        return 0.0
     slop = param[P_SLOP]
     erp = param[P_ERP]
     cap = param[P_MAX_CORRECTION]
@@ -653,4 +726,6 @@ def prepare_push(contacts, cwork, state, param, dt):
             cwork.push_target[i] = min(max(erp * (-s - slop), 0.0), cap) / dt
         for c in range(6):
             cwork.push[i, c] = 0.0
+        cwork.push_soft[i, 0] = cwork.kinv[i, 0]
+        cwork.push_soft[i, 1] = 0.0
     return max(largest, 0.0)

@@ -449,6 +449,7 @@ class Engine(Mechanism):
         param[ct.P_ERP] = get('erp', 0.2)
         param[ct.P_MAX_CORRECTION] = get('max_correction', 0.01)
         param[ct.P_MATCH_DISTANCE] = get('match_distance', 0.01)
+        param[ct.P_COMPLIANT] = float(get('contact_model', 'compliant') == 'compliant')
         return param
 
     def _pair_capacity(self):
@@ -472,7 +473,7 @@ class Engine(Mechanism):
             pos=np.zeros((n_max, 3)), local=np.zeros((n_max, 2, 3)),
             normal=np.zeros((n_max, 3)), depth=np.zeros(n_max), impulse=np.zeros((n_max, 6)),
             frame=np.zeros((n_max, 3, 3)), id=np.zeros(n_max, dtype=np.int64),
-            material=np.zeros((n_max, 4)), prev_shape=np.zeros((n_max, 2), dtype=np.int64),
+            material=np.zeros((n_max, ct.N_MATERIAL)), prev_shape=np.zeros((n_max, 2), dtype=np.int64),
             prev_local=np.zeros((n_max, 3)), prev_impulse=np.zeros((n_max, 6)),
             prev_frame=np.zeros((n_max, 3, 3)), prev_id=np.zeros(n_max, dtype=np.int64))
         if keep is not None:  # carry the points over so warm starting goes on
@@ -495,8 +496,9 @@ class Engine(Mechanism):
             scratch=collide.scratch_arrays(self._max_face_vertices()),
             rx=np.zeros((n_max, 2, 3, 3)),
             irx=np.zeros((n_max, 2, 3, 3)), idir=np.zeros((n_max, 2, 3, 3)),
-            kinv=np.zeros((n_max, 6)), target=np.zeros(n_max), k6=np.zeros(6),
-            push=np.zeros((n_max, 6)), push_target=np.zeros(n_max),
+            kinv=np.zeros((n_max, 6)), target=np.zeros(n_max), soft=np.zeros((n_max, 2)),
+            k6=np.zeros(6), push=np.zeros((n_max, 6)), push_target=np.zeros(n_max),
+            push_soft=np.zeros((n_max, 2)),
             push_vel=np.zeros((len(self.state.body_pos), 6)),
             push_bias=np.zeros(len(self.work.row_C)), push_impulse=np.zeros(len(self.work.row_C)),
             push_limit=np.zeros((len(self.axes.joint), 4)))

@@ -187,7 +187,8 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
         if n_contact > 0:
             largest = max(largest, solve_contacts(
                 vel, inv_mass, n_contact, contacts.body, contacts.frame, contacts.material,
-                contacts.impulse, cwork.rx, cwork.irx, cwork.idir, cwork.kinv, cwork.target))
+                contacts.impulse, cwork.rx, cwork.irx, cwork.idir, cwork.kinv, cwork.target,
+                cwork.soft))
         if it == 0 and iterations > 1:
             curvature_bias(blocks, joints, mimics, state, work, dt)
         used = it + 1
@@ -272,7 +273,7 @@ def push_out_penetration(blocks, joints, mimics, axes, state, work, bodies, cont
         largest = max(largest, solve_contacts(push, bodies.inv_mass, n_contact, contacts.body,
                                               contacts.frame, contacts.material, cwork.push,
                                               cwork.rx, cwork.irx, cwork.idir, cwork.kinv,
-                                              cwork.push_target))
+                                              cwork.push_target, cwork.push_soft))
         if largest < tolerance:
             break
     for b in range(state.body_pos.shape[0]):
