@@ -1,6 +1,7 @@
 """
-Compliant contacts (issue 28): each point a spring-damper, loads shared as a compliant support
-shares them (docs/contacts.md, "Compliant contacts").
+Compliant contacts (issue 28): each point a spring-damper, loads shared as real supports share.
+
+docs/contacts.md, "Compliant contacts".
 
 Each expected value is worked out here independently of the engine: the statics of a rigid top
 on equal springs, the spring's compression m g / k, the restitution of a damped spring-damper
@@ -26,7 +27,7 @@ LINK_STIFFNESS = 2e5  # N/m, collision.stiffness's default
 
 
 def series(*stiffnesses):
-    """Springs in series: 1 / k = sum 1 / k_i."""
+    """Return the stiffness of springs in series: 1 / k = sum 1 / k_i."""
     return 1.0 / sum(1.0 / k for k in stiffnesses)
 
 
@@ -37,7 +38,7 @@ FOOT = 0.02  # m, the feet's radius
 
 
 def table(com=(0.0, 0.0)):
-    """A 10 kg table: one link, four sphere feet at x = +-0.3, y = +-0.2 m."""
+    """Return a 10 kg table's URDF: one link, four sphere feet at x = +-0.3, y = +-0.2 m."""
     feet = ''.join(f'<collision><origin xyz="{x} {y} {-LEG}"/><geometry><sphere '
                    f'radius="{FOOT}"/></geometry></collision>' for x, y in FEET)
     return (f'<robot name="table"><link name="top"><inertial><origin xyz="{com[0]} {com[1]} 0"/>'
@@ -47,7 +48,7 @@ def table(com=(0.0, 0.0)):
 
 def spring_loads(mass, com):
     """
-    The loads of a rigid top on four equal springs at the FEET (small deflections).
+    Return the loads of a rigid top on four equal springs at the FEET (small deflections).
 
     The deflection is a plane, w = a + b x + c y, so F_i = k (a + b x_i + c y_i); force and
     moment balance about the centre give, with the feet symmetric (sum x_i = sum y_i =
@@ -59,7 +60,7 @@ def spring_loads(mass, com):
 
 
 def foot_loads(sim):
-    """The normal load on each foot, keyed by the nearest of FEET."""
+    """Return the normal load on each foot, keyed by the nearest of FEET."""
     loads = {}
     for c in sim.contacts():
         foot = min(FEET, key=lambda f: (f[0] - c.position[0]) ** 2 + (f[1] - c.position[1]) ** 2)
@@ -121,7 +122,7 @@ def test_the_materials_meet_as_springs_in_series_and_min_depth_shifts_the_rest()
 
 def contact_restitution(mass, k, c, v_in):
     """
-    The restitution of a ball meeting a spring-damper floor at v_in, with gravity.
+    Return the restitution of a ball meeting a spring-damper floor at v_in, with gravity.
 
     m x'' = m g - k x - c x' from x = 0, x' = v_in (x the penetration, down positive): x(t) =
     x_s + e^(-z w t) (A cos w_d t + B sin w_d t), x_s = m g / k.  The floor lets go when its
@@ -161,10 +162,10 @@ def test_a_damped_bounce_has_the_restitution_of_its_damping_ratio(zeta):
     k = series(k_ball, GROUND_STIFFNESS)
     c = 2 * zeta * math.sqrt(k * mass)
     drop = v_in ** 2 / (2 * G)
+    ball = {'shape': 'sphere', 'radius': radius, 'mass': mass, 'stiffness': k_ball, 'damping': c,
+            'max_push_velocity': 1000.0, 'pose': {'position': [0.0, 0.0, radius + drop]}}
     sim = Simulator.from_urdf(EMPTY, {'dt': 1e-4, 'ground': {'max_push_velocity': 1000.0},
-                                      'scene': {'ball': {
-        'shape': 'sphere', 'radius': radius, 'mass': mass, 'stiffness': k_ball, 'damping': c,
-        'max_push_velocity': 1000.0, 'pose': {'position': [0.0, 0.0, radius + drop]}}}})
+                                      'scene': {'ball': ball}})
     fastest_down, fastest_up, touched = 0.0, 0.0, False
     while sim.time < 1.0:
         sim.step(1)
@@ -183,7 +184,7 @@ def test_a_damped_bounce_has_the_restitution_of_its_damping_ratio(zeta):
 
 # -- wheels that roll --------------------------------------------------------------------------
 def wheel_speeds(sim, radius, wheels):
-    """Rim speed of each wheel about its axle (rad/s times radius), m/s."""
+    """Return the rim speed of each wheel about its axle (rad/s times radius), m/s."""
     v = sim.joint_velocities()
     return np.array([v[sim.joint_names.index(w)] * radius for w in wheels])
 
@@ -225,7 +226,7 @@ def test_the_husky_drives_straight_on_equal_wheel_torques():
     material = dict(zip(MATERIAL_NAMES, wheel.material))
     assert (material['stiffness'], material['damping']) == (1e7, 1.0)
     sim.step(1000)
-    sim.set_joint_efforts({w: 6.0 for w in wheels})
+    sim.set_joint_efforts(dict.fromkeys(wheels, 6.0))
     sim.step(2000)
     base = sim.link_twist('base_link')[0]
     rims = wheel_speeds(sim, 0.17775, wheels)

@@ -157,18 +157,18 @@ class MaterialSettings:
         2e5, 'N/m', 'normal stiffness per contact point (compliant contacts)',
         number(0.0, strict=True),
         note='Gazebo `kp`; two surfaces meet as springs in series, 1/k = 1/k_a + 1/k_b. '
-             'With the ground\'s default 1e8 N/m a link at the default 2e5 N/m sinks 1 mm under '
+             "With the ground's default 1e8 N/m a link at the default 2e5 N/m sinks 1 mm under "
              '200 N per point (docs/contacts.md, "Compliant contacts")')
     damping: float = setting(
         2000.0, 'N s/m', 'normal damping per contact point (compliant contacts)', number(0.0),
-        note='Gazebo `kd`; two surfaces\' dampers add up')
+        note="Gazebo `kd`; two surfaces' dampers add up")
     min_depth: float = setting(
         0.0, 'm', 'penetration before the contact spring starts to push', number(0.0),
         note='Gazebo `minDepth`; two surfaces meet with the larger')
     max_push_velocity: float = setting(
         3.0, 'm/s', 'largest speed at which the spring pushes a penetrating point out',
         number(0.0, strict=True),
-        note='Gazebo `maxVel`; two surfaces meet with the smaller. It caps the spring\'s '
+        note="Gazebo `maxVel`; two surfaces meet with the smaller. It caps the spring's "
              'push-out speed beta |C| / dt, so it also caps the load one point can hold at '
              'rest: max_push_velocity (damping + dt stiffness)')
 
@@ -286,7 +286,7 @@ class CollisionSettings:
         'compliant', 'compliant | rigid',
         'contacts as spring-dampers of the materials (compliant) or rigid', choice(
             'compliant', 'rigid'),
-        note='compliant: every point a spring-damper of the two materials\' `stiffness` and '
+        note="compliant: every point a spring-damper of the two materials' `stiffness` and "
              '`damping`, solved implicitly in the impulse solver, so a body on more than three '
              'points carries the loads a compliant support gives; rigid: the model before '
              'issue 28 (no penetration beyond `slop`, removed by the split-impulse push; '
