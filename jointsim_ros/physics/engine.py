@@ -475,7 +475,8 @@ class Engine(Mechanism):
             frame=np.zeros((n_max, 3, 3)), id=np.zeros(n_max, dtype=np.int64),
             material=np.zeros((n_max, ct.N_MATERIAL)),
             prev_shape=np.zeros((n_max, 2), dtype=np.int64), prev_local=np.zeros((n_max, 3)),
-            prev_impulse=np.zeros((n_max, 6)), prev_frame=np.zeros((n_max, 3, 3)), prev_id=np.zeros(n_max, dtype=np.int64))
+            prev_impulse=np.zeros((n_max, 6)), prev_frame=np.zeros((n_max, 3, 3)),
+            prev_id=np.zeros(n_max, dtype=np.int64))
         if keep is not None:  # carry the points over so warm starting goes on
             old = keep[0]
             m = int(old.count[0])
