@@ -234,6 +234,7 @@ ContactWork = by_reference(namedtuple('ContactWork', [
     'wpos',         # (n_shape, 3) shape origin, world, m
     'wrot',         # (n_shape, 3, 3) shape rotation, world
     'box',          # (n_shape, 6) world bounding box: low xyz, high xyz, m
+    'reach',        # (n_shape,) farthest any point of the shape moves in this step, m
     'order',        # (n_sap,) int64 non-plane shapes sorted by low x (kept between steps)
     'pairs',        # (n_pair_max, 2) int64 candidate pairs of this step
     'head',         # (n_shape,) int64 first last-step point of each shape A

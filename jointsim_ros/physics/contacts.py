@@ -2,7 +2,12 @@
 Contacts: shapes in the world, broad phase, contact points, and their rows in the solver.
 
 Stages of a step (``step.py`` calls them in this order):
-1. ``update_shapes``: world pose and bounding box of every shape from its body's pose.
+1. ``update_shapes``: world pose and bounding box of every shape from its body's pose, and its
+   reach: how far any of its points can move in this step, dt (|v|_1 + |w| r) with r the
+   farthest its box reaches from the body's centre of mass.  Contacts are looked for within
+   ``margin`` plus the two shapes' reaches (a speculative distance that grows with the
+   motion, as Box2D v3's and PhysX's do), so a fast body meets what it will hit within the
+   step while resting neighbours a hair apart are left alone.
 2. ``find_pairs``: sweep and prune along x over the boxes (insertion sort of the last step's
    order, so nearly linear in the number of shapes when the scene changes slowly), then y and z
    overlap and the link-pair filter (adjacent links, self-collision settings).
@@ -91,12 +96,12 @@ def perpendicular(n):
 
 @jit
 def update_shapes(shape_body, shape_pos, shape_quat, aabb_center, aabb_half, kind, body_pos,
-                  rot, vel, dt, margin, wpos, wrot, box):
+                  rot, vel, dt, margin, wpos, wrot, box, reach):
     """
-    World pose and bounding box of every shape (plain arrays; see ``find_contacts``).
+    World pose, bounding box and reach of every shape (plain arrays; see ``find_contacts``).
 
     The box is the shape's local box turned into the world, |R| h, grown by the margin and by
-    the distance the body moves in this step, so a fast body meets what it will hit.
+    the shape's reach, the distance any of its points moves in this step (module docstring).
     """
     for s in range(shape_body.shape[0]):
         b = shape_body[s]
@@ -107,10 +112,16 @@ def update_shapes(shape_body, shape_pos, shape_quat, aabb_center, aabb_half, kin
             rb = read_mat(rot, b)
             r = mat_mul(rb, quat_to_mat(q))
             x = vadd(read3(body_pos, b), mat_vec(rb, p))
-            grow = margin + dt * (abs(vel[b, 0]) + abs(vel[b, 1]) + abs(vel[b, 2]))
+            # |w| times the farthest the shape's box reaches from the centre of mass
+            lever = np.sqrt(dot3(p, p)) + np.sqrt(dot3(c, c)) + np.sqrt(
+                aabb_half[s, 0] ** 2 + aabb_half[s, 1] ** 2 + aabb_half[s, 2] ** 2)
+            w = np.sqrt(vel[b, 3] ** 2 + vel[b, 4] ** 2 + vel[b, 5] ** 2)
+            reach[s] = dt * (abs(vel[b, 0]) + abs(vel[b, 1]) + abs(vel[b, 2]) + w * lever)
+            grow = margin + reach[s]
         else:
             r = quat_to_mat(q)
             x = p
+            reach[s] = 0.0
             grow = margin
         write3(wpos, s, x)
         for i in range(3):
@@ -264,7 +275,8 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
     wpos = cwork.wpos
     wrot = cwork.wrot
     update_shapes(shape_body, shapes.pos, shapes.quat, shapes.aabb_center, shapes.aabb_half,
-                  kind, state.body_pos, work.rot, work.vel, dt, margin, wpos, wrot, cwork.box)
+                  kind, state.body_pos, work.rot, work.vel, dt, margin, wpos, wrot, cwork.box,
+                  cwork.reach)
     overflow = 0
     n_pairs = find_pairs(cwork.order, cwork.box, shape_body, shapes.link, shapes.pair_filter,
                          cwork.pairs)
@@ -305,13 +317,14 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
             if kind[s] == PLANE or shape_body[s] < 0:
                 continue
             # the box test first: most shapes are far from the plane
-            reach = (n[0] * (cwork.box[s, 3] if n[0] < 0 else cwork.box[s, 0])
-                     + n[1] * (cwork.box[s, 4] if n[1] < 0 else cwork.box[s, 1])
-                     + n[2] * (cwork.box[s, 5] if n[2] < 0 else cwork.box[s, 2]))
-            if reach - dot3(n, p0) > margin:
+            low = (n[0] * (cwork.box[s, 3] if n[0] < 0 else cwork.box[s, 0])
+                   + n[1] * (cwork.box[s, 4] if n[1] < 0 else cwork.box[s, 1])
+                   + n[2] * (cwork.box[s, 5] if n[2] < 0 else cwork.box[s, 2]))
+            within = margin + cwork.reach[s] + cwork.reach[p]
+            if low - dot3(n, p0) > within:
                 continue
             m = plane_points(kind[s], read3(wpos, s), read_mat(wrot, s), read3(size, s),
-                             poly[s], polys.vert_start, polys.verts, p0, n, margin,
+                             poly[s], polys.vert_start, polys.verts, p0, n, within,
                              cwork.plane_pos, cwork.plane_depth)
             for i in range(m):
                 if count >= capacity:
@@ -330,7 +343,8 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
         m = collide.collide_shapes(
             kind[a], read3(wpos, a), read_mat(wrot, a), read3(size, a), poly[a],
             kind[b], read3(wpos, b), read_mat(wrot, b), read3(size, b), poly[b],
-            polys, margin, out_pos, out_normal, out_depth, cwork.scratch)
+            polys, margin + cwork.reach[a] + cwork.reach[b], out_pos, out_normal, out_depth,
+            cwork.scratch)
         for i in range(m):
             if count >= capacity:
                 overflow = 1

@@ -487,7 +487,7 @@ class Engine(Mechanism):
             self.contacts.next_id[:] = old.next_id
         self.cwork = ContactWork(
             wpos=np.zeros((n_shape, 3)), wrot=np.zeros((n_shape, 3, 3)),
-            box=np.zeros((n_shape, 6)), order=order,
+            box=np.zeros((n_shape, 6)), reach=np.zeros(n_shape), order=order,
             pairs=np.zeros((n_pairs, 2), dtype=np.int64),
             head=np.zeros(n_shape, dtype=np.int64), chain=np.zeros(n_max, dtype=np.int64),
             out_pos=np.zeros((ct.MAX_PAIR_POINTS, 3)),
