@@ -193,12 +193,14 @@ def test_stands_ten_seconds_on_its_drives_with_the_feet_still(model):
     standing = WalkingController(*model, GaitSettings(steps=0, shift=0.0))
     sim = Simulator.from_urdf(URDF, CONFIG)
     start = {side: sole_centre(sim, side) for side in 'lr'}
-    slips, sums = [], []
+    slips, sums, sinking = [], [], []
 
     def watch(sim, t):
         slips.append(max(np.linalg.norm((sole_centre(sim, side) - start[side])[:2])
                          for side in 'lr'))
         if t >= 8.0:
+            # the compliant floor: how deep the sole corners sit (issue 28: at most 1 mm)
+            sinking.append(max(c.depth for c in sim.contacts() if c.link_a.endswith('_foot')))
             # raw sensor readings (the foot's pull on the leg), turned to the world axes
             sums.append(sum((quat_to_matrix(sim.link_pose(f'{side}_foot')[1])
                              @ sim.sensors.measure(f'{side}_ankle_ft')[:3])[2]
@@ -206,6 +208,8 @@ def test_stands_ten_seconds_on_its_drives_with_the_feet_still(model):
     run_headless(sim, standing, 10.0, period=5, on_step=watch)
     assert not sim.diverged and sim.time == pytest.approx(10.0)
     assert max(slips) < 1e-3
+    # 63.7 kg on eight sole corners: about 78 N each, 0.4 mm on the default 2e5 N/m soles
+    assert 0.0 < max(sinking) < 1e-3
     above = (sum(b.mass for b in robot.bodies)
              - sum(b.mass for b in robot.bodies if b.name.endswith('_foot')))
     assert np.mean(sums) == pytest.approx(above * G, rel=0.01)

@@ -100,8 +100,9 @@ def update_shapes(shape_body, shape_pos, shape_quat, aabb_center, aabb_half, kin
     """
     World pose, bounding box and reach of every shape (plain arrays; see ``find_contacts``).
 
-    The box is the shape's local box turned into the world, |R| h, grown by the margin and by
-    the shape's reach, the distance any of its points moves in this step (module docstring).
+    The box is the shape's local box turned into the world, |R| h, grown by half the margin and
+    by the shape's reach, the distance any of its points moves in this step (module docstring):
+    two boxes overlap when their shapes may come within the margin plus both reaches.
     """
     for s in range(shape_body.shape[0]):
         b = shape_body[s]
@@ -117,12 +118,12 @@ def update_shapes(shape_body, shape_pos, shape_quat, aabb_center, aabb_half, kin
                 aabb_half[s, 0] ** 2 + aabb_half[s, 1] ** 2 + aabb_half[s, 2] ** 2)
             w = np.sqrt(vel[b, 3] ** 2 + vel[b, 4] ** 2 + vel[b, 5] ** 2)
             reach[s] = dt * (abs(vel[b, 0]) + abs(vel[b, 1]) + abs(vel[b, 2]) + w * lever)
-            grow = margin + reach[s]
+            grow = 0.5 * margin + reach[s]
         else:
             r = quat_to_mat(q)
             x = p
             reach[s] = 0.0
-            grow = margin
+            grow = 0.5 * margin
         write3(wpos, s, x)
         for i in range(3):
             for j in range(3):
@@ -316,7 +317,8 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
         for s in range(kind.shape[0]):
             if kind[s] == PLANE or shape_body[s] < 0:
                 continue
-            # the box test first: most shapes are far from the plane
+            # the box test first: most shapes are far from the plane (the box is grown by half
+            # the margin and the reach, so this keeps every shape within the whole of them)
             low = (n[0] * (cwork.box[s, 3] if n[0] < 0 else cwork.box[s, 0])
                    + n[1] * (cwork.box[s, 4] if n[1] < 0 else cwork.box[s, 1])
                    + n[2] * (cwork.box[s, 5] if n[2] < 0 else cwork.box[s, 2]))
