@@ -29,8 +29,8 @@ import re
 import time
 
 from bench_drop import DROP_SET, ROBOTS_DIR, start_height
-from benchlib import (markdown_table, parse_args, pin_to_one_core, quiet_c_output, save_markdown,
-                      write_csv)
+from benchlib import (markdown_table, parse_args, pin_to_one_core, pybullet_world, quiet_c_output,
+                      save_markdown, write_csv)
 from jointsim_ros import Simulator
 import numpy as np
 
@@ -79,13 +79,8 @@ def table_jointsim(com, lift, rpy, model):
 
 def table_pybullet(com, lift, rpy):
     """Return the four loads in PyBullet (maximal coordinates, 20 iterations), N."""
-    client = pybullet.connect(pybullet.DIRECT)
+    client = pybullet_world(pybullet)
     try:
-        pybullet.setGravity(0, 0, -G, physicsClientId=client)
-        pybullet.setPhysicsEngineParameter(fixedTimeStep=0.001, numSolverIterations=20,
-                                           physicsClientId=client)
-        plane = pybullet.createCollisionShape(pybullet.GEOM_PLANE, physicsClientId=client)
-        pybullet.createMultiBody(0, plane, physicsClientId=client)
         # the feet around the centre of mass (PyBullet's base frame is at the COM)
         shape = pybullet.createCollisionShapeArray(
             [pybullet.GEOM_SPHERE] * 4, radii=[FOOT] * 4,
@@ -183,13 +178,9 @@ def husky_jointsim(model):
 
 def husky_pybullet():
     """Return the same in PyBullet (maximal coordinates off: its Featherstone mode)."""
-    client = pybullet.connect(pybullet.DIRECT)
+    client = pybullet_world(pybullet)
     try:
         pybullet.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=client)
-        pybullet.setGravity(0, 0, -G, physicsClientId=client)
-        pybullet.setPhysicsEngineParameter(fixedTimeStep=0.001, numSolverIterations=20,
-                                           physicsClientId=client)
-        pybullet.loadURDF('plane.urdf', physicsClientId=client)
         with quiet_c_output():
             robot = pybullet.loadURDF('husky/husky.urdf', [0, 0, 0.16],
                                       physicsClientId=client)
@@ -277,12 +268,7 @@ def pile_mujoco(gap, steps):
 
 def pile_pybullet(gap, steps):
     """Return the timing function and facts of the same pile in PyBullet (maximal bodies)."""
-    client = pybullet.connect(pybullet.DIRECT)
-    pybullet.setGravity(0, 0, -G, physicsClientId=client)
-    pybullet.setPhysicsEngineParameter(fixedTimeStep=0.001, numSolverIterations=20,
-                                       physicsClientId=client)
-    plane = pybullet.createCollisionShape(pybullet.GEOM_PLANE, physicsClientId=client)
-    pybullet.createMultiBody(0, plane, physicsClientId=client)
+    client = pybullet_world(pybullet)
     box = pybullet.createCollisionShape(pybullet.GEOM_BOX, halfExtents=[SIDE / 2] * 3,
                                         physicsClientId=client)
     ids = [pybullet.createMultiBody(1.0, box, basePosition=p, physicsClientId=client)

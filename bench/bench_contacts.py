@@ -23,8 +23,8 @@ import tempfile
 import time
 from xml.etree import ElementTree
 
-from benchlib import (JOINTSIM_CONFIG, markdown_table, parse_args, pin_to_one_core, REPO_ROOT,
-                      save_markdown, spread, verdict, write_csv)
+from benchlib import (JOINTSIM_CONFIG, markdown_table, parse_args, pin_to_one_core, pybullet_world,
+                      REPO_ROOT, save_markdown, spread, verdict, write_csv)
 from jointsim_ros import Simulator
 import numpy as np
 
@@ -97,12 +97,7 @@ def time_pybullet_quadruped(steps, maximal):
     """
     import pybullet
     urdf = without_visuals(ANYMAL)
-    client = pybullet.connect(pybullet.DIRECT)
-    pybullet.setGravity(0, 0, -G, physicsClientId=client)
-    pybullet.setPhysicsEngineParameter(fixedTimeStep=0.001, numSolverIterations=20,
-                                       physicsClientId=client)
-    plane = pybullet.createCollisionShape(pybullet.GEOM_PLANE, physicsClientId=client)
-    pybullet.createMultiBody(0, plane, physicsClientId=client)
+    client = pybullet_world(pybullet)
     body = pybullet.loadURDF(urdf, [0, 0, 0.55], useMaximalCoordinates=maximal,
                              flags=pybullet.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
     pose = standing_pose()

@@ -259,6 +259,22 @@ def time_calls(step, steps):
     return times / 1e3
 
 
+def pybullet_world(pybullet, iterations=20, dt=0.001, gravity=9.81):
+    """
+    Return a DIRECT PyBullet client with gravity, the step and iterations set and a plane at z 0.
+
+    The world the PyBullet rows of the contact benchmarks stand on (bench_contacts.py,
+    bench_compliant.py).
+    """
+    client = pybullet.connect(pybullet.DIRECT)
+    pybullet.setGravity(0, 0, -gravity, physicsClientId=client)
+    pybullet.setPhysicsEngineParameter(fixedTimeStep=dt, numSolverIterations=iterations,
+                                       physicsClientId=client)
+    plane = pybullet.createCollisionShape(pybullet.GEOM_PLANE, physicsClientId=client)
+    pybullet.createMultiBody(0, plane, physicsClientId=client)
+    return client
+
+
 @contextlib.contextmanager
 def quiet_c_output():
     """Send what C code (PyBullet) prints on stdout and stderr to /dev/null meanwhile."""
