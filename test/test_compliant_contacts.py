@@ -297,3 +297,48 @@ def test_the_rigid_model_stays_available():
     # rigid: no compression beyond the slop (1e-4 m) whatever the load
     assert sim.link_pose('top')[0][2] == pytest.approx(LEG + FOOT, abs=1.1e-4)
     assert sum(foot_loads(sim).values()) == pytest.approx(10.0 * G, rel=1e-6)
+
+
+# -- a resting pair keeps its narrow phase's points ----------------------------------------------
+def test_a_box_resting_on_a_box_sits_at_the_compression_of_two_materials_in_series():
+    # box on box: both the links' material, springs in series (k / 2); the kept points must
+    # give the same depths the narrow phase gives
+    mass = 2.0
+    sim = Simulator.from_urdf(EMPTY, {'scene': {
+        'slab': {'shape': 'box', 'size': [0.4, 0.4, 0.1], 'pose': {'position': [0, 0, 0.05]}},
+        'top': {'shape': 'box', 'size': [0.2, 0.2, 0.1], 'mass': mass,
+                'pose': {'position': [0.0, 0.0, 0.15]}}}})
+    sim.step(2000)
+    k = series(LINK_STIFFNESS, LINK_STIFFNESS)
+    on_base = [c for c in sim.contacts() if {c.link_a, c.link_b} == {'top', 'slab'}]
+    assert len(on_base) == 4
+    assert sum(c.normal_force for c in on_base) == pytest.approx(mass * G, rel=1e-6)
+    assert sim.link_pose('top')[0][2] == pytest.approx(0.15 - mass * G / (4 * k), abs=2e-6)
+    before = sorted(c.id for c in on_base)
+    sim.step(500)
+    assert sorted(c.id for c in sim.contacts() if c.link_a in ('top', 'slab')) == before
+
+
+@pytest.mark.parametrize('v0', [0.05, 1.0])
+def test_a_box_sliding_on_a_box_stops_after_v0_squared_over_2_mu_g(v0):
+    # 0.05 m/s moves 0.05 mm a step, less than the distance a pair keeps its points over
+    # (contacts.KEEP_DISTANCE): they are carried along and found anew every 0.1 mm
+    mu = 0.3
+    sim = Simulator.from_urdf(EMPTY, {'scene': {
+        'slab': {'shape': 'box', 'size': [1.0, 0.4, 0.1], 'pose': {'position': [0, 0, 0.05]}},
+        'top': {'shape': 'box', 'size': [0.2, 0.2, 0.1], 'mass': 1.0, 'friction': mu,
+                'linear_velocity': [v0, 0.0, 0.0],
+                # already sunk to its rest in the two springs: no settling while it slides
+                'pose': {'position': [0.0, 0.0, 0.15 - G / (2 * LINK_STIFFNESS)]}}}})
+    assert ct.KEEP_DISTANCE > v0 * sim.dt or v0 > 0.1
+    while sim.link_twist('top')[0][0] > 1e-3 and sim.time < 2.0:
+        sim.step(1)
+    # semi-implicit Euler moves each step with the velocity after its friction: v0 dt / 2 short
+    # of the continuous v0^2 / (2 mu g) (a quarter of the 0.05 m/s slide)
+    travelled = v0 ** 2 / (2 * mu * G) - v0 * sim.dt / 2
+    assert sim.link_pose('top')[0][0] == pytest.approx(travelled, rel=0.02)
+    # the points are under the box's corners, where it now is
+    x = sim.link_pose('top')[0][0]
+    corners = sorted(round(c.position[0] - x, 3) for c in sim.contacts() if 'slab' in
+                     (c.link_a, c.link_b))
+    assert corners == [-0.1, -0.1, 0.1, 0.1]

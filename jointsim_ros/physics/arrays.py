@@ -222,8 +222,13 @@ Contacts = by_reference(namedtuple('Contacts', [
     'frame',         # (n_max, 3, 3) rows n, t1, t2, world
     'id',            # (n_max,) int64 identity kept while the point persists
     'material',      # (n_max, 8) the two shapes' materials combined (contacts.M_*)
+    'manifold',      # (n_max, 10) B's position (m) and orientation (wxyz) in A's frame when the
+                     # pair's narrow phase found the point; its normal in A's frame (contacts.py)
     'prev_shape',    # (n_max, 2) int64
+    'prev_body',     # (n_max, 2) int64
     'prev_local',    # (n_max, 3) surface point on A, m
+    'prev_local_b',  # (n_max, 3) surface point on B, m
+    'prev_manifold',  # (n_max, 10)
     'prev_impulse',  # (n_max, 6)
     'prev_frame',    # (n_max, 3, 3)
     'prev_id',       # (n_max,) int64

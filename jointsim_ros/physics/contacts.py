@@ -12,9 +12,12 @@ Stages of a step (``step.py`` calls them in this order):
    order, so nearly linear in the number of shapes when the scene changes slowly), then y and z
    overlap and the link-pair filter (adjacent links, self-collision settings).
 3. ``find_contacts``: points of each pair (``collide.py`` for shape pairs, the plane functions
-   here for the ground and other planes), each with normal n (from shape B towards shape A),
-   depth (> 0 overlapping, < 0 a gap within the margin) and the surface points on both bodies.
-   A point takes the identity and accumulated impulses of the last step's point of the same
+   here for the ground and other planes; a shape pair whose relative pose moved less than
+   ``KEEP_DISTANCE`` and ``KEEP_ANGLE`` since its points were found keeps those points, their
+   surface points carried with the two bodies and their depths measured anew, instead of
+   running the narrow phase again: Bullet's and PhysX's persistent manifolds), each with
+   normal n (from shape B towards shape A), depth (> 0 overlapping, < 0 a gap within the
+   margin) and the surface points on both bodies.  A point takes the identity and accumulated impulses of the last step's point of the same
    shape pair within ``match_distance`` on body A (Bullet's persistent manifold rule), so the
    solver warm-starts; tangent impulses are carried as a world vector onto the new tangents.
 4. ``prepare_contacts``: per point the normal and tangent rows of a 3-D Coulomb contact plus
@@ -56,8 +59,8 @@ Stages of a step (``step.py`` calls them in this order):
 import numpy as np
 
 from . import collide
-from .math3d import (cross, dot3, jit, mat_mul, mat_t_vec, mat_vec, quat_to_mat, read3, read4,
-                     read_mat, vadd, vscale, vsub, write3)
+from .math3d import (cross, dot3, jit, mat_mul, mat_t_vec, mat_vec, quat_conj, quat_mul,
+                     quat_to_mat, read3, read4, read_mat, vadd, vscale, vsub, write3)
 
 SPHERE, CAPSULE, BOX, CYLINDER, CONVEX = (collide.SPHERE, collide.CAPSULE, collide.BOX,
                                           collide.CYLINDER, collide.CONVEX)
@@ -80,6 +83,13 @@ N_MATERIAL = 8
 I_NORMAL, I_T1, I_T2, I_R1, I_R2, I_SPIN = range(6)
 #: Effective-mass columns: linear rows along n, t1, t2, then angular rows about n, t1, t2.
 K_SPIN, K_R1, K_R2 = 3, 4, 5
+#: A shape pair keeps the points its narrow phase found while the relative pose of its bodies
+#: stays within these of the pose they were found at, m and rad.
+KEEP_DISTANCE = 1e-4
+KEEP_ANGLE = 1e-3
+#: Columns of Contacts.manifold: B's position in A's body frame (3) and B's orientation
+#: relative to A's (4, wxyz) when the pair's points were found; the normal in A's frame (3).
+N_MANIFOLD = 10
 
 
 @jit
@@ -289,12 +299,17 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
     for i in range(n_prev):
         contacts.prev_shape[i, 0] = contacts.shape[i, 0]
         contacts.prev_shape[i, 1] = contacts.shape[i, 1]
+        contacts.prev_body[i, 0] = contacts.body[i, 0]
+        contacts.prev_body[i, 1] = contacts.body[i, 1]
         for c in range(3):
             contacts.prev_local[i, c] = contacts.local[i, 0, c]
+            contacts.prev_local_b[i, c] = contacts.local[i, 1, c]
             for k in range(3):
                 contacts.prev_frame[i, k, c] = contacts.frame[i, k, c]
         for c in range(6):
             contacts.prev_impulse[i, c] = contacts.impulse[i, c]
+        for c in range(N_MANIFOLD):
+            contacts.prev_manifold[i, c] = contacts.manifold[i, c]
         contacts.prev_id[i] = contacts.id[i]
     head = cwork.head
     chain = cwork.chain
@@ -342,21 +357,119 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
     for k in range(n_pairs):
         a = cwork.pairs[k, 0]
         b = cwork.pairs[k, 1]
-        m = collide.collide_shapes(
-            kind[a], read3(wpos, a), read_mat(wrot, a), read3(size, a), poly[a],
-            kind[b], read3(wpos, b), read_mat(wrot, b), read3(size, b), poly[b],
-            polys, margin + cwork.reach[a] + cwork.reach[b], out_pos, out_normal, out_depth,
-            cwork.scratch)
+        within = margin + cwork.reach[a] + cwork.reach[b]
+        t_rel, q_rel = relative_pose(state, work.rot, shape_body[a], shape_body[b])
+        first = kept_manifold(contacts, head, chain, a, b, t_rel, q_rel)
+        if first >= 0:
+            m = kept_points(contacts, state, work.rot, chain, first, b, within, out_pos,
+                            out_normal, out_depth)
+        else:
+            m = collide.collide_shapes(
+                kind[a], read3(wpos, a), read_mat(wrot, a), read3(size, a), poly[a],
+                kind[b], read3(wpos, b), read_mat(wrot, b), read3(size, b), poly[b],
+                polys, within, out_pos, out_normal, out_depth, cwork.scratch)
         for i in range(m):
             if count >= capacity:
                 overflow = 1
                 break
             add_contact(contacts, shapes, state.body_pos, work.rot, a, b, read3(out_pos, i),
                         read3(out_normal, i), out_depth[i], count, head, chain, match)
+            if first >= 0:  # the pose the points were found at, and their normal, go on
+                for c in range(N_MANIFOLD):
+                    contacts.manifold[count, c] = contacts.prev_manifold[first, c]
+            else:
+                store_manifold(contacts, work.rot, shape_body[a], count, t_rel, q_rel,
+                               read3(out_normal, i))
             count += 1
     contacts.count[0] = count
     contacts.count[1] = n_prev
     return -1 if overflow else count
+
+
+@jit
+def relative_pose(state, rot, a, b):
+    """Return body b's position in body a's frame and its orientation relative to a's."""
+    xb = read3(state.body_pos, b) if b >= 0 else (0.0, 0.0, 0.0)
+    qb = read4(state.body_quat, b) if b >= 0 else (1.0, 0.0, 0.0, 0.0)
+    if a < 0:
+        return xb, qb
+    t = mat_t_vec(read_mat(rot, a), vsub(xb, read3(state.body_pos, a)))
+    return t, quat_mul(quat_conj(read4(state.body_quat, a)), qb)
+
+
+@jit
+def kept_manifold(contacts, head, chain, a, b, t_rel, q_rel):
+    """
+    Return the first of the last step's points of the pair (a, b) if the pair keeps them, else -1.
+
+    It keeps them while its relative pose is within KEEP_DISTANCE and KEEP_ANGLE of the pose
+    their narrow phase ran at (stored with every point in ``manifold``).
+    """
+    k = head[a]
+    while k >= 0:
+        if contacts.prev_shape[k, 1] == b:
+            break
+        k = chain[k]
+    if k < 0:
+        return -1
+    d0 = t_rel[0] - contacts.prev_manifold[k, 0]
+    d1 = t_rel[1] - contacts.prev_manifold[k, 1]
+    d2 = t_rel[2] - contacts.prev_manifold[k, 2]
+    if d0 * d0 + d1 * d1 + d2 * d2 > KEEP_DISTANCE * KEEP_DISTANCE:
+        return -1
+    kept = contacts.prev_manifold
+    cos_half = abs(q_rel[0] * kept[k, 3] + q_rel[1] * kept[k, 4] + q_rel[2] * kept[k, 5]
+                   + q_rel[3] * kept[k, 6])
+    if cos_half < np.cos(0.5 * KEEP_ANGLE):
+        return -1
+    return k
+
+
+@jit
+def kept_points(contacts, state, rot, chain, first, b, within, out_pos, out_normal, out_depth):
+    """
+    Carry the pair's last points with their bodies into out_*; return their count.
+
+    Each point's surface points on A and B (body frames) go to the world with the bodies' poses
+    now, its normal turns with A, and its depth is measured anew, (p_B - p_A) . n; a point now
+    farther apart than ``within`` is left out.
+    """
+    m = 0
+    k = first
+    while k >= 0 and m < out_depth.shape[0]:
+        if contacts.prev_shape[k, 1] == b:
+            la = read3(contacts.prev_local, k)
+            lb = read3(contacts.prev_local_b, k)
+            na = (contacts.prev_manifold[k, 7], contacts.prev_manifold[k, 8],
+                  contacts.prev_manifold[k, 9])
+            ba = contacts.prev_body[k, 0]
+            bb = contacts.prev_body[k, 1]
+            pa = la
+            if ba >= 0:
+                pa = vadd(read3(state.body_pos, ba), mat_vec(read_mat(rot, ba), la))
+            pb = lb
+            if bb >= 0:
+                pb = vadd(read3(state.body_pos, bb), mat_vec(read_mat(rot, bb), lb))
+            n = mat_vec(read_mat(rot, ba), na) if ba >= 0 else na
+            depth = dot3(vsub(pb, pa), n)
+            if depth > -within:
+                write3(out_pos, m, vscale(vadd(pa, pb), 0.5))
+                write3(out_normal, m, n)
+                out_depth[m] = depth
+                m += 1
+        k = chain[k]
+    return m
+
+
+@jit
+def store_manifold(contacts, rot, a, i, t_rel, q_rel, n):
+    """Store with point i the pose its pair's narrow phase ran at and its normal in A's frame."""
+    na = mat_t_vec(read_mat(rot, a), n) if a >= 0 else n
+    for c in range(3):
+        contacts.manifold[i, c] = t_rel[c]
+        contacts.manifold[i, 7 + c] = na[c]
+    for c in range(4):
+        contacts.manifold[i, 3 + c] = q_rel[c]
 
 
 @jit
@@ -464,6 +577,7 @@ def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
     for i in range(contacts.count[0]):
         n = read3(contacts.normal, i)
         pos = read3(contacts.pos, i)
+        depth = contacts.depth[i]
         ktot = cwork.k6
         for k in range(6):
             ktot[k] = 0.0
@@ -493,7 +607,6 @@ def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
         # approach speed now (gravity and efforts already in the velocities)
         vn = row_velocity(vel, contacts.body[i, 0], contacts.body[i, 1], n, cwork.rx[i, 0, 0],
                           cwork.rx[i, 1, 0])
-        depth = contacts.depth[i]
         target = 0.0
         if depth < 0.0:
             target = depth / dt  # a gap: it may close within the step, not more

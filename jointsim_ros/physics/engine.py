@@ -473,15 +473,17 @@ class Engine(Mechanism):
             pos=np.zeros((n_max, 3)), local=np.zeros((n_max, 2, 3)),
             normal=np.zeros((n_max, 3)), depth=np.zeros(n_max), impulse=np.zeros((n_max, 6)),
             frame=np.zeros((n_max, 3, 3)), id=np.zeros(n_max, dtype=np.int64),
-            material=np.zeros((n_max, ct.N_MATERIAL)),
-            prev_shape=np.zeros((n_max, 2), dtype=np.int64), prev_local=np.zeros((n_max, 3)),
+            material=np.zeros((n_max, ct.N_MATERIAL)), manifold=np.zeros((n_max, ct.N_MANIFOLD)),
+            prev_shape=np.zeros((n_max, 2), dtype=np.int64),
+            prev_body=np.zeros((n_max, 2), dtype=np.int64), prev_local=np.zeros((n_max, 3)),
+            prev_local_b=np.zeros((n_max, 3)), prev_manifold=np.zeros((n_max, ct.N_MANIFOLD)),
             prev_impulse=np.zeros((n_max, 6)), prev_frame=np.zeros((n_max, 3, 3)),
             prev_id=np.zeros(n_max, dtype=np.int64))
         if keep is not None:  # carry the points over so warm starting goes on
             old = keep[0]
             m = int(old.count[0])
             for name in ('shape', 'body', 'pos', 'local', 'normal', 'depth', 'impulse', 'frame',
-                         'id', 'material'):
+                         'id', 'material', 'manifold'):
                 getattr(self.contacts, name)[:m] = getattr(old, name)[:m]
             self.contacts.count[:] = old.count
             self.contacts.next_id[:] = old.next_id
