@@ -17,9 +17,10 @@ Stages of a step (``step.py`` calls them in this order):
    surface points carried with the two bodies and their depths measured anew, instead of
    running the narrow phase again: Bullet's and PhysX's persistent manifolds), each with
    normal n (from shape B towards shape A), depth (> 0 overlapping, < 0 a gap within the
-   margin) and the surface points on both bodies.  A point takes the identity and accumulated impulses of the last step's point of the same
-   shape pair within ``match_distance`` on body A (Bullet's persistent manifold rule), so the
-   solver warm-starts; tangent impulses are carried as a world vector onto the new tangents.
+   margin) and the surface points on both bodies.  A point takes the identity and accumulated
+   impulses of the last step's point of the same shape pair within ``match_distance`` on body
+   A (Bullet's persistent manifold rule), so the solver warm-starts; tangent impulses are
+   carried as a world vector onto the new tangents.
 4. ``prepare_contacts``: per point the normal and tangent rows of a 3-D Coulomb contact plus
    the rolling and spinning rows, J = [d, r_a x d] on A and [-d, -r_b x d] on B (linear rows)
    or [0, d] and [0, -d] (angular rows), and their effective masses k = J M^-1 J^T.
