@@ -256,6 +256,7 @@ ContactWork = by_reference(namedtuple('ContactWork', [
     'kinv',         # (n_max, 6) inverse effective masses: along n, t1, t2; about n, t1, t2
     'target',       # (n_max,) normal velocity target, m/s
     'soft',         # (n_max, 2) normal row: effective mass with softness, kg; gamma, 1/kg
+    'kept',         # (n_max,) bool: the point's pair kept its points (contacts.kept_manifold)
     'k6',           # (6,) scratch
     'push',         # (n_max, 6) accumulated pseudo-impulses of the push solve (as 'impulse')
     'push_target',  # (n_max,) normal pseudo-velocity target of the push solve, m/s

@@ -353,6 +353,7 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
                 # q is on the shape; the plane's point is q + d n; the contact sits midway
                 add_contact(contacts, shapes, state.body_pos, work.rot, s, p,
                             vadd(q, vscale(n, 0.5 * d)), n, d, count, head, chain, match)
+                cwork.kept[count] = False
                 count += 1
     # shape pairs
     for k in range(n_pairs):
@@ -375,6 +376,7 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
                 break
             add_contact(contacts, shapes, state.body_pos, work.rot, a, b, read3(out_pos, i),
                         read3(out_normal, i), out_depth[i], count, head, chain, match)
+            cwork.kept[count] = first >= 0
             if first >= 0:  # the pose the points were found at, and their normal, go on
                 for c in range(N_MANIFOLD):
                     contacts.manifold[count, c] = contacts.prev_manifold[first, c]
@@ -570,7 +572,15 @@ def combine_materials(shape_material, sa, sb, out, i):
 
 @jit
 def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
-    """Lever arms, row effective masses, softness and normal targets of every point."""
+    """
+    Lever arms, row effective masses, softness and normal targets of every point.
+
+    A point still apart, of a pair that kept its points (at rest against each other,
+    ``kept_manifold``), that its bodies' present motion does not bring to the surface within
+    the step is left out of this step's solve (``soft[i, 0]`` = 0, no impulse, no warm start):
+    its speculative row could only act if other rows drove the bodies together, and the next
+    step looks at it again (a resting pile's stacks touching side by side make hundreds).
+    """
     threshold = param[P_RESTITUTION_SPEED]
     compliant = param[P_COMPLIANT] > 0.0
     vel = work.vel
@@ -579,6 +589,13 @@ def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
         n = read3(contacts.normal, i)
         pos = read3(contacts.pos, i)
         depth = contacts.depth[i]
+        if cwork.kept[i] and depth < 0.0 and dt * approach_speed(
+                vel, state.body_pos, contacts.body[i, 0], contacts.body[i, 1], pos, n) < -depth:
+            cwork.soft[i, 0] = 0.0
+            cwork.soft[i, 1] = 0.0
+            for c in range(6):
+                contacts.impulse[i, c] = 0.0
+            continue
         ktot = cwork.k6
         for k in range(6):
             ktot[k] = 0.0
@@ -626,6 +643,21 @@ def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
         elif compliant and (depth >= 0.0 or vn * dt < depth):
             target = soften(contacts.material, cwork.soft, i, ktot[0], depth, vn, dt)
         cwork.target[i] = target
+
+
+@jit
+def approach_speed(vel, body_pos, a, b, pos, n):
+    """Return how fast the points of A and B at pos approach each other along n (B to A), m/s."""
+    v = 0.0
+    for side in range(2):
+        body = a if side == 0 else b
+        if body < 0:
+            continue
+        r = vsub(pos, read3(body_pos, body))
+        w = (vel[body, 3], vel[body, 4], vel[body, 5])
+        point = vadd((vel[body, 0], vel[body, 1], vel[body, 2]), cross(w, r))
+        v += -dot3(point, n) if side == 0 else dot3(point, n)
+    return v
 
 
 @jit
@@ -730,6 +762,8 @@ def warm_start_contacts(contacts, cwork, bodies, work, warm):
             for c in range(6):
                 contacts.impulse[i, c] = 0.0
             continue
+        if cwork.soft[i, 0] <= 0.0:
+            continue  # out of this step's solve, its impulses cleared (prepare_contacts)
         for k in range(3):
             apply_linear(vel, bodies.inv_mass, contacts.frame, cwork.irx, i, k, a, b,
                          contacts.impulse[i, k])
@@ -750,6 +784,8 @@ def solve_contacts(vel, inv_mass, n_contact, body, frame, material, impulse, rx,
     """
     largest = 0.0
     for i in range(n_contact):
+        if soft[i, 0] <= 0.0:
+            continue  # out of this step's solve (prepare_contacts)
         a = body[i, 0]
         b = body[i, 1]
         ln = impulse[i, I_NORMAL]
@@ -856,6 +892,7 @@ def prepare_push(contacts, cwork, state, param, dt):
             cwork.push_target[i] = min(max(erp * (-s - slop), 0.0), cap) / dt
         for c in range(6):
             cwork.push[i, c] = 0.0
-        cwork.push_soft[i, 0] = cwork.kinv[i, 0]
+        # a point out of this step's solve stays out of the push too (its lever arms are old)
+        cwork.push_soft[i, 0] = cwork.kinv[i, 0] if cwork.soft[i, 0] > 0.0 else 0.0
         cwork.push_soft[i, 1] = 0.0
     return max(largest, 0.0)

@@ -500,6 +500,7 @@ class Engine(Mechanism):
             rx=np.zeros((n_max, 2, 3, 3)),
             irx=np.zeros((n_max, 2, 3, 3)), idir=np.zeros((n_max, 2, 3, 3)),
             kinv=np.zeros((n_max, 6)), target=np.zeros(n_max), soft=np.zeros((n_max, 2)),
+            kept=np.zeros(n_max, dtype=np.bool_),
             k6=np.zeros(6), push=np.zeros((n_max, 6)), push_target=np.zeros(n_max),
             push_soft=np.zeros((n_max, 2)),
             push_vel=np.zeros((len(self.state.body_pos), 6)),
