@@ -8,8 +8,8 @@ ANYmal C): each dropped, 2 s to settle, then the median of 3 runs of 1000 ``step
 per step.  The humanoid: the bundled 10-step walk headless (``run_headless``, 200 Hz voltages),
 3 walks, the time in ``sim.step`` per simulated step, us.  Pinned to core 1.
 
-Run: PYTHONPATH=<work tree> .venv/bin/python bench/bench_drop_walk_speed.py
-(from the work tree's root, so that urdf/ and config/ are that commit's).
+Run from the root of the work tree to time (its jointsim_ros, urdf/ and config/ are used):
+cd <work tree> && <repo>/.venv/bin/python <repo>/bench/bench_drop_walk_speed.py
 """
 import contextlib
 import io
@@ -19,7 +19,10 @@ import os
 import sys
 import time
 
+# the work tree this runs in (its root is the current folder) comes first, before this script's
+# folder and the tree benchlib puts on the path, so that its own jointsim_ros is timed
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.getcwd())
 
 from bench_drop import DROP_SET, ROBOTS_DIR, start_height  # noqa: E402
 from jointsim_ros import Simulator  # noqa: E402
