@@ -247,6 +247,7 @@ ContactWork = by_reference(namedtuple('ContactWork', [
     'out_pos',      # (4, 3) points of one shape pair
     'out_normal',   # (4, 3)
     'out_depth',    # (4,)
+    'out_prev',     # (4,) int64 the last step's point each kept point is (contacts.kept_points)
     'plane_pos',    # (8, 3) points of one shape against a plane
     'plane_depth',  # (8,)
     'scratch',      # narrow-phase scratch (collide.py)

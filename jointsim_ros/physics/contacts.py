@@ -364,7 +364,7 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
         first = kept_manifold(contacts, head, chain, a, b, t_rel, q_rel)
         if first >= 0:
             m = kept_points(contacts, state, work.rot, chain, first, b, within, out_pos,
-                            out_normal, out_depth)
+                            out_normal, out_depth, cwork.out_prev)
         else:
             m = collide.collide_shapes(
                 kind[a], read3(wpos, a), read_mat(wrot, a), read3(size, a), poly[a],
@@ -375,7 +375,8 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
                 overflow = 1
                 break
             add_contact(contacts, shapes, state.body_pos, work.rot, a, b, read3(out_pos, i),
-                        read3(out_normal, i), out_depth[i], count, head, chain, match)
+                        read3(out_normal, i), out_depth[i], count, head, chain, match,
+                        cwork.out_prev[i] if first >= 0 else -1)
             cwork.kept[count] = first >= 0
             if first >= 0:  # the pose the points were found at, and their normal, go on
                 for c in range(N_MANIFOLD):
@@ -429,9 +430,12 @@ def kept_manifold(contacts, head, chain, a, b, t_rel, q_rel):
 
 
 @jit
-def kept_points(contacts, state, rot, chain, first, b, within, out_pos, out_normal, out_depth):
+def kept_points(contacts, state, rot, chain, first, b, within, out_pos, out_normal, out_depth,
+                out_prev):
     """
     Carry the pair's last points with their bodies into out_*; return their count.
+
+    ``out_prev`` gets each one's index among the last step's points (its identity).
 
     Each point's surface points on A and B (body frames) go to the world with the bodies' poses
     now, its normal turns with A, and its depth is measured anew, (p_B - p_A) . n; a point now
@@ -459,6 +463,7 @@ def kept_points(contacts, state, rot, chain, first, b, within, out_pos, out_norm
                 write3(out_pos, m, vscale(vadd(pa, pb), 0.5))
                 write3(out_normal, m, n)
                 out_depth[m] = depth
+                out_prev[m] = k
                 m += 1
         k = chain[k]
     return m
@@ -476,8 +481,14 @@ def store_manifold(contacts, rot, a, i, t_rel, q_rel, n):
 
 
 @jit
-def add_contact(contacts, shapes, body_pos, rot, sa, sb, pos, n, depth, i, head, chain, match):
-    """Store point i (midpoint, normal n from B to A, depth); match it to the last step."""
+def add_contact(contacts, shapes, body_pos, rot, sa, sb, pos, n, depth, i, head, chain, match,
+                known=-1):
+    """
+    Store point i (midpoint, normal n from B to A, depth); match it to the last step.
+
+    ``known``: the last step's point it is (a kept manifold's, ``kept_points``), or -1 to look
+    for the nearest within ``match`` on A.
+    """
     a = shapes.body[sa]
     b = shapes.body[sb]
     contacts.shape[i, 0] = sa
@@ -507,18 +518,19 @@ def add_contact(contacts, shapes, body_pos, rot, sa, sb, pos, n, depth, i, head,
     combine_materials(shapes.material, sa, sb, contacts.material, i)
     for c in range(6):
         contacts.impulse[i, c] = 0.0
-    best = -1
-    best_d2 = match * match
-    la = (contacts.local[i, 0, 0], contacts.local[i, 0, 1], contacts.local[i, 0, 2])
-    k = head[sa]
-    while k >= 0:
-        if contacts.prev_shape[k, 1] == sb:
-            d = vsub(la, read3(contacts.prev_local, k))
-            d2 = dot3(d, d)
-            if d2 < best_d2:
-                best_d2 = d2
-                best = k
-        k = chain[k]
+    best = known
+    if best < 0:
+        best_d2 = match * match
+        la = (contacts.local[i, 0, 0], contacts.local[i, 0, 1], contacts.local[i, 0, 2])
+        k = head[sa]
+        while k >= 0:
+            if contacts.prev_shape[k, 1] == sb:
+                d = vsub(la, read3(contacts.prev_local, k))
+                d2 = dot3(d, d)
+                if d2 < best_d2:
+                    best_d2 = d2
+                    best = k
+            k = chain[k]
     if best < 0:
         contacts.id[i] = contacts.next_id[0]
         contacts.next_id[0] += 1
@@ -599,14 +611,17 @@ def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
         ktot = cwork.k6
         for k in range(6):
             ktot[k] = 0.0
+        # the angular rows (rolling, spinning) only where the material has them
+        angular = (contacts.material[i, M_ROLLING] > 0.0
+                   or contacts.material[i, M_SPINNING] > 0.0)
+        zero = (0.0, 0.0, 0.0)
         for side in range(2):
             b = contacts.body[i, side]
-            for k in range(3):
-                for c in range(3):
-                    cwork.rx[i, side, k, c] = 0.0
-                    cwork.irx[i, side, k, c] = 0.0
-                    cwork.idir[i, side, k, c] = 0.0
             if b < 0:
+                for k in range(3):
+                    write3(cwork.rx[i, side], k, zero)
+                    write3(cwork.irx[i, side], k, zero)
+                    write3(cwork.idir[i, side], k, zero)
                 continue
             r = vsub(pos, read3(state.body_pos, b))
             im = read_mat(inv_inertia, b)
@@ -614,12 +629,15 @@ def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
                 d = (contacts.frame[i, k, 0], contacts.frame[i, k, 1], contacts.frame[i, k, 2])
                 rx = cross(r, d)
                 irx = mat_vec(im, rx)
-                idir = mat_vec(im, d)
                 write3(cwork.rx[i, side], k, rx)
                 write3(cwork.irx[i, side], k, irx)
-                write3(cwork.idir[i, side], k, idir)
                 ktot[k] += bodies.inv_mass[b] + dot3(rx, irx)
-                ktot[3 + k] += dot3(d, idir)
+                if angular:
+                    idir = mat_vec(im, d)
+                    write3(cwork.idir[i, side], k, idir)
+                    ktot[3 + k] += dot3(d, idir)
+                else:
+                    write3(cwork.idir[i, side], k, zero)
         for k in range(6):
             cwork.kinv[i, k] = 1.0 / ktot[k] if ktot[k] > 0.0 else 0.0
         # approach speed now (gravity and efforts already in the velocities)

@@ -494,6 +494,7 @@ class Engine(Mechanism):
             head=np.zeros(n_shape, dtype=np.int64), chain=np.zeros(n_max, dtype=np.int64),
             out_pos=np.zeros((ct.MAX_PAIR_POINTS, 3)),
             out_normal=np.zeros((ct.MAX_PAIR_POINTS, 3)), out_depth=np.zeros(ct.MAX_PAIR_POINTS),
+            out_prev=np.zeros(ct.MAX_PAIR_POINTS, dtype=np.int64),
             plane_pos=np.zeros((ct.MAX_PLANE_POINTS, 3)),
             plane_depth=np.zeros(ct.MAX_PLANE_POINTS),
             scratch=collide.scratch_arrays(self._max_face_vertices()),
