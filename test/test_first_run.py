@@ -115,10 +115,10 @@ def test_the_workers_compile_the_steps_stages_for_the_types_the_step_passes():
     first = precompile.job_stages('maximal')
     names = [s.py_func.__name__ for s, _ in second]
     assert set(names) == {'find_contacts', 'prepare_contacts', 'warm_start_contacts',
-                          *precompile.SHARED_STAGES}
+                          'resting_on_compliant', *precompile.SHARED_STAGES}
     assert names == ['find_contacts', 'prepare_free_friction', 'prepare_contacts',  # step order
-                     'warm_start_contacts', 'diverged_body', 'update_joint_coordinates',
-                     'project_limits']
+                     'warm_start_contacts', 'resting_on_compliant', 'diverged_body',
+                     'update_joint_coordinates', 'project_limits']
     assert {'prepare_blocks', 'prepare_axes', 'solve_velocities',
             'integrate_velocities'} <= {s.py_func.__name__ for s, _ in first}
     assert not set(names) & {s.py_func.__name__ for s, _ in first}

@@ -73,8 +73,8 @@ MAX_PLANE_POINTS = 8
 MAX_PAIR_POINTS = collide.MAX_PAIR_POINTS
 #: contact_param entries (description.config.CollisionSettings; engine.Engine._contact_param).
 (P_MARGIN, P_RESTITUTION_SPEED, P_SLOP, P_ERP, P_MAX_CORRECTION, P_MATCH_DISTANCE,
- P_COMPLIANT) = range(7)
-N_PARAM = 7
+ P_COMPLIANT, P_DRIFT) = range(8)
+N_PARAM = 8
 #: Material columns (shapes and points): friction 1, restitution 1, rolling m, spinning m,
 #: stiffness N/m, damping N s/m, min_depth m, max_push_velocity m/s.
 (M_FRICTION, M_RESTITUTION, M_ROLLING, M_SPINNING, M_STIFFNESS, M_DAMPING, M_MIN_DEPTH,
@@ -853,6 +853,27 @@ def solve_contacts(vel, inv_mass, n_contact, body, frame, material, impulse, rx,
         apply_linear(vel, inv_mass, frame, irx, i, 0, a, b, new - ln)
         largest = max(largest, abs(new - ln))
     return largest
+
+
+@jit
+def resting_on_compliant(contacts, param, state, dt):
+    """
+    Return True at rest on compliant contacts that carry load.
+
+    At rest: no body's centre of mass moves more than ``P_DRIFT`` (the joints' error left to
+    the velocity stage) in a step, so landings and walking are projected as before.
+    """
+    if param[P_COMPLIANT] <= 0.0:
+        return False
+    still = param[P_DRIFT] / dt
+    for b in range(state.body_lin_vel.shape[0]):
+        v = state.body_lin_vel[b]
+        if v[0] * v[0] + v[1] * v[1] + v[2] * v[2] > still * still:
+            return False
+    for i in range(contacts.count[0]):
+        if contacts.impulse[i, I_NORMAL] > 0.0:
+            return True
+    return False
 
 
 @jit

@@ -385,6 +385,7 @@ class Engine(Mechanism):
         # built by the description (description/shape_tables.py): the engine takes them ready
         self.shapes, self.polytopes = model.collision_tables
         self.contact_param = self._contact_param(collision)
+        self.contact_param[ct.P_DRIFT] = getattr(solver, 'contact_position_tolerance', 1e-7)
         self._allocate_contacts(self._contact_capacity(), self._pair_capacity())
         self._step_fn = None
         self._loops_closed = False  # close_loops finds the loop joints' child frames once

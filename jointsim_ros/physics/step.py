@@ -21,8 +21,8 @@ from .arrays import (BLOCK_JOINT, INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INF
 from .axes import (prepare_axes, prepare_push_limits, project_limits, solve_axes,
                    solve_push_limits, warm_start_axes)
 from .compile.clock import monotonic
-from .contacts import (find_contacts, prepare_contacts, prepare_push, solve_contacts,
-                       warm_start_contacts)
+from .contacts import (find_contacts, P_DRIFT, prepare_contacts, prepare_push,
+                       resting_on_compliant, solve_contacts, warm_start_contacts)
 from .drives import finish_drives, prepare_drives, warm_start_drives
 from .free_friction import prepare_free_friction, solve_free_friction, warm_start_free_friction
 from .math3d import (entry, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul,
@@ -466,12 +466,17 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         integrate_positions(state, work, dt)
         # 8. remove the joints' leftover drift without touching velocities: with penetration
         # to remove, in one solve with the contacts and limits (split impulse), otherwise by
-        # the nonlinear projection
+        # the nonlinear projection; at rest on loaded compliant contacts, only once the last
+        # step left an error of solver.contact_position_tolerance (info still holds it):
+        # projecting less moves the touching bodies against their springs for nothing
         passes = position_iterations
         if touching:
             if push_out_penetration(blocks, joints, mimics, axes, state, work, bodies, contacts,
                                     cwork, contact_param, dt, iterations, tolerance, info):
                 passes = 0  # only measure what is left
+            elif (info[INFO_POS_ERROR] < contact_param[P_DRIFT]
+                  and resting_on_compliant(contacts, contact_param, state, dt)):
+                passes = 0
         info[INFO_POS_ERROR] = project_positions(blocks, joints, mimics, state, work, passes,
                                                  position_tolerance)
         # 9. divergence check, scalar joint coordinates, clock
