@@ -14,10 +14,10 @@ import sys
 from geometry_msgs.msg import WrenchStamped
 from jointsim_ros.control.walking import GaitSettings
 from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
-                          stamp_seconds)
+                          stamp_seconds, STATIC_TF)
 import numpy as np
 import pytest
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from tf2_msgs.msg import TFMessage
 
 URDF = PACKAGE_ROOT / 'urdf' / 'jointsim_humanoid.urdf.xacro'
@@ -67,6 +67,8 @@ def walk(tmp_path_factory):
             wrenches = {side: client.subscribe(WrenchStamped, f'{side}_ankle_ft/wrench', 100)
                         for side in 'lr'}
             states = client.subscribe(JointState, 'joint_states', 100)
+            imu = client.subscribe(Imu, 'pelvis_imu/imu', 100)
+            static = client.subscribe(TFMessage, '/tf_static', STATIC_TF)
             controller = start_controller(domain_id, folder / 'controller.log')
             try:
                 assert client.wait_for(lambda: states), 'no joint_states'
@@ -93,7 +95,10 @@ def walk(tmp_path_factory):
                 samples = [(stamp_seconds(m.header.stamp), m.wrench.force.z) for m in received]
                 back = [i for i in range(1, len(samples)) if samples[i][0] < samples[i - 1][0]]
                 feet[side] = samples[back[-1] if back else 0:]    # after the reset
-            return {'pelvis': pelvis, 'feet': feet,
+            back = [i for i in range(1, len(imu))
+                    if stamp_seconds(imu[i].header.stamp) < stamp_seconds(imu[i - 1].header.stamp)]
+            return {'pelvis': pelvis, 'feet': feet, 'imu': imu[back[-1] if back else 0:],
+                    'static': [t for msg in static for t in msg.transforms],
                     'controller': Path(folder / 'controller.log').read_text(),
                     'node': node.output(), 'status': controller.returncode}
 
@@ -117,3 +122,26 @@ def test_it_walks_ten_steps_and_a_metre_through_the_node(walk):
     assert 'resetting the simulation' in walk['controller']
     assert 'walk done; standing' in walk['controller']
     assert walk['status'] == 0, walk['controller']
+
+
+def test_the_pelvis_imu_publishes_at_500_hz_with_its_noise_and_frame(walk):
+    messages = walk['imu']
+    assert len(messages) > 1000, walk['node']
+    assert {m.header.frame_id for m in messages} == {'pelvis_imu'}
+    stamps = np.array([stamp_seconds(m.header.stamp) for m in messages])
+    assert np.median(np.diff(stamps)) == pytest.approx(0.002)              # 500 Hz
+    # covariances from the config's noise: stddev^2 + bias_stddev^2 + walk stddev^2
+    first = messages[0]
+    assert first.angular_velocity_covariance[0] == pytest.approx(
+        0.005 ** 2 + 0.002 ** 2 + 1e-4 ** 2)
+    assert first.linear_acceleration_covariance[8] == pytest.approx(
+        0.04 ** 2 + 0.05 ** 2 + 0.005 ** 2)
+    assert first.orientation_covariance[4] == pytest.approx(0.002 ** 2)
+    # from rest to rest the mean specific force is g upwards (the pelvis stays near level)
+    specific = np.array([(m.linear_acceleration.x, m.linear_acceleration.y,
+                          m.linear_acceleration.z) for m in messages])
+    assert specific[:, 2].mean() == pytest.approx(9.81, abs=0.15)
+    # the IMU frame hangs from the pelvis on /tf_static, at its origin
+    mounts = [t for t in walk['static'] if t.child_frame_id == 'pelvis_imu']
+    assert mounts and mounts[0].header.frame_id == 'pelvis'
+    assert mounts[0].transform.translation.x == 0.0 and mounts[0].transform.rotation.w == 1.0

@@ -20,11 +20,11 @@ import math
 
 import numpy as np
 
-from .config import config_sensors, JointOverrides, load_config
+from .config import config_imus, config_sensors, JointOverrides, load_config
 from .drives import build_drive
 from .geometry import (combine_inertias, inertia_matrix, inertia_problems, principal_moments,
                        repair_inertia, rotate_inertia, Transform)
-from .model import (BodyModel, JOINT_TYPES, JointModel, LinkFrame, Mimic, RobotModel,
+from .model import (BodyModel, ImuModel, JOINT_TYPES, JointModel, LinkFrame, Mimic, RobotModel,
                     SCALAR_JOINT_TYPES, SensorModel)
 from .shapes import add_shapes
 from .urdf import close_matches, name_list, UrdfDescription
@@ -150,6 +150,7 @@ class _ModelBuilder:
             base_quat=base.quat,
             drives=drives,
             sensors=self.make_sensors(),
+            imus=self.make_imus(),
         )
         return add_shapes(model, self.description, self.config)
 
@@ -283,6 +284,53 @@ class _ModelBuilder:
                     f"{self.description.source} does not define{'; ' + hint if hint else '.'}  "
                     'Name one of its joints.')
         return specs
+
+    def imu_settings(self):
+        """Return the IMUs of the URDF's <gazebo> tags and the config (config wins), checked."""
+        specs = {}
+        source = f'{self.description.source} <gazebo> tags'
+        for label, item in (getattr(self.description, 'imus', {}) or {}).items():
+            try:
+                specs.update(config_imus({label: item}, source))
+            except ConfigError as error:
+                self.warn(f'{error}  The IMU is skipped.')
+        specs.update(self.config.imu_sensors)
+        links = [link.name for link in self.robot.links]
+        for name, spec in specs.items():
+            if spec.link not in links:
+                hint = close_matches(spec.link, links) or f'its links: {name_list(links)}'
+                raise ConfigError(
+                    f"IMU '{name}' is fixed to link '{spec.link}', which "
+                    f'{self.description.source} does not define; {hint}.  Name one of its '
+                    'links.')
+        joints = {j.name for j in self.robot.joints}
+        for joint in self.config.joint_sensors:
+            if joint != '*' and joint not in joints:
+                hint = (close_matches(joint, sorted(joints))
+                        or f'its joints: {name_list(sorted(joints))}')
+                raise ConfigError(
+                    f"joint_sensors names joint '{joint}', which {self.description.source} "
+                    f"does not define; {hint}.  Name one of its joints, or '*' for every "
+                    'joint.')
+        return specs
+
+    def make_imus(self):
+        """Return the ImuModel of every IMU."""
+        imus = []
+        for name, spec in self.imu_settings().items():
+            transform = Transform.from_xyz_rpy(spec.pose.position, spec.pose.rpy)
+            noise = spec.noise
+            imus.append(ImuModel(
+                name=name, link=spec.link, pos=transform.pos, quat=transform.quat,
+                rate=spec.rate, topic=spec.topic or f'{name}/imu',
+                gyro=_axis_noise(noise.angular_velocity),
+                gyro_correlation_time=noise.angular_velocity.dynamic_bias_correlation_time,
+                accel=_axis_noise(noise.linear_acceleration),
+                accel_correlation_time=(
+                    noise.linear_acceleration.dynamic_bias_correlation_time),
+                orientation_stddev=noise.orientation,
+                seed=_or(noise.seed, sum(ord(c) for c in name))))
+        return tuple(imus)
 
     def make_sensors(self):
         """Return the SensorModel of every force-torque sensor."""
@@ -827,3 +875,9 @@ def _moments(inertia):
 def _vector_text(vector):
     """Format a 3-vector as in URDF."""
     return '"' + ' '.join(f'{v:g}' for v in vector) + '"'
+
+
+def _axis_noise(noise):
+    """Return an ImuAxisNoise's per-axis values as rows (IMU_NOISE_ROWS order), (5, 3)."""
+    return np.array([noise.mean, noise.stddev, noise.bias_mean, noise.bias_stddev,
+                     noise.dynamic_bias_stddev], dtype=float)

@@ -27,6 +27,7 @@ from .drives import check_drives
 from .schema import (auto_boolean, boolean, choice, Context, convert_table, fraction, integer,
                      joint_names, joint_numbers, keys_of, name, named_sections,
                      number, pair_list, path_list, section, setting, vector3)
+from .schema import axes3
 from ..errors import ConfigError
 
 
@@ -413,6 +414,98 @@ class ForceTorqueSensorSettings:
         section(SensorFilter))
 
 
+@dataclass(frozen=True)
+class ImuAxisNoise:
+    """
+    Noise of one IMU quantity on each axis (docs/sensors.md, "IMU").
+
+    ``imu_sensors.NAME.noise.angular_velocity`` and ``.linear_acceleration``.  Each value is
+    one number for the three axes or a list x, y, z, in rad/s for the angular velocity and
+    m/s^2 for the acceleration.  The names are SDF's ``<noise>`` elements (gz-sensors'
+    Gaussian model).
+    """
+
+    mean: tuple = setting((0.0, 0.0, 0.0), 'rad/s or m/s^2',
+                          'white noise: mean added to every sample', axes3())
+    stddev: tuple = setting((0.0, 0.0, 0.0), 'rad/s or m/s^2',
+                            'white noise: standard deviation of every sample', axes3(0.0))
+    bias_mean: tuple = setting(
+        (0.0, 0.0, 0.0), 'rad/s or m/s^2',
+        'turn-on bias: mean size, drawn once per run with a random sign (as gz-sensors)',
+        axes3(0.0))
+    bias_stddev: tuple = setting((0.0, 0.0, 0.0), 'rad/s or m/s^2',
+                                 'turn-on bias: standard deviation of the draw', axes3(0.0))
+    dynamic_bias_stddev: tuple = setting(
+        (0.0, 0.0, 0.0), 'rad/s or m/s^2',
+        'bias walk: standard deviation of a first-order Gauss-Markov bias', axes3(0.0))
+    dynamic_bias_correlation_time: float = setting(
+        3600.0, 's', 'bias walk: correlation time of the Gauss-Markov bias',
+        number(0.0, strict=True))
+
+
+@dataclass(frozen=True)
+class ImuNoise:
+    """Noise of an IMU (``imu_sensors.NAME.noise``)."""
+
+    angular_velocity: ImuAxisNoise = setting(
+        ImuAxisNoise(), 'section', 'gyro noise: mean, stddev, bias_mean, bias_stddev, '
+        'dynamic_bias_stddev (rad/s), dynamic_bias_correlation_time (s)', section(ImuAxisNoise))
+    linear_acceleration: ImuAxisNoise = setting(
+        ImuAxisNoise(), 'section', 'accelerometer noise: mean, stddev, bias_mean, bias_stddev, '
+        'dynamic_bias_stddev (m/s^2), dynamic_bias_correlation_time (s)', section(ImuAxisNoise))
+    orientation: float = setting(
+        0.0, 'rad', 'standard deviation of the orientation error about each sensor axis',
+        number(0.0))
+    seed: int = setting(None, 'count', 'seed of the noise generator (default: from the name)',
+                        integer(0))
+
+
+@dataclass(frozen=True)
+class ImuSensorSettings:
+    """One IMU (config ``imu_sensors: {NAME: {...}}``, docs/sensors.md, "IMU")."""
+
+    link: str = setting(None, 'link name', 'the link the IMU is fixed to', name('a link name'))
+    pose: BasePose = setting(BasePose(), 'section',
+                             'sensor frame in the link frame (position m, rpy rad)',
+                             section(BasePose))
+    rate: float = setting(
+        100.0, 'Hz', 'samples per second of simulated time; 0 = after every step call',
+        number(0.0))
+    topic: str = setting('', 'topic name', 'sensor_msgs/Imu topic; empty: NAME/imu',
+                         name('a topic name'))
+    noise: ImuNoise = setting(
+        ImuNoise(), 'section',
+        'angular_velocity, linear_acceleration (per-axis Gaussian noise and biases), '
+        'orientation (rad), seed', section(ImuNoise))
+
+
+@dataclass(frozen=True)
+class JointSensorSettings:
+    """
+    How a joint's state is measured (config ``joint_sensors: {JOINT: {...}}``).
+
+    The key ``'*'`` sets every joint not named.  Off by default: every value 0 reads the
+    exact state.
+    """
+
+    counts_per_revolution: int = setting(
+        0, 'count', "encoder resolution on the motor side, through the drive's gear (a joint "
+        'without a drive: on the joint); 0 = exact', integer(0))
+    position_noise: float = setting(0.0, 'rad or m',
+                                    'standard deviation of Gaussian noise on the position',
+                                    number(0.0))
+    velocity_noise: float = setting(0.0, 'rad/s or m/s',
+                                    'standard deviation of Gaussian noise on the velocity',
+                                    number(0.0))
+    current_noise: float = setting(
+        0.0, 'A', "standard deviation of Gaussian noise on the drive's measured current "
+        '(dynamic_joint_states)', number(0.0))
+    delay: int = setting(0, 'samples',
+                         'a reading is the state this many physics steps before', integer(0))
+    seed: int = setting(None, 'count', 'seed of the noise generator (default: from the name)',
+                        integer(0))
+
+
 LOOP_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'spherical')
 
 
@@ -546,6 +639,15 @@ def _require_sensor_joint(item_name, item, params, where):
 _sensors = named_sections(ForceTorqueSensorSettings, 'sensor', item_check=_require_sensor_joint)
 
 
+def _require_imu_link(item_name, item, params, where):
+    """Check that an IMU names its link."""
+    if 'link' not in item:
+        where.fail('a mapping with a link (the link the IMU is fixed to)', params)
+
+
+_imus = named_sections(ImuSensorSettings, 'IMU', item_check=_require_imu_link)
+
+
 @dataclass(frozen=True)
 class SimConfig:
     """
@@ -658,6 +760,15 @@ class SimConfig:
         {}, 'section',
         'sensor -> joint, frame, measure_direction, pose, rate, noise, filter (docs/sensors.md)',
         _sensors, note='URDF `<gazebo>` sensor tags are read too')
+    imu_sensors: dict = setting(
+        {}, 'section', 'IMU -> link, pose, rate, topic, noise (docs/sensors.md, "IMU")',
+        _imus, note='URDF `<gazebo reference="LINK"><sensor type="imu">` tags are read too; '
+                    'an entry of the same name here wins')
+    joint_sensors: dict = setting(
+        {}, 'section',
+        "joint (or '*': every joint) -> counts_per_revolution, position_noise, velocity_noise, "
+        'current_noise, delay, seed (docs/sensors.md, "Joint measurements")',
+        named_sections(JointSensorSettings, 'joint'))
     source: str = 'defaults'
     given_keys: frozenset = frozenset()
 
@@ -674,6 +785,8 @@ JOINT_KEYS = keys_of(JointOverrides)
 SENSOR_KEYS = keys_of(ForceTorqueSensorSettings)
 NOISE_KEYS = keys_of(SensorNoise)
 FILTER_KEYS = keys_of(SensorFilter)
+IMU_KEYS = keys_of(ImuSensorSettings)
+JOINT_SENSOR_KEYS = keys_of(JointSensorSettings)
 LOOP_KEYS = keys_of(LoopJointSettings)
 ELEMENT_KEYS = keys_of(ElementSettings)
 PATH_POINT_KEYS = keys_of(PathPointSettings)
@@ -695,6 +808,11 @@ def config_sensors(data, source):
         sensor name -> converted settings.
     """
     return _sensors(data, Context(source, 'force_torque_sensors'))
+
+
+def config_imus(data, source):
+    """Validate IMU settings from another source (the URDF's <gazebo> tags); see config_sensors."""
+    return _imus(data, Context(source, 'imu_sensors'))
 
 
 # ---- loading ----

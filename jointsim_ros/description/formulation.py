@@ -80,6 +80,8 @@ def check_tree_config(model, config):
     if model.sensors:
         refuse('force-torque sensors', 'force_torque_sensors',
                'remove them (and URDF <gazebo> force_torque sensor tags)')
+    if model.imus:
+        refuse('IMUs', 'imu_sensors', 'remove them (and URDF <gazebo> imu sensor tags)')
     for j in model.joints:
         if j.mimic is not None:
             refuse(f'mimic joints ({j.name!r})', f'<mimic> of {j.name}',

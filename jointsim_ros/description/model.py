@@ -222,6 +222,43 @@ class SensorModel:
     cutoff: float = 0.0
 
 
+#: Rows of ImuModel.gyro and .accel: white noise mean and standard deviation, turn-on bias
+#: mean and standard deviation, bias-walk standard deviation (each per axis x, y, z).
+IMU_NOISE_ROWS = ('mean', 'stddev', 'bias_mean', 'bias_stddev', 'dynamic_bias_stddev')
+
+
+@dataclass(frozen=True)
+class ImuModel:
+    """
+    An inertial measurement unit fixed to a link (docs/sensors.md, "IMU").
+
+    Attributes:
+        name: sensor name (also its TF frame).
+        link: the link it is fixed to.
+        pos, quat: (3,), (4,) sensor frame in the link frame, m and wxyz.
+        rate: samples per simulated second, Hz; 0 = one after every step call.
+        topic: sensor_msgs/Imu topic.
+        gyro, accel: (5, 3) noise of the angular velocity (rad/s) and the specific force
+            (m/s^2), rows IMU_NOISE_ROWS.
+        gyro_correlation_time, accel_correlation_time: s, of the bias walks.
+        orientation_stddev: rad, orientation error about each sensor axis.
+        seed: noise generator seed.
+    """
+
+    name: str
+    link: str
+    pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    rate: float = 100.0
+    topic: str = ''
+    gyro: np.ndarray = field(default_factory=lambda: np.zeros((5, 3)))
+    gyro_correlation_time: float = 3600.0
+    accel: np.ndarray = field(default_factory=lambda: np.zeros((5, 3)))
+    accel_correlation_time: float = 3600.0
+    orientation_stddev: float = 0.0
+    seed: int = 0
+
+
 @dataclass(frozen=True)
 class SceneObject:
     """
@@ -268,6 +305,7 @@ class RobotModel:
         shapes: tuple of ShapeModel: the robot's collision shapes, the ground and the scene.
         objects: tuple of SceneObject, the free bodies of the scene (bodies after the robot's).
         sensors: tuple of SensorModel.
+        imus: tuple of ImuModel.
         collision_filter: frozenset of link-name pairs (frozensets) whose shapes never collide;
             shapes on one body never collide either.
         collision_tables: (physics.arrays.Shapes, physics.arrays.Polytopes), the shapes as the
@@ -291,3 +329,4 @@ class RobotModel:
     collision_filter: frozenset = frozenset()
     sensors: tuple = ()
     collision_tables: Optional[tuple] = None
+    imus: tuple = ()

@@ -232,6 +232,33 @@ def vector3(unit=None):
     return convert
 
 
+def axes3(minimum=None, unit=None):
+    """
+    Return a check for per-axis values: one number for all three axes, or a list x, y, z.
+
+    Args:
+        minimum: lower bound (inclusive) of every value, or None.
+        unit: unit named in the message (None: the setting's, see NeedsUnit).
+    """
+    if unit is None:
+        return NeedsUnit(axes3, minimum)
+    bound = f' >= {minimum:g}' if minimum is not None else ''
+    expected = f'a number{bound} or a list of 3 such numbers x, y, z ({unit})'
+
+    def ok(v):
+        return is_number(v) and math.isfinite(v) and (minimum is None or v >= minimum)
+
+    @_expects(expected)
+    def convert(value, context):
+        if ok(value):
+            return (float(value),) * 3
+        if not isinstance(value, (list, tuple)) or len(value) != 3 or not all(
+                ok(v) for v in value):
+            context.fail(expected, value)
+        return tuple(float(v) for v in value)
+    return convert
+
+
 def choice(*options):
     """Return a check for one of a few strings."""
     expected = 'one of ' + ', '.join(f"'{o}'" for o in options)

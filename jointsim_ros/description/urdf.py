@@ -123,6 +123,8 @@ class UrdfDescription:
         sensors: force-torque sensors of ``<gazebo reference="JOINT"><sensor
             type="force_torque">`` tags: name -> {joint, rate, frame, measure_direction, pose}
             in the config's ``force_torque_sensors`` form (docs/sensors.md).
+        imus: IMUs of ``<gazebo reference="LINK"><sensor type="imu">`` tags: name -> {link,
+            rate, pose, topic, noise} in the config's ``imu_sensors`` form (docs/sensors.md).
         materials: link name -> contact material keys read from ``<gazebo reference="LINK">``
             tags (``kp``, ``kd``, ``mu1``/``mu2``, ``minDepth``, ``maxVel``) in the config's
             ``contacts`` form (stiffness, damping, friction, min_depth, max_push_velocity;
@@ -143,6 +145,7 @@ class UrdfDescription:
     materials: dict = field(default_factory=dict)
     ros2_control: tuple = ()
     xml: str = ''
+    imus: dict = field(default_factory=dict)
 
     def where(self, kind, name):
         """
@@ -215,6 +218,8 @@ def parse_urdf(source, xacro_args=None):
         warnings += collision_warnings
         sensors, sensor_warnings = _gazebo_sensors(root, name)
         warnings += sensor_warnings
+        imus, imu_warnings = _gazebo_imus(root, name)
+        warnings += imu_warnings
         materials, material_warnings = _gazebo_materials(root, name, from_xacro)
         warnings += material_warnings
         ros2_control = read_ros2_control(root)
@@ -224,7 +229,7 @@ def parse_urdf(source, xacro_args=None):
                            warnings=tuple(warnings + parser_warnings),
                            transmissions=transmissions, collisions=collisions,
                            base_dir=_base_dir(source), sensors=sensors, materials=materials,
-                           ros2_control=ros2_control, xml=xml_text)
+                           ros2_control=ros2_control, xml=xml_text, imus=imus)
 
 
 def _base_dir(source):
@@ -315,6 +320,90 @@ def _gazebo_sensors(root, name):
                 continue
             sensors[label] = item
     return sensors, warnings
+
+
+#: SDF ``<noise>`` elements of an IMU axis -> the config's ImuAxisNoise key.
+IMU_NOISE_TAGS = ('mean', 'stddev', 'bias_mean', 'bias_stddev', 'dynamic_bias_stddev',
+                  'dynamic_bias_correlation_time')
+
+
+def _gazebo_imus(root, name):
+    """
+    Read Gazebo IMU tags; return (IMU name -> settings in the ``imu_sensors`` form, warnings).
+
+    ``<gazebo reference="LINK"><sensor name="NAME" type="imu">`` with ``<update_rate>``,
+    ``<pose>`` (x y z roll pitch yaw in the link frame), ``<topic>`` and gz's
+    ``<imu><angular_velocity|linear_acceleration><x|y|z><noise type="gaussian">`` elements
+    (IMU_NOISE_TAGS).  A tag with a value that does not read as a number is announced with the
+    file and line and skipped whole.
+    """
+    imus = {}
+    warnings = []
+    for gazebo in root.iterfind('gazebo'):
+        link = gazebo.get('reference')
+        for sensor in gazebo.iterfind('sensor'):
+            if sensor.get('type') != 'imu':
+                continue
+            label = sensor.get('name') or f'{link}_imu'
+            where = f"{name}: IMU '{label}' (line {sensor.sourceline})"
+            if not link:
+                warnings.append(f'{where} is in a <gazebo> tag without reference="LINK"; '
+                                'ignored.  Name the link it is fixed to.')
+                continue
+            try:
+                imus[label] = _gazebo_imu(sensor, link)
+            except ValueError as error:
+                warnings.append(f'{where}: {error}; the IMU is skipped.  Fix the value (a '
+                                'number) or declare the IMU in the config (imu_sensors).')
+    return imus, warnings
+
+
+def _gazebo_imu(sensor, link):
+    """Return one IMU tag's settings; raise ValueError naming an unreadable element."""
+    def number(element, what, count=1):
+        values = _numbers(element.text)
+        if values is None or len(values) != count:
+            raise ValueError(f'<{what}> (line {element.sourceline}) reads '
+                             f'{(element.text or "").strip()!r}, not {count} number'
+                             + ('s' if count > 1 else ''))
+        return values
+    item = {'link': link}
+    rate = sensor.find('update_rate')
+    if rate is not None:
+        item['rate'] = number(rate, 'update_rate')[0]
+        if item['rate'] < 0.0:
+            raise ValueError(f'<update_rate> (line {rate.sourceline}) is negative')
+    pose = sensor.find('pose')
+    if pose is not None:
+        values = number(pose, 'pose', 6)
+        item['pose'] = {'position': list(values[:3]), 'rpy': list(values[3:])}
+    topic = (sensor.findtext('topic') or '').strip()
+    if topic:
+        item['topic'] = topic
+    noise = {}
+    settings = sensor.find('imu')
+    for quantity in ('angular_velocity', 'linear_acceleration'):
+        element = settings.find(quantity) if settings is not None else None
+        if element is None:
+            continue
+        axes = {}
+        for k, axis in enumerate('xyz'):
+            tag = element.find(f'{axis}/noise')
+            if tag is None:
+                continue
+            for key in IMU_NOISE_TAGS:
+                value = tag.find(key)
+                if value is not None:
+                    axes.setdefault(key, [0.0, 0.0, 0.0])[k] = number(value, key)[0]
+        if 'dynamic_bias_correlation_time' in axes:
+            times = [t for t in axes.pop('dynamic_bias_correlation_time') if t > 0.0]
+            if times:
+                axes['dynamic_bias_correlation_time'] = min(times)
+        if axes:
+            noise[quantity] = axes
+    if noise:
+        item['noise'] = noise
+    return item
 
 
 #: Gazebo's contact tags under ``<gazebo reference="LINK">``: tag -> (config key, the check

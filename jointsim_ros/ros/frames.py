@@ -71,6 +71,11 @@ class FrameTree:
                 self.static.append(Transform(self.frame(child), self.frame(sensor.name),
                                              tuple(float(v) for v in sensor.pos),
                                              tuple(float(v) for v in sensor.quat)))
+        # IMUs: link -> sensor, static
+        for imu in sim.model.imus:
+            self.static.append(Transform(self.frame(imu.link), self.frame(imu.name),
+                                         tuple(float(v) for v in imu.pos),
+                                         tuple(float(v) for v in imu.quat)))
         root_frame = self.frame(self.root_link)
         self.anchor_moves = sim.model.links[self.root_link].body >= 0
         self.has_anchor = root_frame != world_frame

@@ -13,7 +13,7 @@ from control_msgs.msg import DynamicJointState, InterfaceValue
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import ColorRGBA, String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
@@ -38,8 +38,9 @@ def joint_state(sim):
     msg = JointState()
     msg.header.stamp = stamp(sim.time)
     msg.name = list(sim.joint_names)
-    msg.position = sim.joint_positions().tolist()
-    msg.velocity = sim.joint_velocities().tolist()
+    positions, velocities = sim.joint_sensors.read()   # as measured (config joint_sensors)
+    msg.position = positions.tolist()
+    msg.velocity = velocities.tolist()
     msg.effort = sim.joint_efforts().tolist()
     return msg
 
@@ -52,13 +53,13 @@ def dynamic_joint_state(sim):
     in joint_states).  A driven joint adds ``voltage`` (applied armature voltage, V),
     ``current`` (armature current, A), ``motor_torque`` (Kt i, N m, motor side), ``rotor_speed``
     (rad/s, motor side) and ``output_effort`` (the drive's effort on the joint, N m or N).
-    Stamped with simulated time.
+    Positions, velocities and currents as measured (config ``joint_sensors``).  Stamped with
+    simulated time.
     """
     msg = DynamicJointState()
     msg.header.stamp = stamp(sim.time)
     msg.joint_names = list(sim.joint_names)
-    positions = sim.joint_positions().tolist()
-    velocities = sim.joint_velocities().tolist()
+    positions, velocities = (values.tolist() for values in sim.joint_sensors.read())
     efforts = sim.joint_efforts().tolist()
     driven = set(sim.drive_names)
     values = []
@@ -67,6 +68,7 @@ def dynamic_joint_state(sim):
         numbers = [positions[k], velocities[k], efforts[k]]
         if name in driven:
             drive = sim.drive_state(name)
+            drive['current'] = sim.joint_sensors.current(name, drive['current'])
             names += DRIVE_STATE_INTERFACES
             numbers += [drive[key] for key in DRIVE_STATE_INTERFACES]
         values.append(InterfaceValue(interface_names=names, values=numbers))
@@ -141,6 +143,50 @@ def wrench_stamped(values, frame_id, seconds):
     t = msg.wrench.torque
     t.x, t.y, t.z = (float(v) for v in values[3:6])
     return msg
+
+
+def imu_message(values, frame_id, seconds, covariances):
+    """
+    Return a sensor_msgs/Imu of an IMU sample.
+
+    Args:
+        values: (10,) orientation wxyz, angular velocity (rad/s), specific force (m/s^2), as
+            ``sim.sensors.imu`` gives them.
+        frame_id: the sensor frame.
+        seconds: simulated time of the sample.
+        covariances: (3, 3) the diagonals of the orientation (rad^2), angular velocity
+            ((rad/s)^2) and linear acceleration ((m/s^2)^2) covariances (:func:`imu_covariances`).
+    """
+    msg = Imu()
+    msg.header.stamp = stamp(seconds)
+    msg.header.frame_id = frame_id
+    q = msg.orientation
+    q.w, q.x, q.y, q.z = (float(v) for v in values[:4])
+    w = msg.angular_velocity
+    w.x, w.y, w.z = (float(v) for v in values[4:7])
+    a = msg.linear_acceleration
+    a.x, a.y, a.z = (float(v) for v in values[7:10])
+    for field, diagonal in zip(('orientation_covariance', 'angular_velocity_covariance',
+                                'linear_acceleration_covariance'), covariances):
+        matrix = [0.0] * 9
+        matrix[0], matrix[4], matrix[8] = (float(v) for v in diagonal)
+        setattr(msg, field, matrix)
+    return msg
+
+
+def imu_covariances(imu):
+    """
+    Return the (3, 3) covariance diagonals an IMU's noise settings give (ImuModel).
+
+    Each axis: the mean square of the reading's error about the truth,
+    mean^2 + stddev^2 + bias_mean^2 + bias_stddev^2 + dynamic_bias_stddev^2 (the turn-on bias
+    has a random sign, so its mean counts as spread); the orientation: its stddev^2.
+    """
+    out = [[float(imu.orientation_stddev) ** 2] * 3]
+    for noise in (imu.gyro, imu.accel):
+        out.append([float(sum(noise[row][axis] ** 2 for row in range(5)))
+                    for axis in range(3)])
+    return out
 
 
 #: Length of a contact force arrow per newton of normal force, m/N (node parameter

@@ -31,7 +31,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rosgraph_msgs.msg import Clock as ClockMsg
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
@@ -263,6 +263,11 @@ class JointsimNode(Node):
         self._pub_wrench = {name: self.create_publisher(WrenchStamped, wrench_topic(name), 10)
                             for name in self.sim.sensors.names}
         self._wrench_count = dict.fromkeys(self.sim.sensors.names, 0)
+        # one sensor_msgs/Imu topic per IMU (its topic setting, NAME/imu by default)
+        self._pub_imu = {imu.name: (self.create_publisher(Imu, imu.topic, 10),
+                                    messages.imu_covariances(imu))
+                         for imu in self.sim.model.imus}
+        self._imu_count = dict.fromkeys(self._pub_imu, 0)
         # contact points and normal forces for rviz2, with the state; a robot that never
         # touches anything publishes nothing on it
         self._pub_contacts = None
@@ -372,6 +377,11 @@ class JointsimNode(Node):
             for when, values, count in self.sim.sensors.history(name, self._wrench_count[name]):
                 publisher.publish(messages.wrench_stamped(values, frame, when))
                 self._wrench_count[name] = count
+        for name, (publisher, covariances) in self._pub_imu.items():
+            frame = self.frames.frame(name)
+            for when, values, count in self.sim.sensors.history(name, self._imu_count[name]):
+                publisher.publish(messages.imu_message(values, frame, when, covariances))
+                self._imu_count[name] = count
 
     def _publish_state(self):
         sim = self.sim

@@ -1,11 +1,14 @@
 """
-Force-torque sensors of a Simulator: the ``sim.sensors`` component.
+Force-torque sensors and IMUs of a Simulator: the ``sim.sensors`` component.
 
-A sensor reads the wrench its joint transmits (``physics/sensors.py`` sums the joint's row
-impulses of the last step), at its rate, in its frame and measure direction, with its noise
-and low-pass filter (docs/sensors.md).  The component owns the sensors' state (latest sample,
-history, filter, noise generator) and the stepping that stops at their sample times; the
-Simulator steps through it.
+A force-torque sensor reads the wrench its joint transmits (``physics/sensors.py`` sums the
+joint's row impulses of the last step), at its rate, in its frame and measure direction, with
+its noise and low-pass filter (docs/sensors.md).  An IMU reads its frame's orientation in the
+world, its angular velocity and its specific force (the acceleration of its point over the
+last step, less gravity) in its own axes, with Gaussian noise, turn-on biases and bias walks as
+SDF's noise model has them (docs/sensors.md, "IMU").  The component owns the sensors' state
+(latest sample, history, filter, noise generator) and the stepping that stops at their sample
+times; the Simulator steps through it.
 """
 import collections
 import math
@@ -15,7 +18,7 @@ import numpy as np
 from ..description.urdf import close_matches
 from ..errors import CommandError
 from ..physics import arrays
-from ..rotations import quat_to_matrix
+from ..rotations import quat_multiply, quat_to_matrix
 
 #: Samples of each force-torque sensor kept for readers that poll (the node), count.
 HISTORY = 1000
@@ -23,20 +26,25 @@ HISTORY = 1000
 
 class Sensors:
     """
-    The force-torque sensors of one Simulator (``sim.sensors``).
+    The force-torque sensors and IMUs of one Simulator (``sim.sensors``).
 
     Args:
         sim: the Simulator (its model, engine, time and dt are read, never written).
         specs: [(SensorModel, joint index)] from the model.
+        imus: the model's ImuModel tuple.
 
     Attributes:
-        names: sensor names, in the model's order.
+        names: force-torque sensor names, in the model's order.
+        imu_names: IMU names, in the model's order.
     """
 
-    def __init__(self, sim, specs):
+    def __init__(self, sim, specs, imus=()):
         self._sim = sim
         self.names = tuple(spec.name for spec, _ in specs)
         self._states = {spec.name: _SensorState(spec, joint) for spec, joint in specs}
+        self.imu_names = tuple(imu.name for imu in imus)
+        self._imus = {imu.name: _ImuState(imu, sim.model) for imu in imus}
+        self._all = {**self._states, **self._imus}
 
     def __len__(self):
         return len(self._states)
@@ -64,11 +72,13 @@ class Sensors:
 
         The count grows by one per sample, so a caller can tell a new sample from an old one.
         """
-        state = self._state(sensor_name)
+        state = self._any(sensor_name)
         return state.time, state.value.copy(), state.count
 
     def frame(self, sensor_name):
-        """Return the link (or sensor) name of the frame a sensor's wrench is expressed in."""
+        """Return the link (or sensor) name of the frame a sensor's reading is expressed in."""
+        if sensor_name in self._imus:
+            return sensor_name
         state = self._state(sensor_name)
         joint = self._sim.model.joints[state.joint]
         return {'child': joint.child_link, 'parent': joint.parent_link,
@@ -81,7 +91,7 @@ class Sensors:
         At most the last ``HISTORY`` samples are kept; each is (time s, wrench, count).  A count
         lower than ``after`` at the end means the simulator was reset since.
         """
-        history = self._state(sensor_name).history
+        history = self._any(sensor_name).history
         if history and history[-1][2] < after:
             after = 0
         newer = []
@@ -91,14 +101,32 @@ class Sensors:
             newer.append(sample)
         return newer[::-1]
 
-    def measure(self, sensor_name):
+    def imu(self, imu_name):
         """
-        Return the wrench a sensor's joint transmitted in the last step (no noise, no filter).
+        Return the latest sample of an IMU, with its noise.
 
         Returns:
-            np.ndarray(6): force (N) and torque (N m) about the sensor point, in the sensor's
-            frame and measure direction.
+            np.ndarray(10): orientation of the sensor frame in the world (w, x, y, z), angular
+            velocity (rad/s) and specific force (the acceleration less gravity, m/s^2: +9.81
+            up at rest), both in the sensor frame; before the first sample, the exact value.
+
+        Raises:
+            CommandError: unknown IMU name.
         """
+        state = self._imu(imu_name)
+        return state.value.copy() if state.count else self.measure(imu_name)
+
+    def measure(self, sensor_name):
+        """
+        Return a sensor's exact reading of the last step (no noise, no filter, no bias).
+
+        Returns:
+            np.ndarray(6) for a force-torque sensor: the wrench its joint transmitted, force
+            (N) and torque (N m) about the sensor point, in the sensor's frame and measure
+            direction.  np.ndarray(10) for an IMU: as :meth:`imu`, exact.
+        """
+        if sensor_name in self._imus:
+            return self._imus[sensor_name].exact(self._sim)
         state = self._state(sensor_name)
         spec = state.spec
         model, engine = self._sim.model, self._sim._engine
@@ -137,20 +165,20 @@ class Sensors:
 
     def clear(self):
         """Forget every sample (the simulator's reset)."""
-        for state in self._states.values():
+        for state in self._all.values():
             state.clear()
 
     def step(self, n):
         """Step the engine n times in as few calls as the sample times allow; return steps."""
         engine = self._sim._engine
-        if not self._states:
+        if not self._all:
             return engine.step(n)
         dt = self._sim.dt
         taken = 0
         while taken < n:
             chunk = n - taken
             now = self._sim.time
-            for state in self._states.values():
+            for state in self._all.values():
                 if state.spec.rate > 0.0:
                     due = math.ceil((state.next_time - now) / dt - 1e-6)
                     chunk = min(chunk, max(1, due))
@@ -165,14 +193,39 @@ class Sensors:
         state = self._states.get(name)
         if state is None:
             hint = close_matches(name, self.names)
-            raise CommandError(f'unknown force-torque sensor {name!r}'
+            also = ' (an IMU: read it with imu())' if name in self._imus else ''
+            raise CommandError(f'unknown force-torque sensor {name!r}{also}'
                                + (f' ({hint})' if hint else '') + '; sensors: '
                                + (', '.join(self.names) or 'none') + '.')
         return state
 
+    def _imu(self, name):
+        state = self._imus.get(name)
+        if state is None:
+            hint = close_matches(name, self.imu_names)
+            also = (' (a force-torque sensor: read it with wrench())' if name in self._states
+                    else '')
+            raise CommandError(f'unknown IMU {name!r}{also}' + (f' ({hint})' if hint else '')
+                               + '; IMUs: ' + (', '.join(self.imu_names) or 'none') + '.')
+        return state
+
+    def _any(self, name):
+        if name in self._imus:
+            return self._imus[name]
+        return self._state(name)
+
     def _take_due(self, final):
         """Take the samples that are due (rate 0: one at the end of every step call)."""
         now = self._sim.time
+        for state in self._imus.values():
+            spec = state.spec
+            if spec.rate > 0.0 and now < state.next_time - 1e-9:
+                continue
+            if spec.rate == 0.0 and not final:
+                continue
+            period = (1.0 / spec.rate if spec.rate > 0.0
+                      else max(now - state.time, self._sim.dt))
+            state.take(state.exact(self._sim), now, period)
         for state in self._states.values():
             spec = state.spec
             if spec.rate > 0.0 and now < state.next_time - 1e-9:
@@ -214,3 +267,112 @@ class _SensorState:
         self.next_time = 1.0 / self.spec.rate if self.spec.rate > 0.0 else 0.0
         self.history = collections.deque(maxlen=HISTORY)
         self.rng = np.random.default_rng(self.spec.seed)
+
+
+class _ImuState:
+    """An IMU's spec, where it sits on its body, latest sample, biases and noise generator."""
+
+    def __init__(self, spec, model):
+        self.spec = spec
+        link = model.links[spec.link]
+        self.body = link.body
+        mount = quat_to_matrix(spec.quat)
+        link_rot = quat_to_matrix(link.quat)
+        #: sensor frame in the body frame (about the body's centre of mass), or in the world
+        #: for a link welded to it
+        self.rot_in_body = link_rot @ mount
+        self.quat_in_body = quat_multiply(np.asarray(link.quat, dtype=float),
+                                          np.asarray(spec.quat, dtype=float))
+        com = model.bodies[link.body].com if link.body >= 0 else np.zeros(3)
+        self.offset = np.asarray(link.pos, dtype=float) + link_rot @ spec.pos - com
+        self.clear()
+
+    def clear(self):
+        """Forget the samples and draw new biases (reset)."""
+        spec = self.spec
+        self.time = 0.0
+        self.count = 0
+        self.next_time = 1.0 / spec.rate if spec.rate > 0.0 else 0.0
+        self.history = collections.deque(maxlen=HISTORY)
+        self.rng = np.random.default_rng(spec.seed)
+        self.value = np.zeros(10)
+        # turn-on biases as gz-sensors draws them: N(bias_mean, bias_stddev), sign at random;
+        # the bias walks start from their stationary spread
+        self.turn_on = np.empty((2, 3))
+        self.walk = np.empty((2, 3))
+        for k, noise in enumerate((spec.gyro, spec.accel)):
+            sign = np.where(self.rng.random(3) < 0.5, -1.0, 1.0)
+            self.turn_on[k] = sign * (noise[2] + noise[3] * self.rng.standard_normal(3))
+            self.walk[k] = noise[4] * self.rng.standard_normal(3)
+
+    def exact(self, sim):
+        """
+        Return the exact reading (10,) from the last step's motion of the sensor's point.
+
+        The acceleration is the change of the point's velocity over the last step (the
+        engine keeps the state the step started from), so a step's reading is what the step
+        did: semi-implicit Euler's own acceleration, not a difference of published poses.
+        """
+        engine = sim._engine
+        gravity = np.asarray(sim.config.gravity, dtype=float)
+        out = np.empty(10)
+        b = self.body
+        if b < 0:  # welded to the world
+            out[:4] = self.quat_in_body
+            out[4:7] = 0.0
+            out[7:] = -gravity @ self.rot_in_body
+            return out
+        state = engine.state
+        quat = state.body_quat[b]
+        rot = quat_to_matrix(quat)
+        w = engine.body_angular_velocity(b)
+        v = state.body_lin_vel[b] + np.cross(w, rot @ self.offset)
+        frame = rot @ self.rot_in_body
+        start = engine.work.backup[b]
+        accel = np.zeros(3)
+        middle = frame
+        if sim.time > 0.0 and (start[3] or start[4] or start[5] or start[6]):
+            rot0 = quat_to_matrix(start[3:7])
+            w0 = rot0 @ engine.bodies.inv_inertia[b] @ rot0.T @ start[10:13]
+            v0 = start[7:10] + np.cross(w0, rot0 @ self.offset)
+            accel = (v - v0) / sim.dt
+            # the change over the step, seen in the sensor's axes halfway through it (the
+            # normalised sum of the two quaternions is their exact slerp midpoint): a point
+            # turning at w gets its centripetal w^2 r with no sideways part of order w dt
+            q0 = start[3:7] if np.dot(start[3:7], quat) >= 0.0 else -start[3:7]
+            half = q0 + quat
+            middle = quat_to_matrix(half / np.linalg.norm(half)) @ self.rot_in_body
+        q = quat_multiply(quat, self.quat_in_body)
+        out[:4] = q if q[0] >= 0.0 else -q
+        out[4:7] = w @ frame              # frame.T @ w
+        out[7:] = (accel - gravity) @ middle
+        return out
+
+    def take(self, exact, now, period):
+        """Add the noise to an exact reading and keep it as the latest sample."""
+        spec, rng = self.spec, self.rng
+        value = exact.copy()
+        for k, (noise, tau) in enumerate(((spec.gyro, spec.gyro_correlation_time),
+                                          (spec.accel, spec.accel_correlation_time))):
+            walk = self.walk[k]
+            if noise[4].any():
+                phi = math.exp(-period / tau)
+                walk[:] = phi * walk + noise[4] * math.sqrt(1.0 - phi * phi) * (
+                    rng.standard_normal(3))
+            part = value[4:7] if k == 0 else value[7:]
+            part += noise[0] + noise[1] * rng.standard_normal(3) + self.turn_on[k] + walk
+        if spec.orientation_stddev > 0.0:
+            turn = spec.orientation_stddev * rng.standard_normal(3)
+            angle = float(np.linalg.norm(turn))
+            if angle > 0.0:
+                half = 0.5 * angle
+                error = np.concatenate([[math.cos(half)], math.sin(half) / angle * turn])
+                q = quat_multiply(value[:4], error)
+                value[:4] = q if q[0] >= 0.0 else -q
+        self.value = value
+        self.time = now
+        self.count += 1
+        self.history.append((now, value.copy(), self.count))
+        if spec.rate > 0.0:
+            step = 1.0 / spec.rate
+            self.next_time = max(self.next_time + step, now - 0.5 * step)

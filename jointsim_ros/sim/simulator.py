@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .elements import Elements
+from .encoders import JointSensors
 from .prescribed import Prescribed
 from .sensing import Sensors
 from .servo import carried_inertia, EFFORT, MODE_NAMES, POSITION, ServoLoops, VELOCITY
@@ -90,15 +91,21 @@ class Simulator:
         self._diverged = None
         self.last_step = StepReport(0, 0, 0.0, 'tolerance', 0.0)
         self._last_info = None
-        #: Force-torque sensors (config ``force_torque_sensors`` and URDF <gazebo> tags):
-        #: names, samples, history, the exact last-step wrench (jointsim_ros.sim.sensing.Sensors).
-        self.sensors = Sensors(self, [(s, index[s.joint]) for s in model.sensors])
+        #: Force-torque sensors and IMUs (config ``force_torque_sensors``, ``imu_sensors`` and
+        #: URDF <gazebo> tags): names, samples, history, the exact last-step readings
+        #: (jointsim_ros.sim.sensing.Sensors).
+        self.sensors = Sensors(self, [(s, index[s.joint]) for s in model.sensors],
+                               model.imus)
         #: Linear actuators, distance sensors and path points (config ``linear_actuators``,
         #: ``distance_sensors``, ``path_points``; jointsim_ros.sim.elements.Elements).
         self.elements = Elements(self)
         #: Prescribed joint motions, actuator lengths and paths
         #: (jointsim_ros.sim.prescribed.Prescribed, docs/prescribed.md).
         self.prescribed = Prescribed(self)
+        #: Joint measurements (config ``joint_sensors``): encoder resolution, noise and delay
+        #: as joint_states, the servo loops and controllers see them
+        #: (jointsim_ros.sim.encoders.JointSensors).
+        self.joint_sensors = JointSensors(self)
         self._servo = None
         self.reset()
         # the drives' servo loops, tuned for what each joint carries at the initial pose
@@ -157,7 +164,8 @@ class Simulator:
         """
         if self._diverged:
             raise DivergenceError(self._diverged)
-        per_step = self.prescribed.active or self.elements.pushing or self._servo.active
+        per_step = (self.prescribed.active or self.elements.pushing or self._servo.active
+                    or self.joint_sensors.delayed)
         taken = self._step_one_by_one(int(n)) if per_step else self.sensors.step(int(n))
         info = self._engine.info.tolist()     # Python floats: cheaper than numpy scalars
         if info != self._last_info or taken != self.last_step[0]:
@@ -234,6 +242,8 @@ class Simulator:
                 state.body_wrench[:] = held
             if done and before is not None:
                 self.prescribed.after_step(before)
+            if done and self.joint_sensors.delayed:
+                self.joint_sensors.record()
             taken += done
             if done < 1:
                 break
@@ -337,9 +347,9 @@ class Simulator:
     def _servo_sample(self):
         """One sample of the servo loops: the servoed drives' voltages for the next step."""
         state = self._engine.state
-        self._servo.voltages(self.joint_positions()[self._drive_joint],
-                             self.joint_velocities()[self._drive_joint], state.drive_current,
-                             state.rotor_speed, state.drive_voltage)
+        positions, velocities = self.joint_sensors.read()   # what the drive measures
+        self._servo.voltages(positions[self._drive_joint], velocities[self._drive_joint],
+                             state.drive_current, state.rotor_speed, state.drive_voltage)
 
     def drive_state(self, joint):
         """
@@ -651,6 +661,7 @@ class Simulator:
             qd[index[name]] = value
         self._place(q, qd, keep_free_joints=False)
         engine.close_loops()
+        self.joint_sensors.clear()
 
 
 def _make_engine(model, config):
