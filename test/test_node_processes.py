@@ -147,6 +147,25 @@ def test_make_run_demo_moves_the_arm_and_stops_cleanly(tmp_path):
     assert 'Traceback' not in result.stdout, result.stdout
 
 
+def test_make_run_humanoid_pushes_through_the_node_and_prints_the_result_line(tmp_path):
+    # make run ARGS='--humanoid --steps 0 --push 1 0 1500': the push goes over link_wrench,
+    # scheduled by the node in simulated time; the same line as jointsim_headless ends it
+    with domain() as domain_id:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
+        result = subprocess.run(
+            [sys.executable, '-m', 'jointsim_ros.tools.demo', '--humanoid', '--steps', '0',
+             '--push', '1.0', '0', '1500', '--seconds', '120'],
+            cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, timeout=180)
+    assert result.returncode == 0, result.stdout
+    lines = [line for line in result.stdout.splitlines() if line.startswith('result: ')]
+    assert len(lines) == 1, result.stdout
+    fell = lines[0].split('fell: yes at t = ')
+    assert len(fell) == 2 and 1.0 < float(fell[1].split()[0]) < 3.0, result.stdout
+    assert float(lines[0].split('lateral offset ')[1].split()[0]) > 0.1, result.stdout
+    assert 'Traceback' not in result.stdout, result.stdout
+
+
 def test_make_run_demo_stops_its_node_and_controller_when_terminated(tmp_path):
     # a closed terminal or a supervisor sends SIGTERM/SIGHUP, not Ctrl-C: the children go too
     import signal

@@ -3,6 +3,7 @@ The node's plain-Python parts without DDS: pacing, commands, watchdog, services,
 
 ``SimulationRunner`` runs on a fake wall clock here, so pacing is checked step by step.
 """
+import math
 from pathlib import Path
 
 from jointsim_ros import CommandError, ConfigError, DescriptionError, Simulator
@@ -284,3 +285,22 @@ def test_example_controller_blends_from_the_start_pose_and_clips_its_command():
     assert len(gains['kp']) == 9 and gains['kp'][8] == gains['kp'][6]
     u = example_controller.pd(np.zeros(9), np.zeros(9), np.full(9, 10.0), np.zeros(9), gains)
     assert np.all(u == gains['limit'])
+
+
+def test_a_scheduled_wrench_starts_at_its_simulated_time_whatever_the_ticks():
+    # a 2 kg box floating with no gravity: 4 N along x from t = 0.0123 s to t = 0.0523 s gives
+    # it 4 N x 0.04 s = 0.16 N s, 0.08 m/s, although the 10 ms ticks straddle both times
+    box = robot('box', link('box', inertial(2.0, 0.01, 0.01, 0.01)))
+    runner, clock, _ = make_runner(box, {'base': 'floating', 'gravity': [0, 0, 0],
+                                         'ground': {'enabled': False}})
+    runner.schedule_wrench('box', (4.0, 0.0, 0.0), (0.0, 0.0, 0.0), at=0.0123)
+    runner.schedule_wrench('box', (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), at=0.0523)
+    for _ in range(10):
+        clock.now += 0.01
+        runner.tick()
+    assert runner.sim.time == pytest.approx(0.1)
+    assert runner.sim.link_twist('box')[0][0] == pytest.approx(0.08, rel=1e-9)
+    with pytest.raises(CommandError, match="unknown link 'bx'"):
+        runner.schedule_wrench('bx', (1.0, 0, 0), (0, 0, 0), at=1.0)
+    with pytest.raises(CommandError, match='finite'):
+        runner.schedule_wrench('box', (math.nan, 0, 0), (0, 0, 0), at=1.0)

@@ -117,6 +117,13 @@ _TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEG
 CONTACT_MARKERS_TOPIC = 'contact_markers'
 
 
+#: Topic of external wrenches on links (geometry_msgs/WrenchStamped, frame_id the link).
+LINK_WRENCH_TOPIC = 'link_wrench'
+#: Its QoS: reliable, transient-local, 100 deep (a schedule sent before the node is up).
+LINK_WRENCH_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
 def wrench_topic(sensor_name):
     """Return the topic of a force-torque sensor's WrenchStamped samples (relative)."""
     return f'{sensor_name}/wrench'
@@ -301,6 +308,13 @@ class JointsimNode(Node):
         # prescribed motion (docs/prescribed.md): the joints follow the trajectory exactly and
         # joint_states reports the efforts it needs
         self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory, 10)
+
+        # external pushes (docs/node.md, "Pushing links"): a WrenchStamped whose frame_id is a
+        # link, force and torque in the world axes through the link's body's centre of mass,
+        # held from its stamp (simulated time; 0: at once) until the next one for that link;
+        # transient-local so that a pusher started before the node is heard
+        self.create_subscription(WrenchStamped, LINK_WRENCH_TOPIC, self._on_link_wrench,
+                                 LINK_WRENCH_QOS)
 
         # services
         self.create_service(Trigger, 'pause', self._on_pause)
@@ -529,6 +543,19 @@ class JointsimNode(Node):
                 *messages.trajectory_samples(msg, self.sim.time))
         except CommandError as error:
             self._refused('trajectory', error)
+
+    def _on_link_wrench(self, msg):
+        link = msg.header.frame_id
+        prefix = self.frames.prefix
+        if prefix and link.startswith(prefix):
+            link = link[len(prefix):]
+        at = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        w = msg.wrench
+        try:
+            self.runner.schedule_wrench(link, (w.force.x, w.force.y, w.force.z),
+                                        (w.torque.x, w.torque.y, w.torque.z), at or None)
+        except CommandError as error:
+            self._refused('link_wrench', error)
 
     def _refused(self, kind, error):
         self._warn_throttled(f'refused {kind} command: {error}')

@@ -175,6 +175,8 @@ class SimulationRunner:
         self._anchor_wall = None  # set by the first tick
         self._anchor_steps = 0
         self._window = WindowStats(self._clock(), sim.time)
+        # external wrenches due at a simulated time: [(time s, link, force, torque)], sorted
+        self._wrenches = []
 
     def add_channel(self, channel):
         """Register a command channel (one per kind)."""
@@ -306,7 +308,44 @@ class SimulationRunner:
         self._anchor_steps += self._step(n)
         return n
 
+    def schedule_wrench(self, link, force, torque, at=None):
+        """
+        Hold an external wrench on a link from simulated time ``at`` (None: now) until changed.
+
+        The steps are split at ``at``, so the wrench starts within a step of it whatever the
+        tick.  Raises CommandError (nothing scheduled) for an unknown or world-fixed link or
+        non-finite values, as ``Simulator.set_link_wrench``.
+        """
+        if at is None or at <= self.sim.time + 0.5 * self.sim.dt:
+            self.sim.set_link_wrench(link, force, torque)
+            return
+        if self.sim._link(link, 'link_wrench').body < 0:
+            raise CommandError(f'link_wrench: link {link!r} is fixed to the world; a wrench on '
+                               'it does nothing.  Nothing was scheduled.')
+        if not (all(math.isfinite(v) for v in (*force, *torque))):
+            raise CommandError('link_wrench: force and torque must be finite (N and N m).  '
+                               'Nothing was scheduled.')
+        self._wrenches.append((float(at), link, tuple(force), tuple(torque)))
+        self._wrenches.sort(key=lambda item: item[0])
+
     def _step(self, n):
+        """Take n steps in as few facade calls as the scheduled wrenches allow."""
+        taken = 0
+        while taken < n:
+            chunk = n - taken
+            while self._wrenches and self._wrenches[0][0] <= self.sim.time + 0.5 * self.sim.dt:
+                _, link, force, torque = self._wrenches.pop(0)
+                self.sim.set_link_wrench(link, force, torque)
+            if self._wrenches:
+                due = int(math.ceil((self._wrenches[0][0] - self.sim.time) / self.sim.dt - 0.5))
+                chunk = max(1, min(chunk, due))
+            done = self._step_chunk(chunk)
+            taken += done
+            if done < chunk or self.sim.diverged:
+                break
+        return taken
+
+    def _step_chunk(self, n):
         """Take n steps in one facade call; record statistics; stop on divergence."""
         start = time.perf_counter()
         try:
@@ -366,6 +405,8 @@ class SimulationRunner:
         self.sim.reset()
         for channel in self.channels.values():
             channel.zero()
+        # wrenches scheduled for the future stay scheduled (a pusher may have sent them before
+        # a controller's reset); those already applied were cleared by the reset
         self._anchor(self._clock())
         self.state_version += 1
         return f'reset to the initial state (t = 0), {"paused" if self.paused else "running"}'

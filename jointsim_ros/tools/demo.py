@@ -2,7 +2,8 @@
 ``make run``: the simulator node and the example controller on the bundled arm, with a status.
 
     python -m jointsim_ros.tools.demo [--effort] [--robot FILE] [--config FILE] [--seconds S]
-    python -m jointsim_ros.tools.demo --humanoid [--steps N] [--seconds S]
+    python -m jointsim_ros.tools.demo --humanoid [--steps N] [--seconds S] [--sensor-noise]
+        [--push T FX FY]...
     python -m jointsim_ros.tools.demo --headless [headless options]
 
 Starts ``jointsim_node`` and ``jointsim_example_controller`` as two processes: by default the
@@ -12,7 +13,12 @@ joint positions once a second from ``joint_states`` and ends both cleanly on Ctr
 ``--seconds`` of wall time).
 ``--humanoid``: the bundled humanoid (urdf/jointsim_humanoid.urdf.xacro) and its walking
 controller (``jointsim_humanoid_controller``): it stands up, shifts its weight and walks
-``--steps`` steps (10), then stands; the status line shows where the pelvis is.
+``--steps`` steps (10), then stands; the status line shows where the pelvis is.  Each
+``--push T FX FY`` pushes the pelvis with FX, FY newtons for 0.1 s from simulated time T (sent
+on the node's ``link_wrench`` topic, scheduled there in simulated time); ``--sensor-noise`` as
+the headless tool's.  The humanoid run ends 1 s of simulated time after the walk (or when it
+falls) and prints ``result: walked D m forward, lateral offset L m, fell: no`` last, as
+``jointsim_headless --humanoid`` does.
 ``--headless`` runs ``jointsim_ros.tools.headless`` instead, without ROS.
 """
 import argparse
@@ -27,6 +33,11 @@ from jointsim_ros import resources
 
 #: Longest wait for the node to be ready (the first run compiles the engine), s.
 START_TIMEOUT = 120.0
+#: As jointsim_headless: each push lasts this long (s); fallen is the base this far below its
+#: start (m) or tilted more than 30 degrees.
+PUSH_SECONDS = 0.1
+FALL_DROP = 0.15
+COS_FALL_TILT = 0.8660254037844387
 
 
 def parse_args(argv):
@@ -45,6 +56,12 @@ def parse_args(argv):
                         help='--humanoid: number of steps to walk (10)')
     parser.add_argument('--seconds', type=float, default=0.0,
                         help='stop after this many wall-clock seconds (0: run until Ctrl-C)')
+    parser.add_argument('--push', nargs=3, type=float, action='append', default=[],
+                        metavar=('T', 'FX', 'FY'),
+                        help='--humanoid: push the pelvis with FX, FY N for 0.1 s from '
+                             'simulated time T s (repeatable)')
+    parser.add_argument('--sensor-noise', action='store_true',
+                        help='--humanoid: encoder and ankle sensor noise (as jointsim_headless)')
     return parser.parse_args(argv)
 
 
@@ -83,11 +100,14 @@ def stop(processes):
             process.wait()
 
 
-def watch(seconds, processes, base=None):
+def watch(seconds, processes, base=None, pushes=(), until=None):
     """
     Print the joint positions once a second until Ctrl-C, a process ends, or time is up.
 
     With ``base`` (a link name) print where that link is (from /tf) instead of the joints.
+    ``pushes`` [(T, FX, FY)] are sent at once on ``link_wrench`` for ``base`` (start and end
+    of each, in simulated time).  With ``until`` (simulated s) it stops there, or when
+    ``base`` has fallen, and prints the headless tool's result line.
     """
     os.environ.update({k: v for k, v in ros_environment().items() if k not in os.environ})
     import rclpy
@@ -99,20 +119,50 @@ def watch(seconds, processes, base=None):
     latest = []
     node.create_subscription(JointState, 'joint_states', lambda m: latest.append(m), 10)
     where = {}
+    track = {'start': None, 'last_t': None, 'fell': None}
     if base:
         from tf2_msgs.msg import TFMessage
 
         def on_tf(msg):
             for transform in msg.transforms:
                 if transform.child_frame_id == base:
-                    where['xyz'] = transform.transform.translation
+                    where['xyz'] = p = transform.transform.translation
+                    q = transform.transform.rotation
+                    t = transform.header.stamp.sec + transform.header.stamp.nanosec * 1e-9
+                    if track['last_t'] is None or t < track['last_t'] - 1e-6:
+                        track['start'], track['fell'] = (p.x, p.y, p.z), None  # a reset
+                    track['last_t'] = t
+                    cos_tilt = 1.0 - 2.0 * (q.x * q.x + q.y * q.y)
+                    if track['fell'] is None and (
+                            p.z < track['start'][2] - FALL_DROP or cos_tilt < COS_FALL_TILT):
+                        track['fell'] = t
         node.create_subscription(TFMessage, '/tf', on_tf, 100)
+        if pushes:
+            from geometry_msgs.msg import WrenchStamped
+            from jointsim_ros.ros.node import LINK_WRENCH_QOS, LINK_WRENCH_TOPIC
+            pusher = node.create_publisher(WrenchStamped, LINK_WRENCH_TOPIC, LINK_WRENCH_QOS)
+            for t, fx, fy in sorted(pushes):
+                for at, force in ((t, (fx, fy)), (t + PUSH_SECONDS, (0.0, 0.0))):
+                    msg = WrenchStamped()
+                    msg.header.frame_id = base
+                    msg.header.stamp.sec = int(at)
+                    msg.header.stamp.nanosec = int(round((at - int(at)) * 1e9))
+                    msg.wrench.force.x, msg.wrench.force.y = force
+                    pusher.publish(msg)
     start_wall = time.monotonic()
     last_print, last_sim = start_wall, None
     try:
         while not seconds or time.monotonic() - start_wall < seconds:
             rclpy.spin_once(node, timeout_sec=0.1)
             if any(p.poll() is not None for p in processes):
+                return
+            if until is not None and track['last_t'] is not None and track['start'] and (
+                    track['last_t'] >= until or track['fell'] is not None):
+                p = where['xyz']
+                print(f"result: walked {p.x - track['start'][0]:.3f} m forward, lateral offset "
+                      f"{p.y - track['start'][1]:.3f} m, fell: "
+                      + ('no' if track['fell'] is None
+                         else f"yes at t = {track['fell']:.2f} s"), flush=True)
                 return
             now = time.monotonic()
             # four lines a second during the first simulated second (the motion shows at once),
@@ -166,7 +216,7 @@ def main(argv=None):
         ['jointsim_ros.tools.example_controller', '--mode', mode], args.seconds)
 
 
-def run_node_and_controller(node_args, controller, seconds, base=None):
+def run_node_and_controller(node_args, controller, seconds, base=None, pushes=(), until=None):
     """
     Run the node (ROS arguments ``node_args``) and ``python -m controller...``; watch them.
 
@@ -183,7 +233,7 @@ def run_node_and_controller(node_args, controller, seconds, base=None):
     status = 0
     try:
         processes.append(start(*controller))
-        watch(seconds, processes, base=base)
+        watch(seconds, processes, base=base, pushes=pushes, until=until)
         if node.poll() is not None:
             status = node.returncode or 1
             print(f'jointsim demo: the node ended with status {node.returncode}',
@@ -198,21 +248,35 @@ def run_node_and_controller(node_args, controller, seconds, base=None):
 
 def humanoid(args):
     """``make run ARGS=--humanoid``: the humanoid node and its walking controller."""
+    import tempfile
+
+    import yaml
+
+    from jointsim_ros.control.walking import GaitSettings
+    from jointsim_ros.tools.headless import humanoid_config
     robot = args.robot or str(resources.share_file('urdf', 'jointsim_humanoid.urdf.xacro'))
     config = args.config or str(resources.share_file('config', 'jointsim_humanoid.yaml'))
+    if args.sensor_noise:
+        noisy = tempfile.NamedTemporaryFile('w', suffix='.yaml', delete=False)
+        yaml.safe_dump(humanoid_config(config, True), noisy)
+        noisy.close()
+        config = noisy.name
     domain = os.environ.get('ROS_DOMAIN_ID', '0')
     print(f'jointsim demo: the humanoid {robot} with {config}, walking {args.steps} steps on '
           f'its DC drives; ROS_DOMAIN_ID={domain}\n'
           f'  watch it in rviz2 (fixed frame world, RobotModel on /robot_description) or\n'
           f'  {Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
           f'  Ctrl-C stops.', flush=True)
-
+    settings = GaitSettings(steps=max(0, args.steps))
+    if args.steps <= 0:
+        settings.shift = 0.0
     # 200 joint states a second: the controller's rate (docs/humanoid.md, "Walking")
     return run_node_and_controller(
         ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}', '-p',
          'publish_rate:=200.0'],
         ['jointsim_ros.tools.humanoid_controller', '--robot', robot, '--config', config,
-         '--steps', str(args.steps)], args.seconds, base='pelvis')
+         '--steps', str(args.steps)], args.seconds, base='pelvis', pushes=args.push,
+        until=settings.duration() + 1.0)
 
 
 if __name__ == '__main__':

@@ -2,7 +2,8 @@
 Run a robot headless for a few simulated seconds and print what a user wants to see.
 
     python -m jointsim_ros.tools.headless [--robot FILE] [--config FILE] [--seconds S]
-    python -m jointsim_ros.tools.headless --humanoid [--steps N]
+    python -m jointsim_ros.tools.headless --humanoid [--steps N] [--sensor-noise]
+        [--push T FX FY]... [--open-loop]
 
 Without arguments it runs the bundled default robot (urdf/jointsim_arm.urdf.xacro) with
 config/jointsim_arm.yaml (a geared DC drive on every joint, all at 0 V), released from a bent
@@ -11,13 +12,19 @@ pose so it sags against the braking of its short-circuited motors.  ``--robot`` 
 arm's joints.  ``--humanoid`` runs the bundled humanoid (urdf/jointsim_humanoid.urdf.xacro,
 config/jointsim_humanoid.yaml) with its walking controller (jointsim_ros.control.walking) in the
 same process: it stands up, shifts its weight, walks ``--steps`` steps and stands
-(docs/humanoid.md).
+(docs/humanoid.md); ``--steps 0`` stands.  Each ``--push T FX FY`` pushes the pelvis with FX,
+FY newtons (world x, y) for 0.1 s from simulated time T.  ``--sensor-noise`` adds encoder counts
+and noise on every joint and noise on the ankle force-torque sensors (the pelvis IMU's noise
+is in the humanoid's config, always on).  The last line printed is
+``result: walked D m forward, lateral offset L m, fell: no`` (or ``fell: yes at t = T s``).
 """
 import argparse
+import math
 import sys
 import time
 
 import numpy as np
+import yaml
 
 from . import show_log
 from .. import resources
@@ -37,39 +44,115 @@ def parse_args(argv):
                         help='the bundled humanoid walking on its drives (its own controller)')
     parser.add_argument('--steps', type=int, default=10,
                         help='--humanoid: number of steps (10; 0 stands)')
+    parser.add_argument('--push', nargs=3, type=float, action='append', default=[],
+                        metavar=('T', 'FX', 'FY'),
+                        help='--humanoid: push the pelvis with FX, FY N for 0.1 s from '
+                             'simulated time T s (repeatable)')
+    parser.add_argument('--sensor-noise', action='store_true',
+                        help='--humanoid: encoder counts and noise on the joints, noise on '
+                             'the ankle sensors (the IMU is noisy always)')
+    parser.add_argument('--open-loop', action='store_true',
+                        help='--humanoid: the planned gait played open loop (no feedback)')
     return parser.parse_args(argv)
 
 
-def walk(robot, config, steps, seconds=None, out=None):
-    """Walk the humanoid with jointsim_ros.control.walking's controller; report once a second."""
+#: What ``--sensor-noise`` adds to the humanoid's config: every joint's motor encoder with
+#: 2^14 lines behind its gear, 1e-4 rad of position noise, 0.01 rad/s of velocity noise and
+#: 0.05 A of current noise; 1 N and 0.05 N m on the ankle sensors.
+SENSOR_NOISE = {
+    'joint_sensors': {'*': {'counts_per_revolution': 16384, 'position_noise': 1e-4,
+                            'velocity_noise': 0.01, 'current_noise': 0.05}},
+    'ankle_noise': {'force': 1.0, 'torque': 0.05},
+}
+#: Each push lasts this long, s.
+PUSH_SECONDS = 0.1
+#: Fallen: the pelvis this far below its start, m, or tilted more than this, rad.
+FALL_DROP, FALL_TILT = 0.15, math.radians(30.0)
+
+
+def humanoid_config(config, sensor_noise):
+    """Return the humanoid's config as a dict, with SENSOR_NOISE added when asked."""
+    with open(config) as stream:
+        data = yaml.safe_load(stream)
+    if sensor_noise:
+        data['joint_sensors'] = SENSOR_NOISE['joint_sensors']
+        for name, sensor in data.get('force_torque_sensors', {}).items():
+            if 'ankle' in name:
+                sensor['noise'] = dict(SENSOR_NOISE['ankle_noise'])
+    return data
+
+
+def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=False,
+         open_loop=False):
+    """
+    Walk (or stand) the humanoid with a pushing schedule; report once a second.
+
+    Returns:
+        dict: ``walked`` (m, pelvis x travelled), ``lateral`` (m, pelvis y offset), ``fell``
+        (None or the simulated time of the fall, s), ``sim``.
+    """
     from ..description import load_model
     from ..control.walking import GaitSettings, run_headless, WalkingController
     out = out or sys.stdout
-    model, sim_config = load_model(str(robot), str(config))
+    data = humanoid_config(config, sensor_noise)
+    model, sim_config = load_model(str(robot), data)
     settings = GaitSettings(steps=max(0, steps))
     if steps <= 0:
         settings.shift = 0.0
     controller = WalkingController(model, sim_config, settings)
-    sim = Simulator.from_urdf(str(robot), str(config))
+    sim = Simulator(model, sim_config)
     seconds = controller.duration() + 1.0 if seconds is None else seconds
     print(f'humanoid {model.name!r} from {robot}: {len(sim.joint_names)} joints on DC drives, '
           f'walking {settings.steps} steps of {settings.stride:g} m '
-          f'({controller.duration():.1f} s planned)', file=out)
+          f'({controller.duration():.1f} s planned), '
+          f'{"open loop" if open_loop else "closed loop"}'
+          f'{", sensor noise on" if sensor_noise else ""}', file=out)
+    start, _ = sim.link_pose('pelvis')
     last = [-1.0]
+    fell = [None]
+    pushes = sorted((float(t), float(fx), float(fy)) for t, fx, fy in pushes)
 
-    def report(sim, t):
+    def on_step(sim, t):
+        force = np.zeros(3)
+        for when, fx, fy in pushes:
+            if when <= t + 1e-9 < when + PUSH_SECONDS:
+                force += (fx, fy, 0.0)
+        sim.set_link_wrench('pelvis', force)
+        where, quat = sim.link_pose('pelvis')
+        tilt = math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (quat[1] ** 2 + quat[2] ** 2))))
+        if fell[0] is None and (where[2] < start[2] - FALL_DROP or tilt > FALL_TILT):
+            fell[0] = t
+            raise _Fallen()
         if t - last[0] >= 1.0 - 1e-9:
             last[0] = t
-            where, _ = sim.link_pose('pelvis')
             print(f'  t = {t:5.2f} s  {controller.phase(t):13s} pelvis at x {where[0]:+.3f} '
-                  f'y {where[1]:+.3f} z {where[2]:.3f} m', file=out)
+                  f'y {where[1]:+.3f} z {where[2]:.3f} m'
+                  + (f'  push {force[0]:+.0f} {force[1]:+.0f} N' if force.any() else ''),
+                  file=out)
     wall0 = time.perf_counter()
-    run_headless(sim, controller, seconds, on_step=report)
+    try:
+        run_headless(sim, controller, seconds, on_step=on_step)
+    except _Fallen:
+        pass
     wall = time.perf_counter() - wall0
     where, _ = sim.link_pose('pelvis')
-    print(f'  walked {where[0]:.3f} m in {sim.time:.2f} s simulated ({wall:.2f} s wall, '
-          f'{sim.time / wall:.1f}x real time)', file=out)
-    return sim
+    print(f'  {sim.time:.2f} s simulated in {wall:.2f} s wall '
+          f'({sim.time / wall:.1f}x real time)', file=out)
+    result = {'walked': float(where[0] - start[0]), 'lateral': float(where[1] - start[1]),
+              'fell': fell[0], 'sim': sim}
+    print(result_line(result), file=out)
+    return result
+
+
+class _Fallen(Exception):
+    """Raised from the step hook to end a run when the robot has fallen."""
+
+
+def result_line(result):
+    """Return the last line: ``result: walked D m forward, lateral offset L m, fell: no``."""
+    fell = 'no' if result['fell'] is None else f'yes at t = {result["fell"]:.2f} s'
+    return (f'result: walked {result["walked"]:.3f} m forward, lateral offset '
+            f'{result["lateral"]:.3f} m, fell: {fell}')
 
 
 def run(robot, config, seconds, out=None):
@@ -122,7 +205,8 @@ def main(argv=None):
         if args.humanoid:
             walk(args.robot or resources.share_file('urdf', 'jointsim_humanoid.urdf.xacro'),
                  args.config or resources.share_file('config', 'jointsim_humanoid.yaml'),
-                 args.steps, args.seconds)
+                 args.steps, args.seconds, pushes=args.push, sensor_noise=args.sensor_noise,
+                 open_loop=args.open_loop)
             return 0
         robot = args.robot or resources.share_file(*resources.DEFAULT_ROBOT)
         # the bundled arm's config (its drives) belongs to the bundled arm only; another robot

@@ -1,0 +1,50 @@
+"""
+``jointsim_headless --humanoid``: pushes, sensor noise, and the result line other tools read.
+
+The line is ``result: walked D m forward, lateral offset L m, fell: no`` (or ``fell: yes at
+t = T s``), always last (issue 29).
+"""
+import re
+
+from jointsim_ros.tools import headless
+import pytest
+
+RESULT = re.compile(r'^result: walked (-?\d+\.\d+) m forward, lateral offset (-?\d+\.\d+) m, '
+                    r'fell: (no|yes at t = (\d+\.\d+) s)$')
+
+
+def run(capsys, *args):
+    assert headless.main(['--humanoid', *args]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    match = RESULT.match(lines[-1])
+    assert match, lines[-1]
+    return match, lines
+
+
+def test_standing_unpushed_it_stays_put_and_says_so(capsys):
+    match, lines = run(capsys, '--steps', '0', '--seconds', '2')
+    assert abs(float(match.group(1))) < 0.01 and abs(float(match.group(2))) < 0.01
+    assert match.group(3) == 'no'
+
+
+def test_a_hard_sideways_push_fells_it_and_the_line_says_when(capsys):
+    # 1500 N for 0.1 s: 150 N s into 63.7 kg, 2.4 m/s sideways at the pelvis
+    match, lines = run(capsys, '--steps', '0', '--seconds', '4', '--push', '1.0', '0', '1500',
+                       '--sensor-noise')
+    assert match.group(3).startswith('yes')
+    assert 1.0 < float(match.group(4)) < 4.0
+    assert float(match.group(2)) > 0.1                       # it went the push's way
+    assert 'sensor noise on' in lines[0]
+
+
+def test_sensor_noise_puts_encoders_on_every_joint_and_noise_on_the_ankles(tmp_path):
+    config = headless.humanoid_config(
+        headless.resources.share_file('config', 'jointsim_humanoid.yaml'), True)
+    assert config['joint_sensors']['*']['counts_per_revolution'] == 16384
+    ankles = {k: v for k, v in config['force_torque_sensors'].items() if 'ankle' in k}
+    assert len(ankles) == 2 and all(v['noise']['force'] == 1.0 for v in ankles.values())
+    assert config['imu_sensors']['pelvis_imu']['noise']['angular_velocity']['stddev'] > 0
+    plain = headless.humanoid_config(
+        headless.resources.share_file('config', 'jointsim_humanoid.yaml'), False)
+    assert 'joint_sensors' not in plain
+    assert pytest.approx(0.1) == headless.PUSH_SECONDS
