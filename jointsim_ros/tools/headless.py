@@ -83,15 +83,21 @@ def humanoid_config(config, sensor_noise):
 
 
 def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=False,
-         open_loop=False):
+         open_loop=False, record=None):
     """
     Walk (or stand) the humanoid with a pushing schedule; report once a second.
 
+    The controller is the balancing walk on the robot's own sensors
+    (jointsim_ros.control.balance: encoders, pelvis IMU, ankle sensors), or with ``open_loop``
+    the planned gait on joint states (jointsim_ros.control.walking).
+
     Returns:
         dict: ``walked`` (m, pelvis x travelled), ``lateral`` (m, pelvis y offset), ``fell``
-        (None or the simulated time of the fall, s), ``sim``.
+        (None or the simulated time of the fall, s), ``sim``, ``controller``.
     """
     from ..description import load_model
+    from ..control.balance import (BalancingWalkingController, run_closed_loop,
+                                   sensor_measurements)
     from ..control.walking import GaitSettings, run_headless, WalkingController
     out = out or sys.stdout
     data = humanoid_config(config, sensor_noise)
@@ -99,7 +105,10 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
     settings = GaitSettings(steps=max(0, steps))
     if steps <= 0:
         settings.shift = 0.0
-    controller = WalkingController(model, sim_config, settings)
+    if open_loop:
+        controller = WalkingController(model, sim_config, settings)
+    else:
+        controller = BalancingWalkingController(model, sim_config, settings)
     sim = Simulator(model, sim_config)
     seconds = controller.duration() + 1.0 if seconds is None else seconds
     print(f'humanoid {model.name!r} from {robot}: {len(sim.joint_names)} joints on DC drives, '
@@ -118,6 +127,8 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
             if when <= t + 1e-9 < when + PUSH_SECONDS:
                 force += (fx, fy, 0.0)
         sim.set_link_wrench('pelvis', force)
+        if record is not None:
+            record.setdefault('push', []).append(force.copy())
         where, quat = sim.link_pose('pelvis')
         tilt = math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (quat[1] ** 2 + quat[2] ** 2))))
         if fell[0] is None and (where[2] < start[2] - FALL_DROP or tilt > FALL_TILT):
@@ -131,7 +142,11 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
                   file=out)
     wall0 = time.perf_counter()
     try:
-        run_headless(sim, controller, seconds, on_step=on_step)
+        if open_loop:
+            run_headless(sim, controller, seconds, on_step=on_step, record=record)
+        else:
+            run_closed_loop(sim, controller, seconds, sensor_measurements, on_step=on_step,
+                            record=record)
     except _Fallen:
         pass
     wall = time.perf_counter() - wall0
@@ -139,7 +154,7 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
     print(f'  {sim.time:.2f} s simulated in {wall:.2f} s wall '
           f'({sim.time / wall:.1f}x real time)', file=out)
     result = {'walked': float(where[0] - start[0]), 'lateral': float(where[1] - start[1]),
-              'fell': fell[0], 'sim': sim}
+              'fell': fell[0], 'sim': sim, 'controller': controller}
     print(result_line(result), file=out)
     return result
 

@@ -1,15 +1,19 @@
 """
 Walking controller for the bundled humanoid: stands it up, shifts its weight and walks.
 
-    python -m jointsim_ros.tools.humanoid_controller [--steps N] [--stride M]
+    python -m jointsim_ros.tools.humanoid_controller [--steps N] [--stride M] [--open-loop]
     ros2 run jointsim_ros jointsim_humanoid_controller --ros-args -r __ns:=/r1
 
 Talks to ``jointsim_node`` only over topics: on every ``joint_states`` message it publishes
 one ``joint_voltages`` message (sensor_msgs/JointState: names, volts in ``effort``) for every
-joint.  The gait is jointsim_ros.control.walking's ZMP preview control over joint PD on the DC
-drives (docs/humanoid.md, "Walking"); the plan is made at start-up from the robot's URDF and config
-(the node's own files: ``--robot``, ``--config``, by default the bundled humanoid), in
-simulated time from the first ``joint_states`` stamp.  After the walk it keeps standing.
+joint.  By default the balancing walk (jointsim_ros.control.balance: a state estimator and DCM
+feedback with step adjustment, docs/humanoid.md, "Balance"), which reads only what the robot
+measures: ``joint_states`` (as the encoders give them), the pelvis IMU (``pelvis_imu/imu``,
+sensor_msgs/Imu) and the ankle sensors (``l_ankle_ft/wrench``, ``r_ankle_ft/wrench``), never
+/tf.  ``--open-loop``: jointsim_ros.control.walking's planned gait on joint states only.  The
+plan is made at start-up from the robot's URDF and config (the node's own files: ``--robot``,
+``--config``, by default the bundled humanoid), in simulated time from the first
+``joint_states`` stamp.  After the walk it keeps standing.
 
 The node steps from the moment it is ready, with every drive at 0 V, so a robot whose
 controller starts a few seconds later has sunk on its braking motors by then.  The controller
@@ -19,20 +23,25 @@ initial state; ``--no-reset`` stands the robot up from wherever it is instead.
 import argparse
 import sys
 
+from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from rclpy.node import Node
 from rclpy.utilities import remove_ros_args
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_srvs.srv import Trigger
 
 from .spinning import spin_node
 from .. import resources
+from ..control.balance import BalancingWalkingController, Measurements
 from ..control.walking import GaitSettings, WalkingController
 from ..description import load_model
 from ..errors import JointsimError
 
 ROBOT = ('urdf', 'jointsim_humanoid.urdf.xacro')
 CONFIG = ('config', 'jointsim_humanoid.yaml')
+#: The topics of the sensors the balancing walk reads (the bundled humanoid's config).
+IMU_TOPIC = 'pelvis_imu/imu'
+ANKLE_SENSORS = {'l': 'l_ankle_ft', 'r': 'r_ankle_ft'}
 
 
 class HumanoidController(Node):
@@ -51,11 +60,35 @@ class HumanoidController(Node):
         self.last_report = -1.0
         self.finished = False
         self.publisher = self.create_publisher(JointState, 'joint_voltages', 10)
-        self.create_subscription(JointState, 'joint_states', self.on_state, 10)
-        plan = controller.plan
+        self.closed_loop = isinstance(controller, BalancingWalkingController)
+        # the latest IMU sample and ankle wrenches (closed loop): what the robot measures
+        self.imu = None
+        self.wrenches = {}
+        if self.closed_loop:
+            self.create_subscription(Imu, IMU_TOPIC, self.on_imu, 1)
+            for side, sensor in ANKLE_SENSORS.items():
+                self.create_subscription(
+                    WrenchStamped, f'{sensor}/wrench',
+                    lambda msg, side=side: self.on_wrench(side, msg), 1)
+        # depth 1: a controller that falls behind answers the newest state, not a queue of
+        # old ones (the balancing walk takes about 1.2 ms a period)
+        self.create_subscription(JointState, 'joint_states', self.on_state, 1)
         self.get_logger().info(
-            f'walking plan: {len(plan.footholds)} steps of {controller.settings.stride:g} m, '
-            f'{controller.duration():.1f} s; waiting for joint_states')
+            f'walking {controller.settings.steps} steps of {controller.settings.stride:g} m, '
+            f'{controller.duration():.1f} s, '
+            + ('closed loop on joint_states, the pelvis IMU and the ankle sensors'
+               if self.closed_loop else 'open loop on joint_states')
+            + '; waiting for joint_states')
+
+    def on_imu(self, msg):
+        """Keep the latest IMU sample as the controller reads it (10,)."""
+        q, w, a = msg.orientation, msg.angular_velocity, msg.linear_acceleration
+        self.imu = np.array([q.w, q.x, q.y, q.z, w.x, w.y, w.z, a.x, a.y, a.z])
+
+    def on_wrench(self, side, msg):
+        """Keep the latest ankle wrench (6,), in the sensor's (the foot's) frame."""
+        f, t = msg.wrench.force, msg.wrench.torque
+        self.wrenches[side] = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
 
     def on_state(self, msg):
         """Compute and publish the voltages for one joint state."""
@@ -89,16 +122,22 @@ class HumanoidController(Node):
         elapsed = t - self.t0
         q = np.array([msg.position[i] for i in self.rows])
         qd = np.array([msg.velocity[i] for i in self.rows])
-        volts = self.controller.voltages(elapsed, q, qd)
+        if self.closed_loop:
+            if self.imu is None or len(self.wrenches) < 2:
+                self.get_logger().info('waiting for the pelvis IMU and the ankle sensors',
+                                       throttle_duration_sec=2.0)
+                self.t0 = None
+                return
+            volts = self.controller.voltages(
+                Measurements(elapsed, q, qd, self.imu.copy(), dict(self.wrenches)))
+        else:
+            volts = self.controller.voltages(elapsed, q, qd)
         out = JointState(name=self.names, effort=volts.tolist())
         out.header.stamp = msg.header.stamp
         self.publisher.publish(out)
         if elapsed - self.last_report >= 1.0:
             self.last_report = elapsed
-            target, _ = self.controller.plan.sample(elapsed)
-            self.get_logger().info(
-                f't = {elapsed:5.2f} s  {self.controller.phase(elapsed):13s} largest joint error '
-                f'{np.max(np.abs(target - q)):.3f} rad')
+            self.get_logger().info(f't = {elapsed:5.2f} s  {self.controller.phase(elapsed)}')
         if not self.finished and elapsed >= self.controller.duration():
             self.finished = True
             self.get_logger().info('walk done; standing')
@@ -118,11 +157,13 @@ def parse_args(argv):
                         help=f'number of steps ({defaults.steps}); 0 stands')
     parser.add_argument('--stride', type=float, default=defaults.stride,
                         help=f'step length, m ({defaults.stride})')
+    parser.add_argument('--open-loop', action='store_true',
+                        help='the planned gait on joint states only (no IMU, no feedback)')
     return parser.parse_args(argv)
 
 
 def build(options):
-    """Return the WalkingController for the options; raise JointsimError with the fix."""
+    """Return the walking controller for the options; raise JointsimError with the fix."""
     robot = options.robot or str(resources.share_file(*ROBOT))
     config = options.config or str(resources.share_file(*CONFIG))
     model, sim_config = load_model(robot, config)
@@ -131,7 +172,9 @@ def build(options):
     settings = GaitSettings(steps=options.steps, stride=options.stride)
     if options.steps == 0:
         settings.shift = 0.0
-    return WalkingController(model, sim_config, settings)
+    if options.open_loop:
+        return WalkingController(model, sim_config, settings)
+    return BalancingWalkingController(model, sim_config, settings)
 
 
 def main(args=None):

@@ -1,0 +1,76 @@
+"""
+The balancing walk (jointsim_ros/control/balance.py): its kinematics, estimator and a walk.
+
+The sensors are the engine's truth here (no noise: bench/prototype_balance.py adds it), turned
+into what the robot's IMU, encoders and ankle sensors give; the truth is read again only to
+score the estimator.
+"""
+import math
+import os
+
+from jointsim_ros.control.balance import (BalancingWalkingController, Chain, Measurements,
+                                          run_closed_loop)
+from jointsim_ros.control.walking import GaitSettings, Kinematics
+from jointsim_ros.description import load_model
+from jointsim_ros.rotations import quat_to_matrix
+from jointsim_ros.sim.simulator import Simulator
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+URDF = os.path.join(HERE, '..', 'urdf', 'jointsim_humanoid.urdf.xacro')
+CONFIG = os.path.join(HERE, '..', 'config', 'jointsim_humanoid.yaml')
+
+
+@pytest.fixture(scope='module')
+def model():
+    return load_model(URDF, CONFIG)
+
+
+def exact_sensors():
+    """Return measure(sim) -> Measurements from the engine's state, without noise."""
+    last = {}
+
+    def measure(sim):
+        _, quat = sim.link_pose('pelvis')
+        linear, angular = sim.link_twist('pelvis')
+        rot = quat_to_matrix(quat)
+        accel = np.zeros(3)
+        if 'v' in last and sim.time > last['t']:
+            accel = (linear - last['v']) / (sim.time - last['t'])
+        last.update(t=sim.time, v=linear.copy())
+        imu = np.concatenate([quat, rot.T @ angular, rot.T @ (accel + [0.0, 0.0, 9.81])])
+        return Measurements(sim.time, sim.joint_positions(), sim.joint_velocities(), imu,
+                            {side: sim.sensors.wrench(f'{side}_ankle_ft') for side in 'lr'})
+    return measure
+
+
+def test_chain_matches_the_walking_kinematics(model):
+    robot, _ = model
+    kin = Kinematics(robot)
+    chain = Chain(robot, kin.joint_names)
+    rng = np.random.default_rng(5)
+    q = rng.uniform(-0.5, 0.5, (3, len(kin.joint_names)))
+    pos, rot = chain.poses(q)
+    expected_pos, expected_rot = kin.body_poses(
+        np.zeros((3, 3)), np.broadcast_to(np.eye(3), (3, 3, 3)),
+        {name: q[:, i] for i, name in enumerate(kin.joint_names)})
+    np.testing.assert_allclose(pos, expected_pos, atol=1e-12)
+    np.testing.assert_allclose(rot, expected_rot, atol=1e-12)
+
+
+def test_walks_ten_steps_on_measurements_with_the_estimator_on_the_truth(model):
+    controller = BalancingWalkingController(*model, GaitSettings())
+    sim = Simulator.from_urdf(URDF, CONFIG)
+    record = {}
+    run_closed_loop(sim, controller, controller.duration() + 0.5, exact_sensors(),
+                    record=record)
+    pelvis = np.array(record['pelvis'])
+    tilts = [math.degrees(math.acos(min(1.0, quat_to_matrix(q)[2, 2])))
+             for q in record['pelvis_quat']]
+    assert not sim.diverged
+    assert pelvis[-1, 0] - pelvis[0, 0] >= 1.0
+    assert np.min(pelvis[:, 2]) > pelvis[0, 2] - 0.03 and max(tilts) < 10.0
+    assert abs(pelvis[-1, 1] - pelvis[0, 1]) < 0.05
+    error = np.array(record['velocity']) - np.array(record['estimate'])
+    assert np.sqrt(np.mean(np.sum(error[10:] ** 2, axis=1))) < 0.05
