@@ -5,6 +5,7 @@ The sensors are the engine's truth here (no noise: bench/prototype_balance.py ad
 into what the robot's IMU, encoders and ankle sensors give; the truth is read again only to
 score the estimator.
 """
+import io
 import math
 import os
 
@@ -14,6 +15,7 @@ from jointsim_ros.control.walking import GaitSettings, Kinematics
 from jointsim_ros.description import load_model
 from jointsim_ros.rotations import quat_to_matrix
 from jointsim_ros.sim.simulator import Simulator
+from jointsim_ros.tools import headless
 import numpy as np
 import pytest
 
@@ -74,3 +76,50 @@ def test_walks_ten_steps_on_measurements_with_the_estimator_on_the_truth(model):
     assert abs(pelvis[-1, 1] - pelvis[0, 1]) < 0.05
     error = np.array(record['velocity']) - np.array(record['estimate'])
     assert np.sqrt(np.mean(np.sum(error[10:] ** 2, axis=1))) < 0.05
+
+
+def walk(steps=10, pushes=(), seconds=None, open_loop=False):
+    """Run jointsim_headless --humanoid --sensor-noise in-process; return its result dict."""
+    record = {}
+    result = headless.walk(URDF, CONFIG, steps, seconds, out=io.StringIO(), pushes=pushes,
+                           sensor_noise=True, open_loop=open_loop, record=record)
+    result['record'] = record
+    return result
+
+
+def test_on_its_noisy_sensors_it_walks_ten_steps_and_estimates_the_base_speed():
+    # every sensor noisy (the IMU's MEMS noise, 2^14-line motor encoders with noise, noisy
+    # ankle sensors); the test reads the truth, the controller never does
+    result = walk()
+    assert result['fell'] is None and result['walked'] >= 1.0
+    assert abs(result['lateral']) < 0.05
+    record = result['record']
+    error = np.array(record['velocity']) - np.array(record['estimate'])
+    assert np.sqrt(np.mean(np.sum(error[10:] ** 2, axis=1))) < 0.05        # m/s RMS
+
+
+@pytest.mark.parametrize('push,open_loop_falls', [
+    ((4.0, 0.0, 80.0), False), ((4.0, 0.0, -80.0), False), ((4.0, 120.0, 0.0), True)],
+    ids=['80 N left', '80 N right', '120 N forward'])
+def test_walking_it_survives_the_pushes_at_the_pelvis(push, open_loop_falls):
+    closed = walk(pushes=[push])
+    assert closed['fell'] is None and closed['walked'] >= 1.0, closed
+    if open_loop_falls:  # the planned gait alone does not survive it: the push is no pat
+        assert walk(pushes=[push], open_loop=True)['fell'] is not None
+
+
+def test_standing_it_survives_300_n_forward():
+    result = walk(steps=0, seconds=8.0, pushes=[(2.0, 300.0, 0.0)])
+    assert result['fell'] is None
+    push = np.array(result['record']['push'])
+    assert push[:, 0].max() == 300.0 and np.count_nonzero(push[:, 0]) == 20   # 0.1 s at 200 Hz
+
+
+@pytest.mark.slow
+def test_sixty_seconds_of_walking_drift_less_than_ten_centimetres_sideways():
+    # 105 steps of 0.55 s: about 60 s of walking
+    result = walk(steps=105)
+    assert result['fell'] is None
+    assert result['sim'].time >= 60.0
+    assert abs(result['lateral']) < 0.1
+    assert result['walked'] > 12.0

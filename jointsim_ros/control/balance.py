@@ -44,8 +44,9 @@ import math
 
 import numpy as np
 
-from .walking import (G, GaitSettings, joint_group, Kinematics, leg_ik, LEG_JOINTS,
-                      min_jerk, PreviewController, SOLE, WalkingPlan)
+from .walking import (ankle_readings, centre_of_pressure, G, GaitSettings, joint_group,
+                      Kinematics, leg_ik, LEG_JOINTS, min_jerk, PreviewController, SOLE,
+                      SOLE_HEIGHT, WalkingPlan)
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
 
@@ -708,8 +709,10 @@ class BalancingWalkingController:
         return np.clip(volts, -self.supply, self.supply)
 
 
-def sensor_measurements(sim, imu='pelvis_imu', ankles=(('l', 'l_ankle_ft'),
-                                                        ('r', 'r_ankle_ft'))):
+ANKLE_SENSORS = (('l', 'l_ankle_ft'), ('r', 'r_ankle_ft'))
+
+
+def sensor_measurements(sim, imu='pelvis_imu', ankles=ANKLE_SENSORS):
     """
     Return the Measurements the robot's own sensors give now (the ``measure`` of a real run).
 
@@ -765,6 +768,8 @@ def run_closed_loop(sim, controller, seconds, measure, period=5, record=None, on
             record.setdefault('estimate', []).append(controller.estimator.velocity.copy())
             record.setdefault('estimate_position', []).append(
                 controller.estimator.position.copy())
+            record.setdefault('cop', []).append(
+                centre_of_pressure(ankle_readings(sim), SOLE_HEIGHT)[0])
         sim.set_voltages(dict(zip(names, volts)))
         sim.step(min(period, steps - k))
         if sim.diverged:

@@ -62,6 +62,9 @@ def parse_args(argv):
                              'simulated time T s (repeatable)')
     parser.add_argument('--sensor-noise', action='store_true',
                         help='--humanoid: encoder and ankle sensor noise (as jointsim_headless)')
+    parser.add_argument('--real-time-factor', type=float, default=1.0,
+                        help="--humanoid: the node's real_time_factor (1: real time; less "
+                             "leaves a loaded machine room for the controller's 200 Hz)")
     return parser.parse_args(argv)
 
 
@@ -273,7 +276,7 @@ def humanoid(args):
     # 200 joint states a second: the controller's rate (docs/humanoid.md, "Walking")
     return run_node_and_controller(
         ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}', '-p',
-         'publish_rate:=200.0'],
+         'publish_rate:=200.0', '-p', f'real_time_factor:={args.real_time_factor}'],
         ['jointsim_ros.tools.humanoid_controller', '--robot', robot, '--config', config,
          '--steps', str(args.steps)], args.seconds, base='pelvis', pushes=args.push,
         until=settings.duration() + 1.0)
