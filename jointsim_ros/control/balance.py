@@ -44,9 +44,9 @@ import math
 
 import numpy as np
 
-from .walking import (ankle_readings, centre_of_pressure, G, GaitSettings, joint_group,
-                      Kinematics, leg_ik, LEG_JOINTS, min_jerk, PreviewController, SOLE,
-                      SOLE_HEIGHT, WalkingPlan)
+from .walking import (ankle_readings, centre_of_pressure, drive_gains, G, GaitSettings,
+                      Kinematics, leg_ik, LEG_JOINTS, min_jerk, PreviewController, run_periods,
+                      SOLE, SOLE_HEIGHT, WalkingPlan)
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
 
@@ -409,19 +409,8 @@ class BalancingWalkingController:
                                 config.base_pose.position, s)
         self.joint_names = self.plan.joint_names
         self.index = {name: i for i, name in enumerate(self.joint_names)}
-        drives = {d.joint: d for d in model.drives}
-        missing = [name for name in self.joint_names if name not in drives]
-        if missing:
-            raise ValueError('BalancingWalkingController: joints without a drive: '
-                             + ', '.join(missing))
-        d = [drives[name] for name in self.joint_names]
-        self.volts_per_newton_metre = np.array(
-            [x.resistance / (x.torque_constant * x.gear_ratio * x.efficiency) for x in d])
-        self.back_emf = np.array([x.back_emf_constant * x.gear_ratio for x in d])
-        self.supply = np.array([x.supply_voltage for x in d])
-        groups = [joint_group(name) for name in self.joint_names]
-        self.kp = np.array([s.kp[g] for g in groups])
-        self.kd = np.array([s.kd[g] for g in groups])
+        (self.volts_per_newton_metre, self.back_emf, self.supply, self.kp,
+         self.kd) = drive_gains(model, self.joint_names, s, 'BalancingWalkingController')
         self.chain = Chain(model, self.joint_names)
         bodies = {b.name: i for i, b in enumerate(model.bodies)}
         self.base = np.asarray(config.base_pose.position, dtype=float)
@@ -746,16 +735,9 @@ def run_closed_loop(sim, controller, seconds, measure, period=5, record=None, on
     Returns:
         the Simulator.
     """
-    names = list(controller.joint_names)
-    if list(sim.joint_names) != names:
-        raise ValueError('run_closed_loop: the simulator and the controller order joints '
-                         'differently')
-    steps = int(round(seconds / sim.dt))
     start = sim.time
-    for k in range(0, steps, period):
-        t = k * sim.dt
-        if on_step is not None:
-            on_step(sim, t)
+
+    def command(sim, t):
         m = measure(sim)
         m.t = sim.time - start
         volts = controller.voltages(m)
@@ -770,8 +752,6 @@ def run_closed_loop(sim, controller, seconds, measure, period=5, record=None, on
                 controller.estimator.position.copy())
             record.setdefault('cop', []).append(
                 centre_of_pressure(ankle_readings(sim), SOLE_HEIGHT)[0])
-        sim.set_voltages(dict(zip(names, volts)))
-        sim.step(min(period, steps - k))
-        if sim.diverged:
-            break
-    return sim
+        return volts
+    return run_periods(sim, controller.joint_names, seconds, period, command, on_step=on_step,
+                       who='run_closed_loop')

@@ -466,6 +466,28 @@ def joint_group(name):
     return 'other'
 
 
+def drive_gains(model, joint_names, settings, who):
+    """
+    Return the joint PD's drive terms, each (n,) in ``joint_names`` order.
+
+    (volts per newton metre ``R / (Kt N eta)``, back-EMF per joint rad/s ``Ke N``, supply V,
+    kp N m/rad and kd N m s/rad from ``settings``' groups).  Raises ValueError naming the
+    joints without a drive.
+    """
+    drives = {d.joint: d for d in model.drives}
+    missing = [name for name in joint_names if name not in drives]
+    if missing:
+        raise ValueError(f'{who}: joints without a drive: ' + ', '.join(missing))
+    d = [drives[name] for name in joint_names]
+    groups = [joint_group(name) for name in joint_names]
+    return (np.array([x.resistance / (x.torque_constant * x.gear_ratio * x.efficiency)
+                      for x in d]),
+            np.array([x.back_emf_constant * x.gear_ratio for x in d]),
+            np.array([x.supply_voltage for x in d]),
+            np.array([settings.kp[g] for g in groups]),
+            np.array([settings.kd[g] for g in groups]))
+
+
 class WalkingController:
     """
     Joint PD on the drives along a WalkingPlan: joint positions and velocities in, volts out.
@@ -481,18 +503,8 @@ class WalkingController:
         self.plan = WalkingPlan(model, dict(config.initial_positions),
                                 config.base_pose.position, self.settings)
         self.joint_names = self.plan.joint_names
-        drives = {d.joint: d for d in model.drives}
-        missing = [name for name in self.joint_names if name not in drives]
-        if missing:
-            raise ValueError('WalkingController: joints without a drive: ' + ', '.join(missing))
-        d = [drives[name] for name in self.joint_names]
-        self.volts_per_newton_metre = np.array(
-            [x.resistance / (x.torque_constant * x.gear_ratio * x.efficiency) for x in d])
-        self.back_emf = np.array([x.back_emf_constant * x.gear_ratio for x in d])
-        self.supply = np.array([x.supply_voltage for x in d])
-        groups = [joint_group(name) for name in self.joint_names]
-        self.kp = np.array([self.settings.kp[g] for g in groups])
-        self.kd = np.array([self.settings.kd[g] for g in groups])
+        (self.volts_per_newton_metre, self.back_emf, self.supply, self.kp,
+         self.kd) = drive_gains(model, self.joint_names, self.settings, 'WalkingController')
         self._start = None
 
     def duration(self):
@@ -619,18 +631,10 @@ def run_headless(sim, controller, seconds, period=5, record=None, on_step=None):
     Returns:
         the Simulator.
     """
-    names = list(controller.joint_names)
-    if list(sim.joint_names) != names:
-        raise ValueError('run_headless: the simulator and the controller order joints '
-                         'differently')
-    steps = int(round(seconds / sim.dt))
-    for k in range(0, steps, period):
-        t = k * sim.dt
-        if on_step is not None:
-            on_step(sim, t)
-        volts = controller.voltages(t, sim.joint_positions(), sim.joint_velocities())
-        sim.set_voltages(dict(zip(names, volts)))
-        sim.step(min(period, steps - k))
+    def command(sim, t):
+        return controller.voltages(t, sim.joint_positions(), sim.joint_velocities())
+
+    def after(sim):
         if record is not None:
             cop, normal = centre_of_pressure(ankle_readings(sim), SOLE_HEIGHT)
             record.setdefault('time', []).append(sim.time)
@@ -640,6 +644,35 @@ def run_headless(sim, controller, seconds, period=5, record=None, on_step=None):
             record.setdefault('normal', []).append(normal)
             record.setdefault('soles', []).append(
                 {side: sole_centre(sim, side) for side in 'lr'})
+    return run_periods(sim, controller.joint_names, seconds, period, command, on_step=on_step,
+                       after=after, who='run_headless')
+
+
+def run_periods(sim, joint_names, seconds, period, command, on_step=None, after=None,
+                who='run_periods'):
+    """
+    Step a Simulator in control periods: each period ``command(sim, t)`` gives the volts.
+
+    ``t`` is the time since the start, s; the volts (in ``joint_names`` order, which must be
+    the simulator's) are held for ``period`` steps; ``on_step(sim, t)`` runs before each
+    command, ``after(sim)`` after each period's steps.  Stops early on divergence.
+
+    Returns:
+        the Simulator.
+    """
+    names = list(joint_names)
+    if list(sim.joint_names) != names:
+        raise ValueError(f'{who}: the simulator and the controller order joints differently')
+    steps = int(round(seconds / sim.dt))
+    for k in range(0, steps, period):
+        t = k * sim.dt
+        if on_step is not None:
+            on_step(sim, t)
+        volts = command(sim, t)
+        sim.set_voltages(dict(zip(names, volts)))
+        sim.step(min(period, steps - k))
+        if after is not None:
+            after(sim)
         if sim.diverged:
             break
     return sim

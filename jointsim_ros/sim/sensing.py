@@ -241,13 +241,20 @@ class Sensors:
                           else max(now - state.time, self._sim.dt))
                 alpha = 1.0 - math.exp(-2.0 * math.pi * spec.cutoff * period)
                 raw = state.value + alpha * (raw - state.value)
-            state.value = raw
-            state.time = now
-            state.count += 1
-            state.history.append((now, raw.copy(), state.count))
-            if spec.rate > 0.0:
-                period = 1.0 / spec.rate
-                state.next_time = max(state.next_time + period, now - 0.5 * period)
+            keep_sample(state, raw, now)
+
+
+def keep_sample(state, value, now):
+    """Make ``value`` a sensor state's latest sample at ``now`` and set its next sample time."""
+    state.value = value
+    state.time = now
+    state.count += 1
+    state.history.append((now, value.copy(), state.count))
+    rate = state.spec.rate
+    if rate > 0.0:
+        # samples at k / rate; a late one (a step call ending after it) does not push the
+        # rest later
+        state.next_time = max(state.next_time + 1.0 / rate, now - 0.5 / rate)
 
 
 class _SensorState:
@@ -369,10 +376,4 @@ class _ImuState:
                 error = np.concatenate([[math.cos(half)], math.sin(half) / angle * turn])
                 q = quat_multiply(value[:4], error)
                 value[:4] = q if q[0] >= 0.0 else -q
-        self.value = value
-        self.time = now
-        self.count += 1
-        self.history.append((now, value.copy(), self.count))
-        if spec.rate > 0.0:
-            step = 1.0 / spec.rate
-            self.next_time = max(self.next_time + step, now - 0.5 * step)
+        keep_sample(self, value, now)
