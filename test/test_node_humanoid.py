@@ -61,7 +61,8 @@ def walk(tmp_path_factory):
     with domain() as domain_id:
         with running_node(domain_id, folder / 'node.log', parameters={
                 'robot_description_file': str(URDF), 'config_file': str(CONFIG),
-                'publish_rate': 200.0, 'real_time_factor': 0.5}) as node:
+                'publish_rate': 200.0, 'real_time_factor': 0.5,
+                'catch_up_ticks': 1.0}) as node:
             client = RosClient(domain_id)
             tf = client.subscribe(TFMessage, '/tf', 100)
             wrenches = {side: client.subscribe(WrenchStamped, f'{side}_ankle_ft/wrench', 100)

@@ -304,3 +304,12 @@ def test_a_scheduled_wrench_starts_at_its_simulated_time_whatever_the_ticks():
         runner.schedule_wrench('bx', (1.0, 0, 0), (0, 0, 0), at=1.0)
     with pytest.raises(CommandError, match='finite'):
         runner.schedule_wrench('box', (math.nan, 0, 0), (0, 0, 0), at=1.0)
+
+
+def test_with_one_catch_up_tick_a_late_tick_keeps_the_controllers_period():
+    # catch_up_ticks 1: a tick a second late takes one tick's steps (10) and drops the rest
+    runner, clock, reports = make_runner(catch_up_ticks=1.0)
+    clock.now += 1.0
+    assert runner.tick() == runner.settings.steps_per_publish == 10
+    assert runner.dropped_total == pytest.approx(0.99)
+    assert reports[-1][:2] == ('lag', 'warn')

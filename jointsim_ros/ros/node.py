@@ -85,6 +85,10 @@ PARAMETERS = (
           'physics_rate.'),
     Param('real_time_factor', 1.0, '1', (0.0, 1000.0),
           'Simulated seconds per wall-clock second; 0 runs as fast as possible.'),
+    Param('catch_up_ticks', 4.0, 'ticks', (1.0, 100.0),
+          'A late tick takes at most this many ticks of steps and drops the rest of the lag. '
+          '1 keeps a controller that answers each joint_states at its period (the humanoid: '
+          'its balancing walk falls when a late tick holds its voltages for 20 steps).'),
     Param('command_timeout', 0.5, 's', (0.0, 3600.0),
           'Wall-clock time without a command of a kind (efforts, voltages) after which that '
           'kind is set to 0; 0 disables the watchdog.'),
@@ -233,7 +237,8 @@ class JointsimNode(Node):
         for problem in loaded.ros2_control_problems:
             log.warning(problem)
         self.settings = RunSettings(p['physics_rate'], p['publish_rate'],
-                                    p['real_time_factor'], p['command_timeout'])
+                                    p['real_time_factor'], p['command_timeout'],
+                                    p['catch_up_ticks'])
         self.frames = FrameTree(self.sim, loaded.urdf_robot, p['frame_prefix'],
                                 p['world_frame'])
         self.publish_clock = p['publish_clock']

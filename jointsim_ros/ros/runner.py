@@ -35,12 +35,15 @@ class RunSettings:
         real_time_factor: simulated seconds per wall-clock second; 0 = as fast as possible.
         command_timeout: wall-clock seconds without a command of a kind after which that kind is
             zeroed; 0 disables the watchdog.
+        catch_up_ticks: a late tick takes at most this many ticks' worth of steps; the rest of
+            the lag is dropped (1: a controller in the loop keeps its period).
     """
 
     physics_rate: float = 1000.0
     publish_rate: float = 100.0
     real_time_factor: float = 1.0
     command_timeout: float = 0.5
+    catch_up_ticks: float = MAX_CATCH_UP_TICKS
 
     @property
     def tick_period(self):
@@ -58,7 +61,7 @@ class RunSettings:
         if self.real_time_factor == 0.0:
             return self.steps_per_publish
         nominal = self.real_time_factor * self.physics_rate / self.publish_rate
-        return max(1, int(math.ceil(MAX_CATCH_UP_TICKS * nominal)))
+        return max(1, int(math.ceil(self.catch_up_ticks * nominal)))
 
 
 class CommandChannel:

@@ -276,7 +276,8 @@ def humanoid(args):
     # 200 joint states a second: the controller's rate (docs/humanoid.md, "Walking")
     return run_node_and_controller(
         ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}', '-p',
-         'publish_rate:=200.0', '-p', f'real_time_factor:={args.real_time_factor}'],
+         'publish_rate:=200.0', '-p', f'real_time_factor:={args.real_time_factor}', '-p',
+         'catch_up_ticks:=1.0'],
         ['jointsim_ros.tools.humanoid_controller', '--robot', robot, '--config', config,
          '--steps', str(args.steps)], args.seconds, base='pelvis', pushes=args.push,
         until=settings.duration() + 1.0)
