@@ -67,7 +67,6 @@ class JointSensors:
                            or self.velocity_noise.any() or self.current_noise.any()
                            or self.delay.any())
         self.delayed = bool(self.delay.any())
-        self._drive_of = {d.joint: i for i, d in enumerate(sim.model.drives)}
         self.clear()
 
     def clear(self):

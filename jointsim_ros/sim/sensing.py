@@ -217,31 +217,13 @@ class Sensors:
     def _take_due(self, final):
         """Take the samples that are due (rate 0: one at the end of every step call)."""
         now = self._sim.time
-        for state in self._imus.values():
-            spec = state.spec
-            if spec.rate > 0.0 and now < state.next_time - 1e-9:
+        for name, state in self._all.items():
+            rate = state.spec.rate
+            due = now >= state.next_time - 1e-9 if rate > 0.0 else final
+            if not due:
                 continue
-            if spec.rate == 0.0 and not final:
-                continue
-            period = (1.0 / spec.rate if spec.rate > 0.0
-                      else max(now - state.time, self._sim.dt))
-            state.take(state.exact(self._sim), now, period)
-        for state in self._states.values():
-            spec = state.spec
-            if spec.rate > 0.0 and now < state.next_time - 1e-9:
-                continue
-            if spec.rate == 0.0 and not final:
-                continue
-            raw = self.measure(spec.name)
-            if spec.noise_force > 0.0 or spec.noise_torque > 0.0:
-                raw[:3] += state.rng.normal(0.0, spec.noise_force, 3)
-                raw[3:] += state.rng.normal(0.0, spec.noise_torque, 3)
-            if spec.cutoff > 0.0 and state.count > 0:
-                period = (1.0 / spec.rate if spec.rate > 0.0
-                          else max(now - state.time, self._sim.dt))
-                alpha = 1.0 - math.exp(-2.0 * math.pi * spec.cutoff * period)
-                raw = state.value + alpha * (raw - state.value)
-            keep_sample(state, raw, now)
+            period = 1.0 / rate if rate > 0.0 else max(now - state.time, self._sim.dt)
+            state.take(self.measure(name), now, period)
 
 
 def keep_sample(state, value, now):
@@ -274,6 +256,17 @@ class _SensorState:
         self.next_time = 1.0 / self.spec.rate if self.spec.rate > 0.0 else 0.0
         self.history = collections.deque(maxlen=HISTORY)
         self.rng = np.random.default_rng(self.spec.seed)
+
+    def take(self, raw, now, period):
+        """Add the noise to an exact wrench, filter it and keep it as the latest sample."""
+        spec = self.spec
+        if spec.noise_force > 0.0 or spec.noise_torque > 0.0:
+            raw[:3] += self.rng.normal(0.0, spec.noise_force, 3)
+            raw[3:] += self.rng.normal(0.0, spec.noise_torque, 3)
+        if spec.cutoff > 0.0 and self.count > 0:
+            alpha = 1.0 - math.exp(-2.0 * math.pi * spec.cutoff * period)
+            raw = self.value + alpha * (raw - self.value)
+        keep_sample(self, raw, now)
 
 
 class _ImuState:
