@@ -84,6 +84,14 @@ class GaitSettings:
     kd: dict = field(default_factory=lambda: {
         'hip': 0.0, 'knee': 0.0, 'ankle': 0.0, 'other': 0.0})
 
+    @classmethod
+    def for_steps(cls, steps, **values):
+        """Return the settings of a walk of ``steps`` steps; 0 or fewer stand (no weight shift)."""
+        settings = cls(steps=max(0, steps), **values)
+        if steps <= 0:
+            settings.shift = 0.0
+        return settings
+
     def duration(self):
         """Return the whole plan's length, s."""
         return (self.settle + self.shift

@@ -322,12 +322,7 @@ class SimulationRunner:
         if at is None or at <= self.sim.time + 0.5 * self.sim.dt:
             self.sim.set_link_wrench(link, force, torque)
             return
-        if self.sim._link(link, 'link_wrench').body < 0:
-            raise CommandError(f'link_wrench: link {link!r} is fixed to the world; a wrench on '
-                               'it does nothing.  Nothing was scheduled.')
-        if not (all(math.isfinite(v) for v in (*force, *torque))):
-            raise CommandError('link_wrench: force and torque must be finite (N and N m).  '
-                               'Nothing was scheduled.')
+        self.sim.checked_wrench(link, force, torque, 'link_wrench')     # refused now, not later
         self._wrenches.append((float(at), link, tuple(force), tuple(torque)))
         self._wrenches.sort(key=lambda item: item[0])
 

@@ -521,15 +521,26 @@ class Simulator:
         Raises:
             CommandError: unknown link, a link fixed to the world, or non-finite values.
         """
-        link = self._link(link_name, 'set_link_wrench')
+        body, wrench = self.checked_wrench(link_name, force, torque)
+        self._engine.state.body_wrench[body] = wrench
+
+    def checked_wrench(self, link_name, force, torque, what='set_link_wrench'):
+        """
+        Return (body index, (6,) wrench) of a wrench :meth:`set_link_wrench` would hold.
+
+        Raises:
+            CommandError: unknown link, a link fixed to the world, or non-finite values (the
+                message starts with ``what``).
+        """
+        link = self._link(link_name, what)
         values = [np.asarray(v, dtype=float).ravel() for v in (force, torque)]
         if any(v.size != 3 or not np.all(np.isfinite(v)) for v in values):
-            raise CommandError('set_link_wrench: force and torque must be finite vectors of 3 '
+            raise CommandError(f'{what}: force and torque must be finite vectors of 3 '
                                '(N and N m).  Nothing was changed.')
         if link.body < 0:
-            raise CommandError(f'set_link_wrench: link {link_name!r} is fixed to the world; '
+            raise CommandError(f'{what}: link {link_name!r} is fixed to the world; '
                                'a wrench on it does nothing.  Nothing was changed.')
-        self._engine.state.body_wrench[link.body] = np.concatenate(values)
+        return link.body, np.concatenate(values)
 
     def contacts(self, touching=True):
         """

@@ -33,11 +33,6 @@ from jointsim_ros import resources
 
 #: Longest wait for the node to be ready (the first run compiles the engine), s.
 START_TIMEOUT = 120.0
-#: As jointsim_headless: each push lasts this long (s); fallen is the base this far below its
-#: start (m) or tilted more than 30 degrees.
-PUSH_SECONDS = 0.1
-FALL_DROP = 0.15
-COS_FALL_TILT = 0.8660254037844387
 
 
 def parse_args(argv):
@@ -126,6 +121,9 @@ def watch(seconds, processes, base=None, pushes=(), until=None):
     if base:
         from tf2_msgs.msg import TFMessage
 
+        # the pushes, the fall and the result line as jointsim_headless has them
+        from jointsim_ros.tools.headless import fallen, PUSH_SECONDS, result_line
+
         def on_tf(msg):
             for transform in msg.transforms:
                 if transform.child_frame_id == base:
@@ -135,9 +133,7 @@ def watch(seconds, processes, base=None, pushes=(), until=None):
                     if track['last_t'] is None or t < track['last_t'] - 1e-6:
                         track['start'], track['fell'] = (p.x, p.y, p.z), None  # a reset
                     track['last_t'] = t
-                    cos_tilt = 1.0 - 2.0 * (q.x * q.x + q.y * q.y)
-                    if track['fell'] is None and (
-                            p.z < track['start'][2] - FALL_DROP or cos_tilt < COS_FALL_TILT):
+                    if track['fell'] is None and fallen(track['start'][2], p.z, q.x, q.y):
                         track['fell'] = t
         node.create_subscription(TFMessage, '/tf', on_tf, 100)
         if pushes:
@@ -162,10 +158,9 @@ def watch(seconds, processes, base=None, pushes=(), until=None):
             if until is not None and track['last_t'] is not None and track['start'] and (
                     track['last_t'] >= until or track['fell'] is not None):
                 p = where['xyz']
-                print(f"result: walked {p.x - track['start'][0]:.3f} m forward, lateral offset "
-                      f"{p.y - track['start'][1]:.3f} m, fell: "
-                      + ('no' if track['fell'] is None
-                         else f"yes at t = {track['fell']:.2f} s"), flush=True)
+                print(result_line({'walked': p.x - track['start'][0],
+                                   'lateral': p.y - track['start'][1],
+                                   'fell': track['fell']}), flush=True)
                 return
             now = time.monotonic()
             # four lines a second during the first simulated second (the motion shows at once),
@@ -270,9 +265,7 @@ def humanoid(args):
           f'  watch it in rviz2 (fixed frame world, RobotModel on /robot_description) or\n'
           f'  {Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
           f'  Ctrl-C stops.', flush=True)
-    settings = GaitSettings(steps=max(0, args.steps))
-    if args.steps <= 0:
-        settings.shift = 0.0
+    settings = GaitSettings.for_steps(args.steps)
     # 200 joint states a second: the controller's rate (docs/humanoid.md, "Walking")
     return run_node_and_controller(
         ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}', '-p',

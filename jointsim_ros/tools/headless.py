@@ -102,9 +102,7 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
     out = out or sys.stdout
     data = humanoid_config(config, sensor_noise)
     model, sim_config = load_model(str(robot), data)
-    settings = GaitSettings(steps=max(0, steps))
-    if steps <= 0:
-        settings.shift = 0.0
+    settings = GaitSettings.for_steps(steps)
     if open_loop:
         controller = WalkingController(model, sim_config, settings)
     else:
@@ -130,8 +128,7 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
         if record is not None:
             record.setdefault('push', []).append(force.copy())
         where, quat = sim.link_pose('pelvis')
-        tilt = math.acos(max(-1.0, min(1.0, 1.0 - 2.0 * (quat[1] ** 2 + quat[2] ** 2))))
-        if fell[0] is None and (where[2] < start[2] - FALL_DROP or tilt > FALL_TILT):
+        if fell[0] is None and fallen(start[2], where[2], quat[1], quat[2]):
             fell[0] = t
             raise _Fallen()
         if t - last[0] >= 1.0 - 1e-9:
@@ -157,6 +154,16 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
               'fell': fell[0], 'sim': sim, 'controller': controller}
     print(result_line(result), file=out)
     return result
+
+
+def fallen(start_height, height, qx, qy):
+    """
+    Return True when the pelvis is FALL_DROP below its start or tilted more than FALL_TILT.
+
+    The tilt of its z axis from its quaternion's x and y: cos(tilt) = 1 - 2 (qx^2 + qy^2).
+    """
+    return (height < start_height - FALL_DROP
+            or 1.0 - 2.0 * (qx * qx + qy * qy) < math.cos(FALL_TILT))
 
 
 class _Fallen(Exception):

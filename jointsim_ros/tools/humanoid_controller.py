@@ -169,9 +169,7 @@ def build(options):
     model, sim_config = load_model(robot, config)
     if options.steps < 0 or not 0.0 <= options.stride <= 0.2:
         raise JointsimError('--steps must be >= 0 and --stride between 0 and 0.2 m')
-    settings = GaitSettings(steps=options.steps, stride=options.stride)
-    if options.steps == 0:
-        settings.shift = 0.0
+    settings = GaitSettings.for_steps(options.steps, stride=options.stride)
     if options.open_loop:
         return WalkingController(model, sim_config, settings)
     return BalancingWalkingController(model, sim_config, settings)
