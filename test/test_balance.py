@@ -9,7 +9,7 @@ import io
 import math
 import os
 
-from jointsim_ros.control.balance import (BalancingWalkingController, Chain, Measurements,
+from jointsim_ros.control.balance import (BalancingWalkingController, Measurements,
                                           run_closed_loop)
 from jointsim_ros.control.walking import GaitSettings, Kinematics
 from jointsim_ros.description import load_model
@@ -47,18 +47,21 @@ def exact_sensors():
     return measure
 
 
-def test_chain_matches_the_walking_kinematics(model):
+def test_kinematics_in_the_roots_frame_turn_with_the_root(model):
+    # the estimator's batched poses (root frame) and the plan's (a placed root) agree: moving
+    # and turning the root moves every body rigidly with it
     robot, _ = model
     kin = Kinematics(robot)
-    chain = Chain(robot, kin.joint_names)
     rng = np.random.default_rng(5)
     q = rng.uniform(-0.5, 0.5, (3, len(kin.joint_names)))
-    pos, rot = chain.poses(q)
+    pos, rot = kin.poses(q)
+    base = rng.uniform(-1.0, 1.0, (3, 3))
+    turn = np.array([quat_to_matrix(v / np.linalg.norm(v)) for v in rng.normal(size=(3, 4))])
     expected_pos, expected_rot = kin.body_poses(
-        np.zeros((3, 3)), np.broadcast_to(np.eye(3), (3, 3, 3)),
-        {name: q[:, i] for i, name in enumerate(kin.joint_names)})
-    np.testing.assert_allclose(pos, expected_pos, atol=1e-12)
-    np.testing.assert_allclose(rot, expected_rot, atol=1e-12)
+        base, turn, {name: q[:, i] for i, name in enumerate(kin.joint_names)})
+    np.testing.assert_allclose(base + np.einsum('kij,bkj->bki', turn, pos), expected_pos,
+                               atol=1e-12)
+    np.testing.assert_allclose(np.einsum('kij,bkjl->bkil', turn, rot), expected_rot, atol=1e-12)
 
 
 def test_walks_ten_steps_on_measurements_with_the_estimator_on_the_truth(model):

@@ -44,7 +44,7 @@ import math
 
 import numpy as np
 
-from .walking import (ankle_readings, centre_of_pressure, drive_gains, G, GaitSettings,
+from .walking import (ankle_readings, centre_of_pressure, G, GaitSettings, JointPD,
                       Kinematics, leg_ik, LEG_JOINTS, min_jerk, PreviewController, run_periods,
                       SOLE, SOLE_HEIGHT, WalkingPlan)
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
@@ -139,10 +139,6 @@ class BalanceSettings:
     sole_half: tuple = (0.12, 0.055)
 
 
-def _skew(v):
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
 def _cross(a, b):
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                      a[0] * b[1] - a[1] * b[0]])
@@ -157,58 +153,13 @@ def _yaw(rot):
     return math.atan2(rot[1, 0], rot[0, 0])
 
 
-class Chain:
-    """
-    Forward kinematics of the model relative to its root body, batched, constants cached.
-
-    Args:
-        model: the RobotModel (walking.Kinematics' conditions).
-        joint_names: the order of the angle vectors given to :meth:`poses`.
-    """
-
-    def __init__(self, model, joint_names):
-        kin = Kinematics(model)
-        index = {name: i for i, name in enumerate(joint_names)}
-        self.n_bodies = len(model.bodies)
-        self.mass = kin.mass
-        self.masses = np.array([b.mass for b in model.bodies])
-        self.coms = np.array([np.asarray(b.com, dtype=float) for b in model.bodies])
-        self._steps = []
-        for j in kin._order:
-            axis = np.asarray(j.axis, dtype=float)
-            k = _skew(axis)
-            self._steps.append((index.get(j.name, -1), j.parent_body, j.child_body,
-                                quat_to_matrix(j.parent_quat), np.asarray(j.parent_pos, float),
-                                quat_to_matrix(j.child_quat).T, np.asarray(j.child_pos, float),
-                                k, k @ k))
-
-    def poses(self, q):
-        """Return body positions (n_body, k, 3) and rotations (n_body, k, 3, 3), root frame."""
-        k = q.shape[0]
-        pos = np.zeros((self.n_bodies, k, 3))
-        rot = np.zeros((self.n_bodies, k, 3, 3))
-        rot[0] = np.eye(3)
-        for i, parent, child, r_pj, p_pos, r_cj_t, c_pos, kx, kx2 in self._steps:
-            a = q[:, i] if i >= 0 else np.zeros(k)
-            r_axis = (np.eye(3) + np.sin(a)[:, None, None] * kx
-                      + (1.0 - np.cos(a))[:, None, None] * kx2)
-            rot[child] = rot[parent] @ r_pj @ r_axis @ r_cj_t
-            pos[child] = (pos[parent] + rot[parent] @ p_pos) - rot[child] @ c_pos
-        return pos, rot
-
-    def com(self, pos, rot):
-        """Return the whole-body centre of mass (k, 3) from :meth:`poses`' output."""
-        world = pos + np.einsum('bkij,bj->bki', rot, self.coms)
-        return np.einsum('b,bki->ki', self.masses, world) / self.mass
-
-
 # -- the state estimator -----------------------------------------------------------------------
 class StateEstimator:
     """
     Base orientation, position and velocity, centre of mass and DCM from the measurements.
 
     Args:
-        chain: Chain of the model, the controller's joint order.
+        chain: walking.Kinematics of the model (its joint order is the controller's).
         feet: {'l', 'r'} -> body index of each foot.
         base_position: (3,) the pelvis origin at the start, world, m (the robot is told where
             it starts, as walking.py's plan is).
@@ -306,7 +257,7 @@ class StateEstimator:
         h = 1e-3
         extra = [] if extra_pose is None else [np.asarray(extra_pose, dtype=float)]
         pos, rots = self.chain.poses(np.stack([qv, qv + h * rates] + extra))
-        com_rel = self.chain.com(pos, rots)
+        com_rel = self.chain.com_of(pos, rots)
         self.extra_com = com_rel[2] if extra else None
         sole_rel, sole_vel, foot_rot = {}, {}, {}
         pivot_rel = {}
@@ -409,9 +360,8 @@ class BalancingWalkingController:
                                 config.base_pose.position, s)
         self.joint_names = self.plan.joint_names
         self.index = {name: i for i, name in enumerate(self.joint_names)}
-        (self.volts_per_newton_metre, self.back_emf, self.supply, self.kp,
-         self.kd) = drive_gains(model, self.joint_names, s, 'BalancingWalkingController')
-        self.chain = Chain(model, self.joint_names)
+        self.pd = JointPD(model, self.joint_names, s, 'BalancingWalkingController')
+        self.chain = Kinematics(model)    # its joint order is the plan's, this controller's
         bodies = {b.name: i for i, b in enumerate(model.bodies)}
         self.base = np.asarray(config.base_pose.position, dtype=float)
         feet = {side: bodies[f'{side}_foot'] for side in 'lr'}
@@ -693,9 +643,7 @@ class BalancingWalkingController:
         else:
             speed = (target - self.last_target) / dt
         self.last_target, self.last_t = target, t
-        torque = self.kp * (target - m.positions) + self.kd * (speed - m.velocities)
-        volts = self.volts_per_newton_metre * torque + self.back_emf * speed
-        return np.clip(volts, -self.supply, self.supply)
+        return self.pd.volts(target, speed, m.positions, m.velocities)
 
 
 ANKLE_SENSORS = (('l', 'l_ankle_ft'), ('r', 'r_ankle_ft'))

@@ -217,6 +217,40 @@ class Kinematics:
                     order.append(j)
                     seen.add(j.child_body)
         self._order = order
+        column = {name: i for i, name in enumerate(self.joint_names)}
+        self._masses = np.array([body.mass for body in model.bodies])
+        self._coms = np.array([np.asarray(body.com, dtype=float) for body in model.bodies])
+        # each joint's constants, once: (angle column, parent and child body, R_pj, parent
+        # origin, R_cj^T, child origin, [axis]x and its square for Rodrigues' formula)
+        self._steps = []
+        for j in order:
+            x = cross_matrix(j.axis)
+            self._steps.append((column[j.name], j.parent_body, j.child_body,
+                                quat_to_matrix(j.parent_quat), np.asarray(j.parent_pos, float),
+                                quat_to_matrix(j.child_quat).T, np.asarray(j.child_pos, float),
+                                x, x @ x))
+
+    def poses(self, q, base_pos=None, base_rot=None):
+        """
+        Return every body's position (n_body, k, 3) and rotation (n_body, k, 3, 3).
+
+        Args:
+            q: (k, n) joint angles, rad, in ``joint_names`` order.
+            base_pos: (k, 3) the root body's origin, m; None: the root's own frame.
+            base_rot: (k, 3, 3) the root body's rotation; None: the identity.
+        """
+        k = q.shape[0]
+        pos = np.zeros((len(self.model.bodies), k, 3))
+        rot = np.zeros((len(self.model.bodies), k, 3, 3))
+        if base_pos is not None:
+            pos[0] = base_pos
+        rot[0] = np.eye(3) if base_rot is None else base_rot
+        for i, parent, child, r_pj, p_pos, r_cj_t, c_pos, x, x2 in self._steps:
+            s, c = np.sin(q[:, i])[:, None, None], np.cos(q[:, i])[:, None, None]
+            r_axis = np.eye(3) + s * x + (1.0 - c) * x2
+            rot[child] = rot[parent] @ r_pj @ r_axis @ r_cj_t
+            pos[child] = (pos[parent] + rot[parent] @ p_pos) - rot[child] @ c_pos
+        return pos, rot
 
     def body_poses(self, base_pos, base_rot, positions):
         """
@@ -224,40 +258,36 @@ class Kinematics:
 
         Args:
             base_pos: (k, 3) root body origin; base_rot (k, 3, 3).
-            positions: dict joint name -> (k,) rad.
+            positions: dict joint name -> (k,) rad (joints not named: 0).
 
         Returns:
             (pos (n_body, k, 3), rot (n_body, k, 3, 3)).
         """
-        k = base_pos.shape[0]
-        n = len(self.model.bodies)
-        pos = np.zeros((n, k, 3))
-        rot = np.zeros((n, k, 3, 3))
-        pos[0], rot[0] = base_pos, base_rot
-        for j in self._order:
-            r_pj = quat_to_matrix(j.parent_quat)
-            r_cj = quat_to_matrix(j.child_quat)
-            q = np.broadcast_to(np.asarray(positions.get(j.name, 0.0), dtype=float), (k,))
-            r_axis = axis_rotations(j.axis, q)                       # (k, 3, 3)
-            r_joint = rot[j.parent_body] @ r_pj @ r_axis               # joint frame in world
-            origin = pos[j.parent_body] + rot[j.parent_body] @ j.parent_pos
-            rot[j.child_body] = r_joint @ r_cj.T
-            pos[j.child_body] = origin - rot[j.child_body] @ j.child_pos
-        return pos, rot
+        q = np.zeros((base_pos.shape[0], len(self.joint_names)))
+        for i, name in enumerate(self.joint_names):
+            if name in positions:
+                q[:, i] = positions[name]
+        return self.poses(q, base_pos, base_rot)
+
+    def com_of(self, pos, rot):
+        """Return the whole-body centre of mass (k, 3) of :meth:`poses`' output."""
+        world = pos + np.einsum('bkij,bj->bki', rot, self._coms)
+        return np.einsum('b,bki->ki', self._masses, world) / self.mass
 
     def com(self, base_pos, base_rot, positions):
         """Return the centre of mass (k, 3), m, world frame."""
-        pos, rot = self.body_poses(base_pos, base_rot, positions)
-        total = np.zeros(pos.shape[1:])
-        for i, body in enumerate(self.model.bodies):
-            total += body.mass * (pos[i] + rot[i] @ body.com)
-        return total / self.mass
+        return self.com_of(*self.body_poses(base_pos, base_rot, positions))
+
+
+def cross_matrix(axis):
+    """Return the matrix [a]x of the cross product a x v."""
+    a = np.asarray(axis, dtype=float)
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
 
 
 def axis_rotations(axis, angles):
     """Return the rotations (k, 3, 3) about a unit ``axis`` by ``angles`` (k,) rad (Rodrigues)."""
-    axis = np.asarray(axis, dtype=float)
-    x = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    x = cross_matrix(axis)
     s, c = np.sin(angles)[:, None, None], np.cos(angles)[:, None, None]
     return np.eye(3) + s * x + (1.0 - c) * (x @ x)
 
@@ -474,26 +504,39 @@ def joint_group(name):
     return 'other'
 
 
-def drive_gains(model, joint_names, settings, who):
+class JointPD:
     """
-    Return the joint PD's drive terms, each (n,) in ``joint_names`` order.
+    Each joint's PD in torque, turned into armature volts through its drive's datasheet.
 
-    (volts per newton metre ``R / (Kt N eta)``, back-EMF per joint rad/s ``Ke N``, supply V,
-    kp N m/rad and kd N m s/rad from ``settings``' groups).  Raises ValueError naming the
-    joints without a drive.
+    ``V = R tau / (Kt N eta) + Ke N qd*`` with ``tau = kp (q* - q) + kd (qd* - qd)``, clipped to
+    the supply (the module docstring, "Drives").
+
+    Args:
+        model: the RobotModel, with a drive on every one of ``joint_names``.
+        joint_names: the order of the vectors :meth:`volts` takes and returns.
+        settings: GaitSettings (kp, kd per joint group).
+        who: the controller's name, for the message naming joints without a drive.
     """
-    drives = {d.joint: d for d in model.drives}
-    missing = [name for name in joint_names if name not in drives]
-    if missing:
-        raise ValueError(f'{who}: joints without a drive: ' + ', '.join(missing))
-    d = [drives[name] for name in joint_names]
-    groups = [joint_group(name) for name in joint_names]
-    return (np.array([x.resistance / (x.torque_constant * x.gear_ratio * x.efficiency)
-                      for x in d]),
-            np.array([x.back_emf_constant * x.gear_ratio for x in d]),
-            np.array([x.supply_voltage for x in d]),
-            np.array([settings.kp[g] for g in groups]),
-            np.array([settings.kd[g] for g in groups]))
+
+    def __init__(self, model, joint_names, settings, who):
+        drives = {d.joint: d for d in model.drives}
+        missing = [name for name in joint_names if name not in drives]
+        if missing:
+            raise ValueError(f'{who}: joints without a drive: ' + ', '.join(missing))
+        d = [drives[name] for name in joint_names]
+        groups = [joint_group(name) for name in joint_names]
+        self.volts_per_newton_metre = np.array(
+            [x.resistance / (x.torque_constant * x.gear_ratio * x.efficiency) for x in d])
+        self.back_emf = np.array([x.back_emf_constant * x.gear_ratio for x in d])
+        self.supply = np.array([x.supply_voltage for x in d])
+        self.kp = np.array([settings.kp[g] for g in groups])
+        self.kd = np.array([settings.kd[g] for g in groups])
+
+    def volts(self, target, speed, positions, velocities):
+        """Return the armature voltages (n,), V, for targets and measured joint states."""
+        torque = self.kp * (target - positions) + self.kd * (speed - velocities)
+        volts = self.volts_per_newton_metre * torque + self.back_emf * speed
+        return np.clip(volts, -self.supply, self.supply)
 
 
 class WalkingController:
@@ -511,8 +554,7 @@ class WalkingController:
         self.plan = WalkingPlan(model, dict(config.initial_positions),
                                 config.base_pose.position, self.settings)
         self.joint_names = self.plan.joint_names
-        (self.volts_per_newton_metre, self.back_emf, self.supply, self.kp,
-         self.kd) = drive_gains(model, self.joint_names, self.settings, 'WalkingController')
+        self.pd = JointPD(model, self.joint_names, self.settings, 'WalkingController')
         self._start = None
 
     def duration(self):
@@ -554,9 +596,7 @@ class WalkingController:
             blend = float(min_jerk(t / self.settings.settle))
             target = self._start + blend * (target - self._start)
             speed = blend * speed
-        torque = self.kp * (target - positions) + self.kd * (speed - velocities)
-        volts = self.volts_per_newton_metre * torque + self.back_emf * speed
-        return np.clip(volts, -self.supply, self.supply)
+        return self.pd.volts(target, speed, positions, velocities)
 
 
 def centre_of_pressure(readings, sole_height):
