@@ -143,7 +143,7 @@ def test_imus_of_gazebo_tags_are_read_and_the_config_wins():
     urdf = robot('turntable', link('base'), link('arm', inertial(1.0, 0.01, 0.02, 0.03)),
                  joint('spin', 'continuous', 'base', 'arm', axis='0 0 1'),
                  tag.format(name='tagged', rate=250) + tag.format(name='both', rate=50)
-                 + tag.format(name='broken', rate='fast'))
+                 + tag.format(name='broken', rate='fast') + tag.format(name='negative', rate=-5))
     sim = Simulator.from_urdf(urdf, {'imu_sensors': {'both': {'link': 'base', 'rate': 10}}})
     imus = {imu.name: imu for imu in sim.model.imus}
     assert set(imus) == {'tagged', 'both'}
@@ -158,6 +158,10 @@ def test_imus_of_gazebo_tags_are_read_and_the_config_wins():
                                                                           'both/imu')
     broken = [w for w in sim.model.warnings if "'broken'" in w]
     assert len(broken) == 1 and 'line' in broken[0] and 'update_rate' in broken[0]
+    # a value that reads but is out of range: the config's check names the key, and it is
+    # skipped too
+    negative = [w for w in sim.model.warnings if 'imu_sensors.negative.rate' in w]
+    assert len(negative) == 1 and 'Hz' in negative[0] and 'skipped' in negative[0]
 
 
 @pytest.mark.parametrize('imu,words', [

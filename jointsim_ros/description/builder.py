@@ -124,6 +124,9 @@ class _ModelBuilder:
         self.check_tree()
         self.decide_base()
         self.sensor_specs = self.sensor_settings()
+        # before the warnings are gathered: a Gazebo IMU tag the config check refuses is
+        # announced and skipped
+        self.imu_specs = self.imu_settings()
         self.check_kept_fixed_joints()
         self.group_links()
         bodies = self.make_bodies()
@@ -317,7 +320,7 @@ class _ModelBuilder:
     def make_imus(self):
         """Return the ImuModel of every IMU."""
         imus = []
-        for name, spec in self.imu_settings().items():
+        for name, spec in self.imu_specs.items():
             transform = Transform.from_xyz_rpy(spec.pose.position, spec.pose.rpy)
             noise = spec.noise
             imus.append(ImuModel(

@@ -370,9 +370,7 @@ def _gazebo_imu(sensor, link):
     item = {'link': link}
     rate = sensor.find('update_rate')
     if rate is not None:
-        item['rate'] = number(rate, 'update_rate')[0]
-        if item['rate'] < 0.0:
-            raise ValueError(f'<update_rate> (line {rate.sourceline}) is negative')
+        item['rate'] = number(rate, 'update_rate')[0]   # its range: the config's check
     pose = sensor.find('pose')
     if pose is not None:
         values = number(pose, 'pose', 6)
