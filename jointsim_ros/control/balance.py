@@ -64,6 +64,8 @@ class Measurements:
         wrenches: {'l': (6,), 'r': (6,)} the ankle force-torque sensors as
             ``sim.sensors.wrench('l_ankle_ft')`` gives them: force and torque the foot passes
             to the leg, foot frame.
+        wrists: None, or {'l': (6,), 'r': (6,)} the wrist sensors the same way (what the hand
+            passes to the forearm, hand frame; the valve controller reads them).
     """
 
     t: float
@@ -71,6 +73,7 @@ class Measurements:
     velocities: np.ndarray
     imu: np.ndarray
     wrenches: dict
+    wrists: dict = None
 
 
 @dataclass
@@ -407,6 +410,10 @@ class BalancingWalkingController:
         self.last_target = None
         self.last_t = None
         self.log = []
+        #: column -> rad: targets of joints outside the legs that another controller sets
+        #: (the valve controller's arms); they count in the centre of mass the pelvis is
+        #: placed by.
+        self.upper_body = None
 
     def phase(self, t):
         """Return what the controller does at time t: 'standing up', 'step 3 of 10', ..."""
@@ -611,6 +618,8 @@ class BalancingWalkingController:
                 angles = leg_ik(self.plan.legs[side], pelvis[None], foot[None],
                                 _rot_z(self.planted_yaw[side])[None])[0]
             target[self.leg_columns[side]] = angles
+        for column, angle in (self.upper_body or {}).items():
+            target[column] = angle
         return target
 
     def voltages(self, m):

@@ -250,10 +250,10 @@ class _ModelBuilder:
         floating = [j for j in world_joints if j.type == 'floating']
         explicit = 'base' in config.given_keys
         if floating:
-            if len(world_joints) > 1:
-                self.fail(f"link 'world' holds floating {self.where('joint', floating[0].name)}"
-                          f' and {len(world_joints) - 1} other joint(s).  A floating base must '
-                          'be the only joint of the world link; attach the others to the robot.')
+            if len(floating) > 1:
+                self.fail(f"link 'world' holds {len(floating)} floating joints "
+                          f'({name_list(j.name for j in floating)}).  One robot, one floating '
+                          'base: keep one, or make the others fixed.')
             if explicit and config.base == 'fixed':
                 raise ConfigError(
                     f'{config.source} sets base: fixed, but {self.description.source} attaches '
@@ -383,6 +383,10 @@ class _ModelBuilder:
                 self.group[link] = link
                 self.in_group[link] = Transform.identity()
                 group_roots.append(link)
+        if self.base_joint is not None:
+            # the floating base is body 0 even when the world link holds other (fixed) parts
+            group_roots.remove(self.base_joint.child)
+            group_roots.insert(1, self.base_joint.child)
         if self.floating:
             world_group = WORLD_LINK if self.base_joint is not None else None
         else:
@@ -592,7 +596,9 @@ class _ModelBuilder:
 
         A linear actuator gets a one-row distance joint between its ends (acting while its
         length is prescribed); a path point gets a ball joint to the world whose anchor the
-        facade moves along the path (acting while a path is prescribed).
+        facade moves along the path (acting while a path is prescribed); a grasp a ball joint
+        between its link's point and its object, whose anchor on the object the facade sets
+        at each grasp (acting while grasped, docs/valve.md).
         """
         joints = []
         identity = np.array([1.0, 0.0, 0.0, 0.0])
@@ -629,6 +635,25 @@ class _ModelBuilder:
                 parent_pos=np.zeros(3), parent_quat=identity, child_pos=point,
                 child_quat=identity, axis=np.array([1.0, 0.0, 0.0]), parent_link='world',
                 child_link=item.link, loop=True, element='path'))
+        for name, item in self.config.grasps.items():
+            hand = self.element_link('grasp', name, 'link', item.link)
+            held = self.element_link('grasp', name, 'object', item.object)
+            if hand < 0 or hand == held:
+                why = 'is fixed to the world' if hand < 0 else f"is one body with '{item.object}'"
+                raise ConfigError(f"{self.config.source}: grasp '{name}': link '{item.link}' "
+                                  f'{why}, so it cannot grasp.  Choose a moving link (a hand) '
+                                  'and another body as the object.')
+            if item.radius > 0.0 and np.linalg.norm(item.axis) < 1e-9:
+                raise ConfigError(f"{self.config.source}: grasp '{name}' has a zero axis.  "
+                                  "Give the rim circle's axis in the object's frame.")
+            point = self.link_pose(item.link).apply(np.asarray(item.point, dtype=float))
+            centre = self.link_pose(item.object).apply(np.asarray(item.centre, dtype=float))
+            # the parent anchor (on the object) is state: the facade sets it at each grasp
+            joints.append(JointModel(
+                name=f'grasp:{name}', type='spherical', parent_body=held, child_body=hand,
+                parent_pos=centre, parent_quat=identity, child_pos=point, child_quat=identity,
+                axis=np.array([1.0, 0.0, 0.0]), parent_link=item.object, child_link=item.link,
+                loop=True, element='grasp'))
         return joints
 
     def loop_joints(self):

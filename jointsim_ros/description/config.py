@@ -552,6 +552,29 @@ class PathPointSettings:
                            vector3())
 
 
+@dataclass(frozen=True)
+class GraspSettings:
+    """A grasp a link can switch on and off at run time (config ``grasps``, docs/valve.md)."""
+
+    link: str = setting(None, 'link', 'the gripping link (a hand)', name('a link name'))
+    point: tuple = setting((0.0, 0.0, 0.0), 'm',
+                           'the grasp point in the frame of link (default its origin)',
+                           vector3())
+    object: str = setting(None, 'link', 'the link grasped (a valve wheel, a handle)',  # noqa: A003
+                          name('a link name'))
+    centre: tuple = setting((0.0, 0.0, 0.0), 'm',
+                            "the rim circle's centre (or the grasped point when radius is 0) in "
+                            'the frame of object', vector3())
+    axis: tuple = setting((1.0, 0.0, 0.0), '1', "the rim circle's axis in the frame of object",
+                          vector3())
+    radius: float = setting(0.0, 'm',
+                            'rim radius: the grasp holds the rim point nearest to the grasp '
+                            'point; 0: the point centre', number(0.0))
+    max_distance: float = setting(0.005, 'm',
+                                  'a grasp asked for farther from the rim (or point) is refused',
+                                  number(0.0, strict=True))
+
+
 SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh')
 #: shape -> the keys it needs.
 SCENE_SHAPE_KEYS = {'box': ('size',), 'sphere': ('radius',), 'cylinder': ('radius', 'length'),
@@ -680,6 +703,7 @@ class SimConfig:
         linear_actuators: name -> given keys of ElementSettings (a point-to-point force).
         distance_sensors: name -> given keys of ElementSettings (a reported distance).
         path_points: name -> given keys of PathPointSettings.
+        grasps: name -> given keys of GraspSettings (switched on and off at run time).
         force_torque_sensors: sensor name -> given keys of ForceTorqueSensorSettings
             (docs/sensors.md); sensors declared in the URDF's ``<gazebo>`` tags are added when
             the model is built.
@@ -756,6 +780,12 @@ class SimConfig:
         'points of links that prescribed.path can drive along a 3D path: link, point',
         named_sections(PathPointSettings, 'path point', required=('link',)),
         note='`docs/prescribed.md`')
+    grasps: dict = setting(
+        {}, 'section',
+        'grasps switched at run time: link, point, object, centre, axis, radius, max_distance',
+        named_sections(GraspSettings, 'grasp', required=('link', 'object')),
+        note='a ball joint between the grasp point and the rim point nearest to it, acting '
+             'while grasped: `docs/valve.md`')
     force_torque_sensors: dict = setting(
         {}, 'section',
         'sensor -> joint, frame, measure_direction, pose, rate, noise, filter (docs/sensors.md)',
@@ -790,6 +820,7 @@ JOINT_SENSOR_KEYS = keys_of(JointSensorSettings)
 LOOP_KEYS = keys_of(LoopJointSettings)
 ELEMENT_KEYS = keys_of(ElementSettings)
 PATH_POINT_KEYS = keys_of(PathPointSettings)
+GRASP_KEYS = keys_of(GraspSettings)
 SCENE_KEYS = keys_of(SceneObjectSettings)
 #: config key -> dataclass of one item, for the sections of named items.
 NAMED_SECTIONS = {key.name: key.convert.section for key in SCHEMA
@@ -868,6 +899,11 @@ def load_config(source=None):
     if not os.path.isfile(path):
         raise ConfigError(f"config file '{path}' does not exist.  Give the path of a YAML file "
                           '(see config/default.yaml), a dict, or nothing for the defaults.')
+    return config_from_dict(_read_extended(path, ()), f"config file '{path}'")
+
+
+def _read_yaml(path):
+    """Return the mapping of one YAML config file ({} when empty)."""
     with open(path, encoding='utf-8') as stream:
         try:
             data = yaml.load(stream, Loader=_StrictLoader)
@@ -877,7 +913,47 @@ def load_config(source=None):
             problem = getattr(error, 'problem', None) or str(error)
             raise ConfigError(f"config file '{path}' is not valid YAML{line}: {problem}.  Fix "
                               'the YAML there (indentation, a colon after each key).') from None
-    return config_from_dict({} if data is None else data, f"config file '{path}'")
+    return {} if data is None else data
+
+
+def _read_extended(path, chain):
+    """
+    Return a config file's mapping with the file it ``extends`` under it.
+
+    ``extends: FILE`` (a path relative to the extending file's directory) names a config whose
+    keys this file's keys override: mappings merge key by key, any other value replaces.
+    """
+    data = _read_yaml(path)
+    if not isinstance(data, dict) or 'extends' not in data:
+        return data
+    data = dict(data)
+    base = data.pop('extends')
+    if not isinstance(base, str) or not base:
+        raise ConfigError(f"config file '{path}': extends is {base!r}; give the path of the "
+                          'config file this one builds on, relative to this one.')
+    base_path = os.path.join(os.path.dirname(os.path.abspath(path)), base)
+    if not os.path.isfile(base_path):
+        raise ConfigError(f"config file '{path}' extends '{base}', which does not exist (looked "
+                          f"for '{base_path}').  Give a path relative to '{path}'.")
+    if os.path.realpath(base_path) in chain:
+        raise ConfigError(f"config file '{path}' extends '{base}', which extends it in turn.  "
+                          'Break the cycle.')
+    under = _read_extended(base_path, chain + (os.path.realpath(path),))
+    if not isinstance(under, dict):
+        return data  # config_from_dict names the malformed file's problem
+    return _merged(_nest_dotted(_unwrap_ros_parameters(under), f"config file '{base_path}'"),
+                   _nest_dotted(_unwrap_ros_parameters(data), f"config file '{path}'"))
+
+
+def _merged(under, over):
+    """Return mapping ``over`` laid on ``under``: mappings merge key by key, others replace."""
+    out = dict(under)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
 
 
 def config_from_dict(data, source='config dict'):

@@ -75,6 +75,8 @@ def check_tree_config(model, config):
         refuse('linear actuators', 'linear_actuators', 'remove the linear_actuators section')
     if config.path_points:
         refuse('path points (prescribed paths)', 'path_points', 'remove the path_points section')
+    if config.grasps:
+        refuse('grasps (loop joints switched at run time)', 'grasps', 'remove the grasps section')
     if config.loop_joints or any(j.loop and not j.element for j in model.joints):
         refuse('closed kinematic loops', 'loop_joints', 'remove the loop_joints section')
     if model.sensors:

@@ -99,7 +99,8 @@ class JointModel:
             configuration (set by the engine at reset), not given.
         element: '' for a joint; 'actuator' for the distance row of a linear actuator (acts
             while a length is prescribed), 'path' for the ball joint between the world and a
-            path point (acts while a path is prescribed); both are also ``loop``.
+            path point (acts while a path is prescribed), 'grasp' for the ball joint between a
+            hand and the object it grasps (acts while grasped); all are also ``loop``.
     """
 
     name: str

@@ -545,7 +545,8 @@ class Engine(Mechanism):
         Switch element joint j off, at rest where it is.
 
         A distance element takes the length between its ends, a path joint's world anchor
-        moves onto its point; either acts again once the facade switches it on.
+        moves onto its point; either acts again once the facade switches it on.  A grasp
+        keeps its anchor until the next grasp sets it.
         """
         self.state.joint_active[j] = 0.0
         self.state.joint_row_rate[j] = 0.0
@@ -553,6 +554,8 @@ class Engine(Mechanism):
         if block >= 0:
             r0 = self.blocks.row0[block]
             self.state.row_impulse[r0:r0 + self.blocks.dim[block]] = 0.0
+        if self.model.joints[j].element == 'grasp':
+            return  # its anchor on the object is set at the next grasp
         pa, pb = self.element_ends(j)
         if self.joints.type[j] == jt.DISTANCE:
             self.state.joint_length[j] = np.linalg.norm(pb - pa)

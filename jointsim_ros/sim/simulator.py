@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .elements import Elements
+from .grasping import Grasps
 from .encoders import JointSensors
 from .prescribed import Prescribed
 from .sensing import Sensors
@@ -62,8 +63,8 @@ class Simulator:
     Build it with :meth:`from_urdf`.  Joint-indexed arrays follow :attr:`joint_names`.
     Stepping, state and commands are here; the parts are components taking the simulator:
     :attr:`sensors` (force-torque sensors), :attr:`elements` (linear actuators, distance
-    sensors, path points) and :attr:`prescribed` (prescribed joint motions, actuator lengths
-    and paths).
+    sensors, path points), :attr:`grasps` (grasps switched at run time) and
+    :attr:`prescribed` (prescribed joint motions, actuator lengths and paths).
     """
 
     def __init__(self, model, config):
@@ -99,6 +100,9 @@ class Simulator:
         #: Linear actuators, distance sensors and path points (config ``linear_actuators``,
         #: ``distance_sensors``, ``path_points``; jointsim_ros.sim.elements.Elements).
         self.elements = Elements(self)
+        #: Grasps switched at run time (config ``grasps``; jointsim_ros.sim.grasping.Grasps,
+        #: docs/valve.md).
+        self.grasps = Grasps(self)
         #: Prescribed joint motions, actuator lengths and paths
         #: (jointsim_ros.sim.prescribed.Prescribed, docs/prescribed.md).
         self.prescribed = Prescribed(self)
