@@ -33,7 +33,7 @@ from rclpy.signals import SignalHandlerOptions
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
-from std_srvs.srv import Trigger
+from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
@@ -126,6 +126,11 @@ LINK_WRENCH_TOPIC = 'link_wrench'
 #: Its QoS: reliable, transient-local, 100 deep (a schedule sent before the node is up).
 LINK_WRENCH_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def grasp_service(grasp_name):
+    """Return the service (std_srvs/SetBool, relative) that switches a grasp on and off."""
+    return f'grasp/{grasp_name}'
 
 
 def wrench_topic(sensor_name):
@@ -326,6 +331,11 @@ class JointsimNode(Node):
         self.create_service(Trigger, 'resume', self._on_resume)
         self.create_service(Trigger, 'step', self._on_step)
         self.create_service(Trigger, 'reset', self._on_reset)
+        # grasps (config grasps, docs/valve.md): grasp/NAME, true grasps and false lets go;
+        # like every callback here it runs between ticks, so it acts from the next step on
+        for name in self.sim.grasps.names:
+            self.create_service(SetBool, grasp_service(name),
+                                functools.partial(self._on_grasp, name))
 
         # latched announcements and the initial state
         if self._pub_description is not None:
@@ -596,6 +606,24 @@ class JointsimNode(Node):
         response.success, response.message = True, self.runner.reset()
         self.get_logger().info(response.message)
         self._publish_state()
+        return response
+
+    def _on_grasp(self, name, request, response):
+        """Grasp (``data`` true) or let go; a refusal answers False with the reason."""
+        try:
+            if request.data:
+                gap = self.sim.grasps.grasp(name)
+                response.message = f'{name}: grasped, {gap:.4f} m from the rim'
+            else:
+                self.sim.grasps.release(name)
+                response.message = f'{name}: released'
+        except CommandError as error:
+            # the message names the grasp and gives the distance; once per distinct message
+            response.success, response.message = False, str(error)
+            self._warn_throttled(response.message)
+            return response
+        response.success = True
+        self.get_logger().info(response.message)
         return response
 
     def destroy_node(self):
