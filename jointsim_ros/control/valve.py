@@ -37,7 +37,8 @@ import math
 import numpy as np
 
 from .balance import BalancingWalkingController, sensor_measurements
-from .walking import G, GaitSettings, min_jerk
+from .walking import (ankle_readings, centre_of_pressure, G, GaitSettings, min_jerk, SOLE,
+                      SOLE_HEIGHT)
 from ..errors import CommandError
 from ..rotations import quat_to_matrix
 
@@ -72,6 +73,7 @@ class ValveSettings:
         hold: s, holding still before and after the turn.
         retract: s, back to the start pose after letting go.
         stall_time: s without progress at the torque limit before giving up.
+        back_off: rad/s per N m, how fast the turn's reference backs off beyond max_torque.
         radial_gain, tangential_gain, axial_gain: m/s per N, the admittances.
         reach_gain: 1/s, the integral of the hand's position error while reaching.
         offset_limit: m, the largest admittance offset.
@@ -98,8 +100,9 @@ class ValveSettings:
     grasp_distance: float = 0.003
     grasp_timeout: float = 1.5
     hold: float = 0.3
-    retract: float = 1.5
+    retract: float = 2.0
     stall_time: float = 1.0
+    back_off: float = 0.05
     radial_gain: float = 4.0e-4
     tangential_gain: float = 4.0e-4
     axial_gain: float = 4.0e-4
@@ -271,6 +274,7 @@ class ValveController:
         self.reach_q = None
         self.joint_goal = {'l': None, 'r': None}
         self._pose_filtered = None
+        self._back_q = None
         self.offset = {side: np.zeros(3) for side in 'lr'}
         self.angle_cmd = 0.0
         self.speed_cmd = 0.0
@@ -485,15 +489,28 @@ class ValveController:
             self._enter('retracting', t)
             refs = dict(self._release_points)
         if self.state == 'retracting':
+            # straight back off the rim, then in joint space to the start pose
             since = t - self.state_time
-            s = float(min_jerk(min(since / v.retract, 1.0)))
+            back = v.retract / 4.0
             for side in 'lr':
-                away = self._release_points[side] - 0.08 * self.axis * min(1.0, 3 * s)
-                refs[side] = away + s * (self.start_points[side] - away)
+                if since < back:
+                    s = float(min_jerk(since / back))
+                    refs[side] = (self._release_points[side]
+                                  - s * v.approach_distance * self.axis)
+                    self._back_q = None
+                else:
+                    if self._back_q is None:
+                        self._back_q = {hand: self.arm_q[hand].copy() for hand in 'lr'}
+                    s = float(min_jerk(min((since - back) / (v.retract - back), 1.0)))
+                    self.joint_goal[side] = (self._back_q[side]
+                                             + s * (self.start_q[side] - self._back_q[side]))
+                    refs[side] = None
             if since >= v.retract:
                 self._enter('done', t, 'back at the start pose')
         if self.state == 'done':
-            refs = dict(self.start_points)
+            for side in 'lr':
+                self.joint_goal[side] = self.start_q[side].copy()
+                refs[side] = None
         return refs, push
 
     def _turn(self, t, dt, meas, forces):
@@ -510,9 +527,10 @@ class ValveController:
                         math.sqrt(max(2.0 * v.acceleration * max(left, 0.0), 0.0)))
             over = s['torque'] - v.max_torque
             if over > 0.0:
-                speed = min(speed, -0.5 * over)    # back off, rad/s per N m over the limit
+                # back off: rad/s per N m over the limit, never behind where the hands are
+                speed = min(speed, -v.back_off * over)
             self.speed_cmd = speed
-            self.angle_cmd = min(self.angle_cmd + speed * dt, v.turn)
+            self.angle_cmd = min(max(self.angle_cmd + speed * dt, s['angle']), v.turn)
             if s['angle'] > self.progress_angle + math.radians(2.0):
                 self.progress_time, self.progress_angle = t, s['angle']
             if left <= 1e-4:
@@ -611,3 +629,126 @@ def run_valve(sim, controller, seconds, measure=valve_measurements, period=5, on
         if sim.diverged or (stop is not None and stop(sim)):
             break
     return sim
+
+
+class ScenarioRecorder:
+    """
+    The valve scenario's figures from the simulator's ground truth, once per control period.
+
+    Call it after each period's steps (``run_valve``'s ``on_period``).  ``record`` receives
+    lists: 'time' (s), 'state' (the controller's), 'angle' and 'rate' (the valve joint's, rad,
+    rad/s), 'squeeze' and 'tangential' ((2,) l, r: the grasp joints' forces, hand on rim,
+    towards the centre and along the positive turn, N; NaN while released), 'wrist_tangential'
+    ((2,) the same from the wrist sensors' exact readings with the hand's weight taken out, N),
+    'wrist_squeeze', 'controller' (the controller's status: its 'squeeze', 'tangential',
+    'torque' from its noisy sensor samples), 'pelvis' (3,), 'tilt' (rad), 'soles' ((2, 3) sole
+    centres l, r), 'cop' (3,) from the ankle sensors.
+
+    Args:
+        sim: the scenario's Simulator (with the grasps and the valve joint).
+        controller: the ValveController.
+        record: None (a new dict) or a dict to fill.
+        fallen: None, or f(start height, height, qx, qy) -> bool, the fall test.
+    """
+
+    def __init__(self, sim, controller, record=None, fallen=None):
+        self.sim = sim
+        self.controller = controller
+        self.record = {} if record is None else record
+        self.fallen_test = fallen
+        self.valve_column = sim.joint_names.index('valve')
+        self.centre = controller.centre
+        self.axis = controller.axis
+        self.start_pelvis = sim.link_pose('pelvis')[0].copy()
+        self.start_soles = self._soles()
+        self.fell_at = None
+        gravity = np.asarray(sim.config.gravity, dtype=float)
+        self.hand_weight = {side: sim.model.bodies[sim.model.links[f'{side}_hand'].body].mass
+                            * gravity for side in 'lr'}
+
+    def _soles(self):
+        out = []
+        for side in 'lr':
+            origin, quat = self.sim.link_pose(f'{side}_foot')
+            out.append(origin + quat_to_matrix(quat) @ np.asarray(SOLE))
+        return np.array(out)
+
+    def _frames(self, point):
+        rel = point - self.centre
+        radial = rel - self.axis * (self.axis @ rel)
+        radial /= max(np.linalg.norm(radial), 1e-12)
+        return radial, np.cross(self.axis, radial)
+
+    def __call__(self, sim):
+        rec = self.record
+        v = self.controller.valve
+        squeeze, tangential, wrist_t, wrist_s = [], [], [], []
+        for side in 'lr':
+            origin, quat = sim.link_pose(f'{side}_hand')
+            rot = quat_to_matrix(quat)
+            point = origin + rot @ np.asarray(v.grasp_point)
+            radial, tangent = self._frames(point)
+            name = v.grasp_names[side]
+            if sim.grasps.holding(name):
+                on_rim = -sim.grasps.force(name)
+                squeeze.append(-on_rim @ radial)
+                tangential.append(on_rim @ tangent)
+            else:
+                squeeze.append(math.nan)
+                tangential.append(math.nan)
+            wrench = sim.sensors.measure(v.sensors[side])
+            on_rim = self.hand_weight[side] - rot @ wrench[:3]
+            wrist_t.append(on_rim @ tangent)
+            wrist_s.append(-on_rim @ radial)
+        where, quat = sim.link_pose('pelvis')
+        tilt = math.acos(min(1.0, max(-1.0, 1.0 - 2.0 * (quat[1] ** 2 + quat[2] ** 2))))
+        rec.setdefault('time', []).append(sim.time)
+        rec.setdefault('state', []).append(self.controller.state)
+        rec.setdefault('angle', []).append(float(sim.joint_positions()[self.valve_column]))
+        rec.setdefault('rate', []).append(float(sim.joint_velocities()[self.valve_column]))
+        rec.setdefault('squeeze', []).append(np.array(squeeze))
+        rec.setdefault('tangential', []).append(np.array(tangential))
+        rec.setdefault('wrist_tangential', []).append(np.array(wrist_t))
+        rec.setdefault('wrist_squeeze', []).append(np.array(wrist_s))
+        status = self.controller.status
+        rec.setdefault('controller', []).append(
+            (status['squeeze']['l'], status['squeeze']['r'], status['tangential']['l'],
+             status['tangential']['r'], status['torque']))
+        rec.setdefault('pelvis', []).append(where.copy())
+        rec.setdefault('tilt', []).append(tilt)
+        rec.setdefault('soles', []).append(self._soles())
+        rec.setdefault('cop', []).append(
+            centre_of_pressure(ankle_readings(sim), SOLE_HEIGHT)[0])
+        if (self.fell_at is None and self.fallen_test is not None
+                and self.fallen_test(self.start_pelvis[2], where[2], quat[1], quat[2])):
+            self.fell_at = sim.time
+
+    def fell(self, sim=None):
+        """Tell whether the robot has fallen (ends the run: ``run_valve``'s ``stop``)."""
+        return self.fell_at is not None
+
+    def status_line(self):
+        """Return the latest figures: time, phase, valve angle, squeeze and hand forces."""
+        rec = self.record
+        s, tg = rec['squeeze'][-1], rec['tangential'][-1]
+        forces = ('hands free' if np.isnan(s).all() else
+                  f'squeeze {s[0]:5.1f} {s[1]:5.1f} N, tangential {tg[0]:5.1f} {tg[1]:5.1f} N')
+        return (f't = {rec["time"][-1]:5.2f} s  {rec["state"][-1]:12s} valve '
+                f'{math.degrees(rec["angle"][-1]):6.1f} deg, {forces}')
+
+    def result(self):
+        """
+        Return the scenario's figures: 'turned' (deg), 'squeeze' (N, mean of the two hands over
+        the turn), 'squeeze_rms' (N, its RMS error from the set value), 'slip' (m), 'tilt' (rad),
+        'fell' (None or s).
+        """
+        rec = self.record
+        turning = np.array([state == 'turning' for state in rec['state']])
+        pair = np.nanmean(np.array(rec['squeeze'])[turning], axis=1) if turning.any() \
+            else np.array([math.nan])
+        soles = np.array(rec['soles'])
+        slip = np.linalg.norm((soles - self.start_soles)[:, :, :2], axis=2).max()
+        return {'turned': math.degrees(rec['angle'][-1]), 'squeeze': float(np.mean(pair)),
+                'squeeze_rms': float(np.sqrt(np.mean((pair - self.controller.valve.squeeze)
+                                                     ** 2))),
+                'slip': float(slip), 'tilt': float(max(rec['tilt'])), 'fell': self.fell_at}

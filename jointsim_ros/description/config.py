@@ -902,6 +902,23 @@ def load_config(source=None):
     return config_from_dict(_read_extended(path, ()), f"config file '{path}'")
 
 
+def config_data(path):
+    """
+    Return a config file's keys as a nested dict, the files it ``extends`` merged in.
+
+    For a caller that changes a few keys before validating (``config_from_dict``).
+
+    Raises:
+        ConfigError: the file (or one it extends) is missing or not YAML.
+    """
+    if not os.path.isfile(path):
+        raise ConfigError(f"config file '{path}' does not exist.  Give the path of a YAML file.")
+    data = _read_extended(os.fspath(path), ())
+    if not isinstance(data, dict):
+        return data
+    return _nest_dotted(_unwrap_ros_parameters(data), f"config file '{path}'")
+
+
 def _read_yaml(path):
     """Return the mapping of one YAML config file ({} when empty)."""
     with open(path, encoding='utf-8') as stream:

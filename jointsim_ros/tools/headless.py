@@ -4,6 +4,7 @@ Run a robot headless for a few simulated seconds and print what a user wants to 
     python -m jointsim_ros.tools.headless [--robot FILE] [--config FILE] [--seconds S]
     python -m jointsim_ros.tools.headless --humanoid [--steps N] [--sensor-noise]
         [--push T FX FY]... [--open-loop]
+    python -m jointsim_ros.tools.headless --humanoid --valve [--valve-friction NM]
 
 Without arguments it runs the bundled default robot (urdf/jointsim_arm.urdf.xacro) with
 config/jointsim_arm.yaml (a geared DC drive on every joint, all at 0 V), released from a bent
@@ -17,6 +18,13 @@ FY newtons (world x, y) for 0.1 s from simulated time T.  ``--sensor-noise`` add
 and noise on every joint and noise on the ankle force-torque sensors (the pelvis IMU's noise
 is in the humanoid's config, always on).  The last line printed is
 ``result: walked D m forward, lateral offset L m, fell: no`` (or ``fell: yes at t = T s``).
+
+    python -m jointsim_ros.tools.headless --humanoid --valve [--valve-friction NM]
+
+runs the valve scenario (urdf/jointsim_humanoid_valve.urdf.xacro,
+config/jointsim_humanoid_valve.yaml, docs/valve.md): the humanoid reaches a hand wheel, grasps
+it, turns it half a turn with wrist force feedback and lets go.  Its last line is
+``result: valve turned A deg, squeeze S N (RMS error E N), feet slip P mm, fell: no``.
 """
 import argparse
 import math
@@ -53,6 +61,10 @@ def parse_args(argv):
                              'the ankle sensors (the IMU is noisy always)')
     parser.add_argument('--open-loop', action='store_true',
                         help='--humanoid: the planned gait played open loop (no feedback)')
+    parser.add_argument('--valve', action='store_true',
+                        help='--humanoid: the valve scenario (it turns a valve; docs/valve.md)')
+    parser.add_argument('--valve-friction', type=float, default=None, metavar='NM',
+                        help='--valve: the valve\'s Coulomb friction, N m (3 in the xacro)')
     return parser.parse_args(argv)
 
 
@@ -156,6 +168,77 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
     return result
 
 
+def valve(robot=None, config=None, seconds=None, out=None, friction=None, record=None,
+          settings=None):
+    """
+    Run the valve scenario (docs/valve.md): the humanoid turns the valve; report once a second.
+
+    The controller (jointsim_ros.control.valve) reads the robot's own description (the bundled
+    humanoid's files) and its sensors; the figures are the simulator's ground truth.
+
+    Args:
+        robot, config: the scenario's files (default: the bundled valve scenario).
+        friction: None, or the valve's Coulomb friction, N m (config joints.valve.friction).
+        record: None, or a dict that receives per-period lists (see
+            :func:`jointsim_ros.control.valve.ScenarioRecorder`).
+        settings: ValveSettings for the controller.
+
+    Returns:
+        dict: ``turned`` (deg), ``squeeze`` (N, mean over the turn), ``squeeze_rms`` (N, RMS
+        error from the set value over the turn), ``slip`` (m, the feet's largest horizontal
+        displacement), ``tilt`` (rad, the pelvis' largest), ``fell`` (None or s), ``sim``,
+        ``controller``, ``record``.
+    """
+    from ..control.valve import ScenarioRecorder, run_valve, ValveController
+    from ..description import load_model
+    from ..description.config import config_data
+    out = out or sys.stdout
+    robot = robot or resources.share_file('urdf', 'jointsim_humanoid_valve.urdf.xacro')
+    config = config or resources.share_file('config', 'jointsim_humanoid_valve.yaml')
+    data = config_data(str(config))
+    if friction is not None:
+        data.setdefault('joints', {}).setdefault('valve', {})['friction'] = float(friction)
+    sim = Simulator(*load_model(str(robot), data))
+    own = load_model(resources.share_file('urdf', 'jointsim_humanoid.urdf.xacro'),
+                     resources.share_file('config', 'jointsim_humanoid.yaml'))
+    controller = ValveController(*own, valve=settings)
+    seconds = controller.duration() if seconds is None else seconds
+    valve_joint = sim.model.joints[sim._engine.joint_index['valve']]
+    print(f'valve scenario from {robot}: the humanoid turns a valve of radius '
+          f'{controller.valve.radius:g} m ({valve_joint.friction:g} N m friction, '
+          f'{valve_joint.damping:g} N m s/rad damping) by {math.degrees(controller.valve.turn):.0f}'
+          f' deg with a squeeze of {controller.valve.squeeze:g} N', file=out)
+    recorder = ScenarioRecorder(sim, controller, record, fallen)
+    last = [-1.0]
+    logged = [0]
+
+    def on_period(sim):
+        recorder(sim)
+        for t, line in controller.log[logged[0]:]:
+            print(f'  t = {t:5.2f} s  {line}', file=out)
+        logged[0] = len(controller.log)
+        if sim.time - last[0] >= 1.0 - 1e-9:
+            last[0] = sim.time
+            print('  ' + recorder.status_line(), file=out)
+    wall0 = time.perf_counter()
+    run_valve(sim, controller, seconds, on_period=on_period, stop=recorder.fell)
+    wall = time.perf_counter() - wall0
+    print(f'  {sim.time:.2f} s simulated in {wall:.2f} s wall '
+          f'({sim.time / wall:.1f}x real time)', file=out)
+    result = recorder.result()
+    result.update(sim=sim, controller=controller, record=recorder.record)
+    print(valve_result_line(result), file=out)
+    return result
+
+
+def valve_result_line(result):
+    """Return ``result: valve turned A deg, squeeze S N (RMS error E N), feet slip P mm, fell: no``."""
+    fell = 'no' if result['fell'] is None else f'yes at t = {result["fell"]:.2f} s'
+    return (f'result: valve turned {result["turned"]:.0f} deg, squeeze {result["squeeze"]:.1f} N '
+            f'(RMS error {result["squeeze_rms"]:.1f} N), feet slip {1e3 * result["slip"]:.2f} mm, '
+            f'fell: {fell}')
+
+
 def fallen(start_height, height, qx, qy):
     """
     Return True when the pelvis is FALL_DROP below its start or tilted more than FALL_TILT.
@@ -224,6 +307,9 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     show_log()
     try:
+        if args.humanoid and args.valve:
+            valve(args.robot, args.config, args.seconds, friction=args.valve_friction)
+            return 0
         if args.humanoid:
             walk(args.robot or resources.share_file('urdf', 'jointsim_humanoid.urdf.xacro'),
                  args.config or resources.share_file('config', 'jointsim_humanoid.yaml'),
