@@ -1,19 +1,20 @@
 """
-The valve scenario (issue 30, docs/valve.md): grasps switched at run time, config ``extends``,
-the world link holding a floating robot and fixed parts, and the humanoid turning the valve
-with wrist force feedback (headless; the same through the node: test_node_valve.py).
+The valve scenario (issue 30, docs/valve.md).
+
+Grasps switched at run time, config ``extends``, the world link holding a floating robot and
+fixed parts, and the humanoid turning the valve with wrist force feedback (headless; the same
+through the node: test_node_valve.py).
 """
 import math
 import re
-
-import numpy as np
-import pytest
 
 from jointsim_ros import Simulator
 from jointsim_ros.description import load_model
 from jointsim_ros.description.config import load_config
 from jointsim_ros.errors import CommandError, ConfigError, DescriptionError
 from jointsim_ros.tools.headless import valve, valve_result_line
+import numpy as np
+import pytest
 
 VALVE_URDF = 'urdf/jointsim_humanoid_valve.urdf.xacro'
 VALVE_CONFIG = 'config/jointsim_humanoid_valve.yaml'
@@ -166,14 +167,14 @@ def test_the_valve_scenario_loads_with_the_pelvis_floating_and_the_valve_fixed()
 
 
 def test_a_world_link_with_two_floating_joints_is_refused(tmp_path):
-    text = WHEEL_URDF.replace('</robot>', '''
+    text = WHEEL_URDF.replace('</robot>', """
   <link name="other"><inertial><mass value="1"/>
     <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
   <joint name="free_other" type="floating"><parent link="world"/><child link="other"/></joint>
   <joint name="free_again" type="floating"><parent link="world"/><child link="hand2"/></joint>
   <link name="hand2"><inertial><mass value="1"/>
     <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
-</robot>''')
+</robot>""")
     path = tmp_path / 'two.urdf'
     path.write_text(text)
     with pytest.raises(DescriptionError, match='2 floating joints'):
@@ -187,6 +188,7 @@ def turned(tmp_path_factory):
     lines = []
 
     class Out:
+
         def write(self, text):
             lines.append(text)
 
@@ -257,6 +259,7 @@ def test_a_valve_with_twice_the_friction_stops_the_turn_with_a_log_line_and_no_f
     lines = []
 
     class Out:
+
         def write(self, text):
             lines.append(text)
 

@@ -33,12 +33,13 @@ method (docs/valve.md, "The controller"):
 """
 from dataclasses import dataclass, field
 import math
+import time
 
 import numpy as np
 
 from .balance import BalancingWalkingController, sensor_measurements
-from .walking import (ankle_readings, centre_of_pressure, G, GaitSettings, min_jerk, SOLE,
-                      SOLE_HEIGHT)
+from .walking import (ankle_readings, centre_of_pressure, cross_matrix, G, GaitSettings,
+                      min_jerk, SOLE, SOLE_HEIGHT)
 from ..errors import CommandError
 from ..rotations import quat_to_matrix
 
@@ -133,9 +134,11 @@ class ArmChain:
         self.steps = []
         for name in names:
             j = joints[name]
+            axis = np.asarray(j.axis, float)
+            x = cross_matrix(axis)
             self.steps.append((quat_to_matrix(j.parent_quat), np.asarray(j.parent_pos, float),
                                quat_to_matrix(j.child_quat).T, np.asarray(j.child_pos, float),
-                               np.asarray(j.axis, float)))
+                               axis, x, x @ x))
         bodies = model.bodies
         self.mass = np.array([bodies[joints[n].child_body].mass for n in names])
         self.com = [np.asarray(bodies[joints[n].child_body].com, float) for n in names]
@@ -146,20 +149,21 @@ class ArmChain:
 
     def forward(self, waist, q):
         """
-        Return the chain at joint angles: (point (3,), hand rotation (3, 3), origins (4, 3),
-        axes (4, 3), body COMs (5, 3)), pelvis frame; origins and axes of the four arm joints.
+        Return the chain at joint angles, pelvis frame.
+
+        Returns:
+            (point (3,), hand rotation (3, 3), origins (4, 3) and axes (4, 3) of the four arm
+            joints, body COMs (5, 3): torso, shoulder link, upper arm, forearm, hand).
         """
         rot = np.eye(3)
         pos = np.zeros(3)
         origins, axes, coms = [], [], []
-        for k, (r_pj, p_pos, r_cj_t, c_pos, axis) in enumerate(self.steps):
+        for k, (r_pj, p_pos, r_cj_t, c_pos, axis, x, x2) in enumerate(self.steps):
             angle = waist if k == 0 else q[k - 1]
             frame = rot @ r_pj
             origin = pos + rot @ p_pos
             a = frame @ axis
-            x = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]],
-                          [-axis[1], axis[0], 0.0]])
-            r_axis = np.eye(3) + math.sin(angle) * x + (1.0 - math.cos(angle)) * (x @ x)
+            r_axis = _EYE + math.sin(angle) * x + (1.0 - math.cos(angle)) * x2
             rot = frame @ r_axis @ r_cj_t
             pos = origin - rot @ c_pos
             if k > 0:
@@ -171,7 +175,10 @@ class ArmChain:
     @staticmethod
     def jacobian(point, origins, axes):
         """Return the grasp point's linear Jacobian (3, 4) over the four arm joints."""
-        return np.cross(axes, point - origins).T
+        lever = point - origins
+        return np.stack([axes[:, 1] * lever[:, 2] - axes[:, 2] * lever[:, 1],
+                         axes[:, 2] * lever[:, 0] - axes[:, 0] * lever[:, 2],
+                         axes[:, 0] * lever[:, 1] - axes[:, 1] * lever[:, 0]])
 
     def inverse(self, target, waist, q0, iterations=6):
         """
@@ -209,19 +216,20 @@ class ArmChain:
 
     def weight_torques(self, gravity, coms, origins, axes):
         """Return the joint torques (4,), N m, that hold the arm's links up against gravity."""
-        tau = np.zeros(4)
-        for i in range(4):
-            moment = np.zeros(3)
-            for b in range(i + 1, 5):
-                moment += np.cross(coms[b] - origins[i], self.mass[b] * gravity)
-            tau[i] = -axes[i] @ moment
-        return tau
+        # the links beyond joint i weigh M_i and have their centre at S_i / M_i:
+        # tau_i = -a_i . ((S_i - M_i o_i) x g)
+        first = self.mass[:, None] * coms
+        beyond_mass = np.cumsum(self.mass[::-1])[::-1]
+        beyond = np.cumsum(first[::-1], axis=0)[::-1]
+        lever = beyond[1:] - beyond_mass[1:, None] * origins
+        return -np.einsum('ij,ij->i', axes, _cross_rows(lever, gravity))
 
 
 class ValveController:
     """
-    Stand, reach the valve's rim with both hands, grasp, turn it and let go: Measurements in,
-    volts and grasp requests out.
+    Stand, reach the valve's rim with both hands, grasp, turn it and let go.
+
+    Measurements in, volts and grasp requests out.
 
     Args:
         model: the humanoid's RobotModel (its own description, without the valve).
@@ -514,7 +522,7 @@ class ValveController:
         return refs, push
 
     def _turn(self, t, dt, meas, forces):
-        """The turn: hold, turn on the speed profile with the force loops, hold."""
+        """Turn: hold, turn on the speed profile with the force loops, hold."""
         v = self.valve
         s = self.status
         since = t - self.state_time
@@ -562,6 +570,15 @@ class ValveController:
         return refs, push
 
 
+_EYE = np.eye(3)
+
+
+def _cross_rows(rows, v):
+    """Return each row (k, 3) crossed with the vector v (3,)."""
+    return np.stack([rows[:, 1] * v[2] - rows[:, 2] * v[1], rows[:, 2] * v[0] - rows[:, 0] * v[2],
+                     rows[:, 0] * v[1] - rows[:, 1] * v[0]], axis=1)
+
+
 def _wrap(angle):
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
@@ -601,7 +618,7 @@ def run_valve(sim, controller, seconds, measure=valve_measurements, period=5, on
     names = list(controller.joint_names)
     missing = [n for n in names if n not in sim.joint_names]
     if missing:
-        raise ValueError('run_valve: the simulator lacks the controller\'s joints '
+        raise ValueError("run_valve: the simulator lacks the controller's joints "
                          + ', '.join(missing))
     columns = np.array([sim.joint_names.index(n) for n in names])
     start = sim.time
@@ -636,7 +653,8 @@ class ScenarioRecorder:
     The valve scenario's figures from the simulator's ground truth, once per control period.
 
     Call it after each period's steps (``run_valve``'s ``on_period``).  ``record`` receives
-    lists: 'time' (s), 'state' (the controller's), 'angle' and 'rate' (the valve joint's, rad,
+    lists: 'time' (s), 'wall' (s, perf_counter), 'state' (the controller's), 'angle' and
+    'rate' (the valve joint's, rad,
     rad/s), 'squeeze' and 'tangential' ((2,) l, r: the grasp joints' forces, hand on rim,
     towards the centre and along the positive turn, N; NaN while released), 'wrist_tangential'
     ((2,) the same from the wrist sensors' exact readings with the hand's weight taken out, N),
@@ -703,6 +721,7 @@ class ScenarioRecorder:
         where, quat = sim.link_pose('pelvis')
         tilt = math.acos(min(1.0, max(-1.0, 1.0 - 2.0 * (quat[1] ** 2 + quat[2] ** 2))))
         rec.setdefault('time', []).append(sim.time)
+        rec.setdefault('wall', []).append(time.perf_counter())
         rec.setdefault('state', []).append(self.controller.state)
         rec.setdefault('angle', []).append(float(sim.joint_positions()[self.valve_column]))
         rec.setdefault('rate', []).append(float(sim.joint_velocities()[self.valve_column]))
@@ -738,9 +757,12 @@ class ScenarioRecorder:
 
     def result(self):
         """
-        Return the scenario's figures: 'turned' (deg), 'squeeze' (N, mean of the two hands over
-        the turn), 'squeeze_rms' (N, its RMS error from the set value), 'slip' (m), 'tilt' (rad),
-        'fell' (None or s).
+        Return the scenario's figures.
+
+        Returns:
+            dict: 'turned' (deg), 'squeeze' (N, mean of the two hands over the turn),
+            'squeeze_rms' (N, its RMS error from the set value), 'slip' (m), 'tilt' (rad),
+            'fell' (None or s).
         """
         rec = self.record
         turning = np.array([state == 'turning' for state in rec['state']])

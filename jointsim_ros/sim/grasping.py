@@ -95,8 +95,8 @@ class Grasps:
         gap = float(np.linalg.norm(point - target))
         if not math.isfinite(gap) or gap > item.max_distance:
             raise CommandError(
-                f"grasp {name!r} refused: the grasp point of {item.link} is {gap:.4f} m from "
-                f"the rim of {item.object}; it grasps within {item.max_distance:.4f} m "
+                f'grasp {name!r} refused: the grasp point of {item.link} is {gap:.4f} m from '
+                f'the rim of {item.object}; it grasps within {item.max_distance:.4f} m '
                 '(grasps.NAME.max_distance).  Bring it closer first.  Nothing was changed.')
         engine = self._sim._engine
         j = self._joint[name]
@@ -131,7 +131,7 @@ class Grasps:
 
     def force(self, name):
         """
-        Return the force (3,), N, world frame, the object exerted on the link over the last step.
+        Return the force the object exerted on the link over the last step: (3,) N, world.
 
         Zero while released.  The grasp is a ball joint: it passes no torque.
         """

@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from .elements import Elements
-from .grasping import Grasps
 from .encoders import JointSensors
+from .grasping import Grasps
 from .prescribed import Prescribed
 from .sensing import Sensors
 from .servo import carried_inertia, EFFORT, MODE_NAMES, POSITION, ServoLoops, VELOCITY

@@ -64,7 +64,7 @@ def parse_args(argv):
     parser.add_argument('--valve', action='store_true',
                         help='--humanoid: the valve scenario (it turns a valve; docs/valve.md)')
     parser.add_argument('--valve-friction', type=float, default=None, metavar='NM',
-                        help='--valve: the valve\'s Coulomb friction, N m (3 in the xacro)')
+                        help="--valve: the valve's Coulomb friction, N m (3 in the xacro)")
     return parser.parse_args(argv)
 
 
@@ -203,11 +203,12 @@ def valve(robot=None, config=None, seconds=None, out=None, friction=None, record
                      resources.share_file('config', 'jointsim_humanoid.yaml'))
     controller = ValveController(*own, valve=settings)
     seconds = controller.duration() if seconds is None else seconds
-    valve_joint = sim.model.joints[sim._engine.joint_index['valve']]
+    valve_joint = next(j for j in sim.model.joints if j.name == 'valve')
     print(f'valve scenario from {robot}: the humanoid turns a valve of radius '
           f'{controller.valve.radius:g} m ({valve_joint.friction:g} N m friction, '
-          f'{valve_joint.damping:g} N m s/rad damping) by {math.degrees(controller.valve.turn):.0f}'
-          f' deg with a squeeze of {controller.valve.squeeze:g} N', file=out)
+          f'{valve_joint.damping:g} N m s/rad damping) by '
+          f'{math.degrees(controller.valve.turn):.0f} deg with a squeeze of '
+          f'{controller.valve.squeeze:g} N', file=out)
     recorder = ScenarioRecorder(sim, controller, record, fallen)
     last = [-1.0]
     logged = [0]
@@ -232,7 +233,11 @@ def valve(robot=None, config=None, seconds=None, out=None, friction=None, record
 
 
 def valve_result_line(result):
-    """Return ``result: valve turned A deg, squeeze S N (RMS error E N), feet slip P mm, fell: no``."""
+    """
+    Return the last line of a valve run.
+
+    ``result: valve turned A deg, squeeze S N (RMS error E N), feet slip P mm, fell: no``.
+    """
     fell = 'no' if result['fell'] is None else f'yes at t = {result["fell"]:.2f} s'
     return (f'result: valve turned {result["turned"]:.0f} deg, squeeze {result["squeeze"]:.1f} N '
             f'(RMS error {result["squeeze_rms"]:.1f} N), feet slip {1e3 * result["slip"]:.2f} mm, '
