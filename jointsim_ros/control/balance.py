@@ -414,6 +414,9 @@ class BalancingWalkingController:
         #: (the valve controller's arms); they count in the centre of mass the pelvis is
         #: placed by.
         self.upper_body = None
+        #: column -> rad/s: their target speeds (the drives' back-EMF feed-forward), when the
+        #: difference of consecutive targets is not the motion meant.
+        self.upper_body_speed = None
 
     def phase(self, t):
         """Return what the controller does at time t: 'standing up', 'step 3 of 10', ..."""
@@ -651,6 +654,8 @@ class BalancingWalkingController:
             speed = np.zeros_like(target)
         else:
             speed = (target - self.last_target) / dt
+        for column, rate in (self.upper_body_speed or {}).items():
+            speed[column] = rate
         self.last_target, self.last_t = target, t
         return self.pd.volts(target, speed, m.positions, m.velocities)
 

@@ -71,7 +71,8 @@ class ValveSettings:
         approach_distance: m, where the reach's first segment ends in front of the rim.
         grasp_distance: m, the hand is asked to grasp once this close to its rim point.
         grasp_timeout: s, how long a hand may take to get there.
-        hold: s, holding still before and after the turn.
+        hold: s, holding still before and after the turn (the squeeze builds up over the
+            first).
         retract: s, back to the start pose after letting go.
         stall_time: s without progress at the torque limit before giving up.
         back_off: rad/s per N m, how fast the turn's reference backs off beyond max_torque.
@@ -100,7 +101,7 @@ class ValveSettings:
     approach_distance: float = 0.06
     grasp_distance: float = 0.003
     grasp_timeout: float = 1.5
-    hold: float = 0.3
+    hold: float = 0.5
     retract: float = 2.0
     stall_time: float = 1.0
     back_off: float = 0.05
@@ -283,6 +284,10 @@ class ValveController:
         self.joint_goal = {'l': None, 'r': None}
         self._pose_filtered = None
         self._back_q = None
+        self.grasp_time = 0.0
+        self.nominal = {}
+        self._last_nominal = {}
+        self._last_goal = {}
         self.offset = {side: np.zeros(3) for side in 'lr'}
         self.angle_cmd = 0.0
         self.speed_cmd = 0.0
@@ -392,8 +397,7 @@ class ValveController:
         self._update_status(meas, forces)
         references, push = self._references(t, dt, meas, forces)
         # arm targets and feed-forward torques
-        targets = {}
-        feed = {}
+        targets, feed, speeds = {}, {}, {}
         for side in 'lr':
             arm = self.arms[side]
             if references[side] is None:
@@ -404,11 +408,15 @@ class ValveController:
             self.arm_q[side][3] = 0.0
             targets[side] = self.arm_q[side]
             point, _, origins, axes, coms = arm.forward(waist, self.arm_q[side])
+            speeds[side] = self._arm_speed(side, references[side], rot, point, origins, axes,
+                                           dt)
             tau = arm.weight_torques(gravity, coms, origins, axes)
             tau += arm.jacobian(point, origins, axes).T @ (rot.T @ push[side])
             feed[side] = tau
         self.body.upper_body = {c: targets[side][k] for side in 'lr'
                                 for k, c in enumerate(self.columns[side])}
+        self.body.upper_body_speed = {c: speeds[side][k] for side in 'lr'
+                                      for k, c in enumerate(self.columns[side])}
         volts = self.body.voltages(m)
         pd = self.body.pd
         for side in 'lr':
@@ -416,6 +424,36 @@ class ValveController:
             volts[cols] += pd.volts_per_newton_metre[cols] * feed[side]
             volts[cols] = np.clip(volts[cols], -pd.supply[cols], pd.supply[cols])
         return volts
+
+    def _arm_speed(self, side, reference, rot, point, origins, axes, dt):
+        """
+        Return the arm's joint speeds (4,) for the drives' back-EMF feed-forward, rad/s.
+
+        The speed of the nominal path (the rim point or the reach, without the force loops'
+        offsets), through the arm's Jacobian; in joint space the goal's rate.  Not the
+        difference of consecutive targets: a grasped hand cannot follow a target's small
+        step, and the feed-forward of its rate (the drive's back EMF over one period) is a
+        torque 20 times the PD's for the same step, which rang the arms at 100 Hz.
+        """
+        if dt <= 0.0:
+            return np.zeros(4)
+        if reference is None:
+            goal = self.joint_goal[side]
+            last = self._last_goal.get(side)
+            self._last_goal[side] = goal.copy()
+            self._last_nominal.pop(side, None)
+            return np.zeros(4) if last is None else (goal - last) / dt
+        self._last_goal.pop(side, None)
+        nominal = self.nominal.get(side, reference)
+        last = self._last_nominal.get(side)
+        self._last_nominal[side] = nominal.copy()
+        if last is None:
+            return np.zeros(4)
+        velocity = rot.T @ (nominal - last) / dt
+        jac = self.arms[side].jacobian(point, origins, axes)[:, :3]
+        out = np.zeros(4)
+        out[:3] = jac.T @ np.linalg.solve(jac @ jac.T + 1e-4 * np.eye(3), velocity)
+        return out
 
     def _update_status(self, meas, forces):
         s = self.status
@@ -466,6 +504,7 @@ class ValveController:
                     s = float(min_jerk(min(since / v.approach, 1.0))) \
                         if state == 'approaching' else 1.0
                     refs[side] = front + s * (rim - front)
+                self.nominal[side] = refs[side]
                 # take out the hand's steady error (sag, lean): integral of the error
                 error = refs[side] - meas[side][0]
                 self.integral[side] += dt * v.reach_gain * error
@@ -483,6 +522,7 @@ class ValveController:
                         self.requests.append(('grasp', v.grasp_names[side]))
                 if all(self.grasped.values()):
                     self._enter('holding', t, 'grasped the rim with both hands')
+                    self.grasp_time = t
                 elif since > v.grasp_timeout + 1.0:
                     self.stopped = 'the hands could not grasp the rim'
                     self._enter('releasing', t, 'grasp failed: ' + self.stopped)
@@ -505,6 +545,7 @@ class ValveController:
                     s = float(min_jerk(since / back))
                     refs[side] = (self._release_points[side]
                                   - s * v.approach_distance * self.axis)
+                    self.nominal[side] = refs[side]
                     self._back_q = None
                 else:
                     if self._back_q is None:
@@ -535,10 +576,10 @@ class ValveController:
                         math.sqrt(max(2.0 * v.acceleration * max(left, 0.0), 0.0)))
             over = s['torque'] - v.max_torque
             if over > 0.0:
-                # back off: rad/s per N m over the limit, never behind where the hands are
+                # back off: rad/s per N m over the limit, never far behind the hands
                 speed = min(speed, -v.back_off * over)
             self.speed_cmd = speed
-            self.angle_cmd = min(max(self.angle_cmd + speed * dt, s['angle']), v.turn)
+            self.angle_cmd = min(max(self.angle_cmd + speed * dt, s['angle'] - BEHIND), v.turn)
             if s['angle'] > self.progress_angle + math.radians(2.0):
                 self.progress_time, self.progress_angle = t, s['angle']
             if left <= 1e-4:
@@ -553,11 +594,13 @@ class ValveController:
             self._enter('releasing', t)
         refs, push = {}, {}
         mean_tangential = 0.5 * (s['tangential']['l'] + s['tangential']['r'])
+        # the squeeze builds up over the hold after the grasp (a step would ring the arms)
+        squeeze = v.squeeze * min(1.0, (t - self.grasp_time) / max(v.hold, 1e-9))
         for side in 'lr':
             rim = self.rim_point(side, self.angle_cmd)
             radial, tangent, axis = self._frames(rim)
             if self.state != 'releasing':
-                rate = (v.radial_gain * (s['squeeze'][side] - v.squeeze) * radial
+                rate = (v.radial_gain * (s['squeeze'][side] - squeeze) * radial
                         - v.tangential_gain * (s['tangential'][side] - mean_tangential) * tangent
                         - v.axial_gain * s['axial'][side] * axis)
                 offset = self.offset[side] + dt * rate
@@ -566,11 +609,14 @@ class ValveController:
                     offset *= v.offset_limit / norm
                 self.offset[side] = offset
             refs[side] = rim + self.offset[side] + self.integral[side]
-            push[side] = -v.squeeze * radial
+            self.nominal[side] = rim
+            push[side] = -squeeze * radial
         return refs, push
 
 
 _EYE = np.eye(3)
+#: rad: how far the turn's reference may fall behind the valve as the hands give it.
+BEHIND = math.radians(3.0)
 
 
 def _cross_rows(rows, v):
