@@ -160,14 +160,15 @@ def plot(result, path):
     rate = np.array(rec['rate'])
     alpha = np.gradient(rate, t)
     kernel = np.ones(25) / 25
-    need = (joint.friction * np.sign(rate) * (np.abs(rate) > 1e-3) + joint.damping * rate
+    need = (joint.friction * np.sign(rate) + joint.damping * rate
             + inertia * np.convolve(alpha, kernel, mode='same'))
     for k, (side, colour) in enumerate((('left', 'tab:blue'), ('right', 'tab:orange'))):
         axes[2].plot(t[held], wrist_t[held, k], color=colour, lw=1,
                      label=f'{side} hand, tangential (wrist sensor), N')
     torque = ctl.valve.radius * wrist_t.sum(axis=1)
     axes[2].plot(t[held], torque[held], 'k', label='radius x sum, N m')
-    axes[2].plot(t[held], need[held], 'r--', lw=1,
+    moving = held & (np.abs(rate) > 0.02)     # at rest the friction takes what it is given
+    axes[2].plot(t[moving], need[moving], 'r--', lw=1,
                  label='valve friction + damping + inertia, N m')
     axes[2].set_ylabel('tangential (N), torque (N m)')
     axes[2].legend(fontsize=7)
