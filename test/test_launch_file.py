@@ -6,6 +6,7 @@ topics are compared with the names the node gives its topics (test_node_markers.
 against a running node).
 """
 import ast
+import copy
 from pathlib import Path
 
 from jointsim_ros.ros import messages as ros_messages
@@ -176,9 +177,33 @@ def test_ros2_control_launch_puts_the_controller_manager_in_front_of_the_node():
     assert default in controllers
 
 
+HUMANOID_LAUNCH = PACKAGE_ROOT / 'launch' / 'humanoid.launch.py'
+
+
+def expanded(tree):
+    """
+    Return the launch function's calls with every local name replaced by what it was given.
+
+    ``robot = PathJoinSubstitution([...])`` then ``Node(arguments=['--robot', robot])``: the
+    expanded Node holds the PathJoinSubstitution call, so its dump names the file.
+    """
+    (function,) = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    names = {}
+
+    class Substitute(ast.NodeTransformer):
+
+        def visit_Name(self, node):
+            return copy.deepcopy(names[node.id]) if node.id in names else node
+
+    for statement in function.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            names[statement.targets[0].id] = Substitute().visit(statement.value)
+    (returned,) = [s for s in function.body if isinstance(s, ast.Return)]
+    return Substitute().visit(copy.deepcopy(returned.value))
+
+
 def test_humanoid_launch_starts_node_controller_and_rviz_on_files_the_package_installs():
-    path = PACKAGE_ROOT / 'launch' / 'humanoid.launch.py'
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = ast.parse(HUMANOID_LAUNCH.read_text(), filename=str(HUMANOID_LAUNCH))
     nodes = {constant(keyword(call, 'executable')): call for call in calls(tree, 'Node')}
     assert set(nodes) == {'jointsim_node', 'jointsim_humanoid_controller', 'rviz2'}
     setup = (PACKAGE_ROOT / 'setup.py').read_text()
@@ -187,15 +212,63 @@ def test_humanoid_launch_starts_node_controller_and_rviz_on_files_the_package_in
     text = ast.dump(tree)
     for folder, name in (('urdf', 'jointsim_humanoid.urdf.xacro'),
                          ('config', 'jointsim_humanoid.yaml'),
+                         ('urdf', 'jointsim_humanoid_valve.urdf.xacro'),
+                         ('config', 'jointsim_humanoid_valve.yaml'),
                          ('rviz', 'jointsim_humanoid.rviz')):
         assert f"'{name}'" in text and (PACKAGE_ROOT / folder / name).is_file()
-    node_parameters = ast.dump(keyword(nodes['jointsim_node'], 'parameters'))
-    assert "'publish_rate'" in node_parameters and "'robot_description'" in node_parameters
-    arguments = ast.dump(keyword(nodes['jointsim_humanoid_controller'], 'arguments'))
-    assert all(f"'--{option}'" in arguments for option in ('robot', 'config', 'steps'))
+    for call in calls(tree, 'Node'):
+        if constant(keyword(call, 'executable')) == 'jointsim_node':
+            node_parameters = ast.dump(keyword(call, 'parameters'))
+            assert "'publish_rate'" in node_parameters and "'robot_description'" in node_parameters
     assert keyword(nodes['rviz2'], 'condition').func.id == 'IfCondition'
     declared = {constant(call.args[0]) for call in calls(tree, 'DeclareLaunchArgument')}
-    assert declared == {'steps', 'rviz', 'use_sim_time'}
+    assert declared == {'steps', 'valve', 'rviz', 'use_sim_time'}
+
+
+def test_humanoid_launch_valve_true_runs_the_valve_scenario_and_false_the_walk():
+    tree = ast.parse(HUMANOID_LAUNCH.read_text(), filename=str(HUMANOID_LAUNCH))
+    (valve,) = [c for c in calls(tree, 'DeclareLaunchArgument') if constant(c.args[0]) == 'valve']
+    assert constant(keyword(valve, 'default_value')) == 'false'
+    assert constant(keyword(valve, 'description'))
+    # per condition on the valve argument: the node's files and the controller's options
+    started = {}
+    for call in calls(expanded(tree), 'Node'):
+        condition = keyword(call, 'condition')
+        executable = constant(keyword(call, 'executable'))
+        if executable == 'rviz2':
+            assert "'valve'" not in ast.dump(condition)         # rviz2 in both
+            continue
+        assert condition.func.id in ('IfCondition', 'UnlessCondition'), executable
+        (argument,) = condition.args
+        assert argument.func.id == 'LaunchConfiguration' and constant(argument.args[0]) == 'valve'
+        started[(executable, condition.func.id == 'IfCondition')] = call
+    assert set(started) == {('jointsim_node', False), ('jointsim_node', True),
+                            ('jointsim_humanoid_controller', False),
+                            ('jointsim_humanoid_controller', True)}
+    for valve_on, robot, config in (
+            (False, 'jointsim_humanoid.urdf.xacro', 'jointsim_humanoid.yaml'),
+            (True, 'jointsim_humanoid_valve.urdf.xacro', 'jointsim_humanoid_valve.yaml')):
+        parameters = keyword(started['jointsim_node', valve_on], 'parameters').elts[0]
+        given = {constant(k): v for k, v in zip(parameters.keys, parameters.values)}
+        description = ast.dump(given['robot_description'])
+        assert "'xacro '" in description and f"'{robot}'" in description
+        assert f"'{config}'" in ast.dump(given['config_file'])
+        assert constant(given['publish_rate']) == 200.0
+        assert constant(given['catch_up_ticks']) == 1.0
+    # the controller reads the humanoid's own files in both; --valve only with valve:=true
+    for valve_on in (False, True):
+        arguments = keyword(started['jointsim_humanoid_controller', valve_on], 'arguments').elts
+        options = [constant(a) for a in arguments]
+        assert ast.dump(arguments[options.index('--robot') + 1]).count(
+            "'jointsim_humanoid.urdf.xacro'") == 1
+        assert ast.dump(arguments[options.index('--config') + 1]).count(
+            "'jointsim_humanoid.yaml'") == 1
+        assert ('--valve' in options) == valve_on
+        assert ('--steps' in options) != valve_on
+    # the options the launch file gives are the controller's
+    from jointsim_ros.tools.humanoid_controller import parse_args
+    assert parse_args(['--robot', 'r', '--config', 'c', '--valve']).valve
+    assert not parse_args(['--robot', 'r', '--config', 'c', '--steps', '3']).valve
 
 
 def test_humanoid_rviz_config_shows_its_four_sensors_and_follows_the_pelvis():
