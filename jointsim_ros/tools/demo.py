@@ -4,6 +4,7 @@
     python -m jointsim_ros.tools.demo [--effort] [--robot FILE] [--config FILE] [--seconds S]
     python -m jointsim_ros.tools.demo --humanoid [--steps N] [--seconds S] [--sensor-noise]
         [--push T FX FY]...
+    python -m jointsim_ros.tools.demo --humanoid --valve [--seconds S] [--push T FX FY]...
     python -m jointsim_ros.tools.demo --headless [headless options]
 
 Starts ``jointsim_node`` and ``jointsim_example_controller`` as two processes: by default the
@@ -19,9 +20,18 @@ on the node's ``link_wrench`` topic, scheduled there in simulated time); ``--sen
 the headless tool's.  The humanoid run ends 1 s of simulated time after the walk (or when it
 falls) and prints ``result: walked D m forward, lateral offset L m, fell: no`` last, as
 ``jointsim_headless --humanoid`` does.
+``--humanoid --valve``: the valve scenario (urdf/jointsim_humanoid_valve.urdf.xacro with
+config/jointsim_humanoid_valve.yaml, docs/valve.md) and ``jointsim_humanoid_controller
+--valve``: the humanoid reaches a hand wheel, grasps it (the node's grasp/NAME services), turns
+it half a turn and lets go.  The controller prints what it does and its own figures (squeeze,
+tangential forces, torque) once a second; the status line here shows the valve joint's angle
+(``joint_states``) and the force each wrist sensor reads (``l_wrist_ft/wrench``,
+``r_wrist_ft/wrench``; the hand's weight included).  It ends 1 s of simulated time after the
+task (or when the robot falls) with ``result: valve turned A deg, fell: no``.
 ``--headless`` runs ``jointsim_ros.tools.headless`` instead, without ROS.
 """
 import argparse
+import math
 import os
 from pathlib import Path
 import signal
@@ -33,6 +43,9 @@ from jointsim_ros import resources
 
 #: Longest wait for the node to be ready (the first run compiles the engine), s.
 START_TIMEOUT = 120.0
+#: The valve scenario's valve joint and the humanoid's wrist sensors (side, sensor name).
+VALVE_JOINT = 'valve'
+WRIST_SENSORS = (('l', 'l_wrist_ft'), ('r', 'r_wrist_ft'))
 
 
 def parse_args(argv):
@@ -47,6 +60,9 @@ def parse_args(argv):
                         'or config/default.yaml with --effort)')
     parser.add_argument('--humanoid', action='store_true',
                         help='the bundled humanoid walking (its own controller)')
+    parser.add_argument('--valve', action='store_true',
+                        help='--humanoid: the valve scenario (it turns a hand wheel; '
+                             'docs/valve.md)')
     parser.add_argument('--steps', type=int, default=10,
                         help='--humanoid: number of steps to walk (10)')
     parser.add_argument('--seconds', type=float, default=0.0,
@@ -98,14 +114,16 @@ def stop(processes):
             process.wait()
 
 
-def watch(seconds, processes, base=None, pushes=(), until=None):
+def watch(seconds, processes, base=None, pushes=(), until=None, valve=False):
     """
     Print the joint positions once a second until Ctrl-C, a process ends, or time is up.
 
     With ``base`` (a link name) print where that link is (from /tf) instead of the joints.
     ``pushes`` [(T, FX, FY)] are sent at once on ``link_wrench`` for ``base`` (start and end
     of each, in simulated time).  With ``until`` (simulated s) it stops there, or when
-    ``base`` has fallen, and prints the headless tool's result line.
+    ``base`` has fallen, and prints the headless tool's result line.  With ``valve`` (the
+    valve scenario) print the valve joint's angle and the wrist sensors' forces instead, and
+    end with ``result: valve turned A deg, fell: no``.
     """
     os.environ.update({k: v for k, v in ros_environment().items() if k not in os.environ})
     import rclpy
@@ -115,7 +133,13 @@ def watch(seconds, processes, base=None, pushes=(), until=None):
     rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('jointsim_demo_status')
     latest = []
-    node.create_subscription(JointState, 'joint_states', lambda m: latest.append(m), 10)
+    latest_valve = [math.nan]
+
+    def on_state(msg):
+        latest.append(msg)
+        if valve:
+            latest_valve[0] = valve_angle(msg)
+    node.create_subscription(JointState, 'joint_states', on_state, 10)
     where = {}
     track = {'start': None, 'last_t': None, 'fell': None}
     if base:
@@ -148,6 +172,16 @@ def watch(seconds, processes, base=None, pushes=(), until=None):
                     msg.header.stamp.nanosec = int(round((at - int(at)) * 1e9))
                     msg.wrench.force.x, msg.wrench.force.y = force
                     pusher.publish(msg)
+    wrists = {}
+    if valve:
+        from geometry_msgs.msg import WrenchStamped
+
+        def on_wrist(side, msg):
+            f = msg.wrench.force
+            wrists[side] = math.sqrt(f.x * f.x + f.y * f.y + f.z * f.z)
+        for side, sensor in WRIST_SENSORS:
+            node.create_subscription(WrenchStamped, f'{sensor}/wrench',
+                                     lambda msg, side=side: on_wrist(side, msg), 10)
     start_wall = time.monotonic()
     last_print, last_sim = start_wall, None
     try:
@@ -158,6 +192,9 @@ def watch(seconds, processes, base=None, pushes=(), until=None):
             if until is not None and track['last_t'] is not None and track['start'] and (
                     track['last_t'] >= until or track['fell'] is not None):
                 p = where['xyz']
+                if valve:
+                    print(valve_result(latest_valve[0], track['fell']), flush=True)
+                    return
                 print(result_line({'walked': p.x - track['start'][0],
                                    'lateral': p.y - track['start'][1],
                                    'fell': track['fell']}), flush=True)
@@ -172,7 +209,11 @@ def watch(seconds, processes, base=None, pushes=(), until=None):
                 t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
                 rate = ('' if last_sim is None
                         else f'  ({(t - last_sim) / (now - last_print):.2f}x real time)')
-                if base:
+                if valve:
+                    shown = (f'valve {valve_angle(msg):+7.1f} deg, wrist sensors '
+                             + '/'.join(f'{wrists[side]:.1f}' if side in wrists else '-'
+                                        for side, _ in WRIST_SENSORS) + ' N (l/r)')
+                elif base:
                     p = where.get('xyz')
                     shown = (f'{base} at x {p.x:+.3f} y {p.y:+.3f} z {p.z:.3f} m' if p
                              else f'{base}: no /tf yet')
@@ -183,6 +224,20 @@ def watch(seconds, processes, base=None, pushes=(), until=None):
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+def valve_angle(msg):
+    """Return the valve joint's angle, deg, in a joint_states message (NaN without it)."""
+    names = list(msg.name)
+    if VALVE_JOINT not in names:
+        return math.nan
+    return math.degrees(msg.position[names.index(VALVE_JOINT)])
+
+
+def valve_result(turned, fell):
+    """Return ``result: valve turned A deg, fell: no`` (the headless line's first figure)."""
+    fell = 'no' if fell is None else f'yes at t = {fell:.2f} s'
+    return f'result: valve turned {turned:.0f} deg, fell: {fell}'
 
 
 def main(argv=None):
@@ -214,7 +269,8 @@ def main(argv=None):
         ['jointsim_ros.tools.example_controller', '--mode', mode], args.seconds)
 
 
-def run_node_and_controller(node_args, controller, seconds, base=None, pushes=(), until=None):
+def run_node_and_controller(node_args, controller, seconds, base=None, pushes=(), until=None,
+                            valve=False):
     """
     Run the node (ROS arguments ``node_args``) and ``python -m controller...``; watch them.
 
@@ -231,7 +287,7 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
     status = 0
     try:
         processes.append(start(*controller))
-        watch(seconds, processes, base=base, pushes=pushes, until=until)
+        watch(seconds, processes, base=base, pushes=pushes, until=until, valve=valve)
         if node.poll() is not None:
             status = node.returncode or 1
             print(f'jointsim demo: the node ended with status {node.returncode}',
@@ -246,6 +302,8 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
 
 def humanoid(args):
     """``make run ARGS=--humanoid``: the humanoid node and its walking controller."""
+    if args.valve:
+        return valve_scenario(args)
     import tempfile
 
     import yaml
@@ -274,6 +332,36 @@ def humanoid(args):
         ['jointsim_ros.tools.humanoid_controller', '--robot', robot, '--config', config,
          '--steps', str(args.steps)], args.seconds, base='pelvis', pushes=args.push,
         until=settings.duration() + 1.0)
+
+
+def valve_scenario(args):
+    """``make run ARGS='--humanoid --valve'``: the valve scenario's node and the controller."""
+    from jointsim_ros.control.valve import ValveController
+    from jointsim_ros.description import load_model
+    from jointsim_ros.tools.humanoid_controller import CONFIG, ROBOT
+    if args.sensor_noise:
+        print('jointsim demo: --sensor-noise is for the walk; the valve scenario runs its '
+              "config's sensors as they are", file=sys.stderr)
+        return 2
+    robot = args.robot or str(resources.share_file('urdf', 'jointsim_humanoid_valve.urdf.xacro'))
+    config = args.config or str(resources.share_file('config', 'jointsim_humanoid_valve.yaml'))
+    # the controller knows the humanoid's own body (its files), the valve's place by its settings
+    controller = ValveController(*load_model(str(resources.share_file(*ROBOT)),
+                                             str(resources.share_file(*CONFIG))))
+    v = controller.valve
+    domain = os.environ.get('ROS_DOMAIN_ID', '0')
+    print(f'jointsim demo: the valve scenario {robot} with {config}: the humanoid turns the '
+          f'valve {math.degrees(v.turn):.0f} deg with a squeeze of {v.squeeze:g} N '
+          f'(about {controller.duration():.0f} s); ROS_DOMAIN_ID={domain}\n'
+          f'  watch it in rviz2 (fixed frame world, RobotModel on /robot_description) or\n'
+          f'  {Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
+          f'  Ctrl-C stops.', flush=True)
+    return run_node_and_controller(
+        ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}', '-p',
+         'publish_rate:=200.0', '-p', f'real_time_factor:={args.real_time_factor}', '-p',
+         'catch_up_ticks:=1.0'],
+        ['jointsim_ros.tools.humanoid_controller', '--valve'], args.seconds, base='pelvis',
+        pushes=args.push, until=controller.duration() + 1.0, valve=True)
 
 
 if __name__ == '__main__':
