@@ -70,7 +70,9 @@ class ValveSettings:
         settle: s standing before the reach; reach, approach: s of the two reach segments.
         approach_distance: m, where the reach's first segment ends in front of the rim.
         grasp_distance: m, the hand is asked to grasp once this close to its rim point.
-        grasp_timeout: s, how long a hand may take to get there.
+        grasp_timeout: s, how long a hand may take to get there (it then asks anyway; 1 s
+            later without both grasps the task is given up).
+        grasp_retry: s between a refused grasp and the next request.
         hold: s, holding still before and after the turn (the squeeze builds up over the
             first).
         retract: s, back to the start pose after letting go.
@@ -81,6 +83,9 @@ class ValveSettings:
         offset_limit: m, the largest admittance offset.
         pose_filter: s, time constant of the low-pass on the estimated pelvis pose the arms
             are placed in.
+        arm_kp: N m/rad, the joint PD's stiffness of the arms (and the waist and neck: the
+            'other' group of GaitSettings.kp); 1000 (the walk's) rang the grasped arms at 20 Hz
+            when the voltages came one period late.
         grasp_names: {'l', 'r'} -> the grasps' names (config ``grasps``).
         sensors: {'l', 'r'} -> the wrist force-torque sensors' names.
     """
@@ -101,16 +106,18 @@ class ValveSettings:
     approach_distance: float = 0.06
     grasp_distance: float = 0.003
     grasp_timeout: float = 1.5
+    grasp_retry: float = 0.25
     hold: float = 0.5
     retract: float = 2.0
     stall_time: float = 1.0
     back_off: float = 0.05
-    radial_gain: float = 4.0e-4
-    tangential_gain: float = 4.0e-4
-    axial_gain: float = 4.0e-4
+    radial_gain: float = 1.5e-3
+    tangential_gain: float = 1.5e-3
+    axial_gain: float = 1.5e-3
     reach_gain: float = 4.0
     offset_limit: float = 0.04
     pose_filter: float = 0.1
+    arm_kp: float = 600.0
     grasp_names: dict = field(default_factory=lambda: {'l': 'l_grasp', 'r': 'r_grasp'})
     sensors: dict = field(default_factory=lambda: {'l': 'l_wrist_ft', 'r': 'r_wrist_ft'})
 
@@ -251,6 +258,7 @@ class ValveController:
     def __init__(self, model, config, valve=None, balance=None):
         self.valve = v = valve or ValveSettings()
         gait = GaitSettings.for_steps(0, settle=v.settle)
+        gait.kp = dict(gait.kp, other=v.arm_kp)
         self.body = BalancingWalkingController(model, config, gait, balance)
         self.joint_names = self.body.joint_names
         index = {name: i for i, name in enumerate(self.joint_names)}
@@ -275,7 +283,8 @@ class ValveController:
         self.state = 'standing up'
         self.state_time = 0.0
         self.grasped = {'l': False, 'r': False}
-        self.asked = {'l': False, 'r': False}
+        self.asked = {'l': None, 'r': None}
+        self.pending = {'l': False, 'r': False}
         self.arm_q = None
         self.start_q = None
         self.start_points = None
@@ -319,6 +328,7 @@ class ValveController:
         for side, grasp in self.valve.grasp_names.items():
             if grasp == name:
                 self.grasped[side] = bool(ok)
+                self.pending[side] = False
                 if not ok:
                     self.log.append((self.last_t or 0.0, f'grasp {name} refused: {message}'))
 
@@ -468,7 +478,8 @@ class ValveController:
             phi = math.atan2(radial @ self.side_dir, radial @ self.up)
             angles.append(_wrap(phi - self.valve.start_angles[side] - self.angle_cmd)
                           + self.angle_cmd)
-        s['angle'] = float(np.mean(angles))
+        # the valve's turn as the hands on the rim give it; before both grasp, what it was
+        s['angle'] = float(np.mean(angles)) if all(self.grasped.values()) else self.angle_cmd
         s['torque'] = self.valve.radius * (s['tangential']['l'] + s['tangential']['r'])
 
     # -- the task -----------------------------------------------------------------------------
@@ -515,10 +526,15 @@ class ValveController:
                 self._enter('grasping', t)
             elif state == 'grasping':
                 for side in 'lr':
+                    if self.grasped[side] or self.pending[side]:
+                        continue
                     gap = np.linalg.norm(self.rim_point(side, 0.0) - meas[side][0])
-                    if not self.asked[side] and (gap <= v.grasp_distance
-                                                 or since > v.grasp_timeout):
-                        self.asked[side] = True
+                    ready = gap <= v.grasp_distance or since > v.grasp_timeout
+                    last = self.asked[side]
+                    if ready and (last is None or t - last >= v.grasp_retry):
+                        # ask (again, after a refusal: the hand keeps closing in meanwhile)
+                        self.asked[side] = t
+                        self.pending[side] = True
                         self.requests.append(('grasp', v.grasp_names[side]))
                 if all(self.grasped.values()):
                     self._enter('holding', t, 'grasped the rim with both hands')
