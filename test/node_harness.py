@@ -128,13 +128,7 @@ class NodeProcess:
 
     def stop(self):
         """End the node: SIGINT, then SIGKILL after 5 s.  Return its exit status."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self._log.close()
         return self.process.returncode
 
@@ -202,6 +196,18 @@ class RosClient:
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
+
+
+def stop_process(process, timeout=5.0):
+    """End a child process: SIGINT, then SIGKILL after ``timeout`` s; return its status."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
 
 
 def write_params_file(path, parameters, node_name='jointsim_node'):

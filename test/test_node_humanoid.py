@@ -7,14 +7,13 @@ only listens (TF, ankle sensors, joint states).
 import math
 import os
 from pathlib import Path
-import signal
 import subprocess
 import sys
 
 from geometry_msgs.msg import WrenchStamped
 from jointsim_ros.control.walking import GaitSettings
 from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
-                          stamp_seconds, STATIC_TF)
+                          stamp_seconds, STATIC_TF, stop_process)
 import numpy as np
 import pytest
 from sensor_msgs.msg import Imu, JointState
@@ -81,8 +80,7 @@ def walk(tmp_path_factory):
                     timeout=120.0)
                 assert done, node.output()
             finally:
-                controller.send_signal(signal.SIGINT)
-                controller.wait(timeout=10)
+                stop_process(controller, timeout=10.0)
                 client.close()
             # (stamp, x, y, z, qw, qx, qy, qz) of the pelvis; the controller resets the
             # simulation when it starts: keep what follows the reset (the stamps go back)

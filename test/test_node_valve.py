@@ -10,7 +10,6 @@ import math
 import os
 from pathlib import Path
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ import time
 from geometry_msgs.msg import WrenchStamped
 from jointsim_ros.control.walking import SOLE
 from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
-                          stamp_seconds, STATIC_TF)
+                          stamp_seconds, STATIC_TF, stop_process)
 import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
@@ -160,12 +159,7 @@ def turn(tmp_path_factory):
                 assert done, log_path.read_text() + node.output()
             finally:
                 wall = time.monotonic() - wall
-                controller.send_signal(signal.SIGINT)
-                try:
-                    controller.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    controller.kill()
-                    controller.wait()
+                stop_process(controller, timeout=10.0)
                 client.close()
             return {'states': states, 'tf': tf, 'static': static, 'wrenches': wrenches,
                     'controller': Path(log_path).read_text(errors='replace'),

@@ -120,6 +120,25 @@ def test_a_grasp_holds_a_hanging_hand_at_its_weight(tmp_path):
     assert sim.grasps.force('grip') == pytest.approx([0.0, 0.0, 0.5 * 9.81], abs=1e-6)
 
 
+def test_a_reset_releases_every_grasp(tmp_path):
+    sim = wheel_sim(tmp_path)
+    sim.grasps.grasp('grip')
+    sim.set_link_wrench('hand', [0.0, -2.0, 0.0])
+    sim.step(10)
+    sim.reset()
+    assert sim.grasps.held() == {'grip': False}
+    sim.step(10)
+    assert sim.joint_velocities()[sim.joint_names.index('axle')] == 0.0
+
+
+def test_the_tree_formulation_refuses_grasps(tmp_path):
+    path = tmp_path / 'wheel.urdf'
+    path.write_text(WHEEL_URDF)
+    config = dict(GRASP, solver={'formulation': 'tree'})
+    with pytest.raises(ConfigError, match='grasps .*remove the grasps section'):
+        Simulator.from_urdf(str(path), config)
+
+
 def test_grasp_settings_are_checked_at_load(tmp_path):
     path = tmp_path / 'wheel.urdf'
     path.write_text(WHEEL_URDF)

@@ -77,7 +77,7 @@ def parse_args(argv):
                         help='--humanoid: encoder and ankle sensor noise (as jointsim_headless)')
     parser.add_argument('--real-time-factor', type=float, default=None,
                         help="--humanoid: the node's real_time_factor (default 1: real time; "
-                             "--valve: 0.5, see docs/valve.md; less leaves a loaded machine "
+                             '--valve: 0.5, see docs/valve.md; less leaves a loaded machine '
                              "room for the controller's 200 Hz)")
     return parser.parse_args(argv)
 
