@@ -255,3 +255,51 @@ def test_through_the_node_the_wrist_sensors_see_the_set_squeeze_while_it_turns(t
     assert len(errors) > 1000, seen['log']          # 2 x 500 Hz over the turn's 4.5 s
     rms = math.sqrt(np.mean(errors ** 2))
     assert rms < 0.2 * SQUEEZE, (rms, np.mean(errors))
+
+
+@pytest.mark.slow
+def test_through_the_node_the_wrist_sensors_tangential_forces_turn_the_valve(turn, seen):
+    """
+    R (t_l + t_r) from the wrist topics = the valve's friction + damping + inertial torque.
+
+    Over 0.25 s windows of the turn (10-170 deg), within 5 %: the hands' tangential forces on
+    the rim (F = m g - R f, as above) from the two wrist sensors' messages, against
+    tau_c + c w + J alpha of the valve (3 N m, 0.5 N m s/rad, J = 5/6 m r^2 + 0.002 =
+    0.102 kg m^2: urdf/jointsim_valve.xacro) with w and alpha from its joint_states positions.
+    """
+    friction, damping, inertia, radius = 3.0, 0.5, 5.0 / 6.0 * 3.0 * 0.04 + 0.002, 0.2
+    valve = seen['valve']
+    poses = seen['poses']
+    tf_stamps = np.array([stamp for stamp, _ in poses])
+    turned = np.degrees(valve[:, 1] - valve[0, 1])
+    inside = (turned >= 10.0) & (turned <= 170.0)
+    t0, t1 = valve[inside, 0].min(), valve[inside, 0].max()
+    edges = np.arange(t0, t1 - 0.25, 0.25)
+    tangential = {side: [[] for _ in edges] for side in 'lr'}
+    for side in 'lr':
+        for stamp, _, force in seen['readings'][f'{side}_wrist_ft']:
+            k = int((stamp - t0) // 0.25)
+            if not 0 <= k < len(edges):
+                continue
+            rot, pos = poses[min(np.searchsorted(tf_stamps, stamp), len(poses) - 1)][1][
+                f'{side}_hand']
+            on_rim = HAND_MASS * np.array([0.0, 0.0, -G]) - rot @ force
+            rel = pos + rot @ GRASP_POINT - WHEEL_CENTRE
+            radial = rel - WHEEL_AXIS * (WHEEL_AXIS @ rel)
+            radial /= np.linalg.norm(radial)
+            tangential[side][k].append(on_rim @ np.cross(WHEEL_AXIS, radial))
+
+    def angle(t):
+        return np.interp(t, valve[:, 0], valve[:, 1])
+    checked = 0
+    for k, a in enumerate(edges):
+        if not (tangential['l'][k] and tangential['r'][k]):
+            continue
+        rate = (angle(a + 0.25) - angle(a)) / 0.25
+        alpha = ((angle(a + 0.375) - angle(a + 0.125)) - (angle(a + 0.125) - angle(a - 0.125))
+                 ) / 0.25 ** 2
+        expected = friction + damping * rate + inertia * alpha
+        measured = radius * (np.mean(tangential['l'][k]) + np.mean(tangential['r'][k]))
+        assert measured == pytest.approx(expected, rel=0.05), (a, measured, expected)
+        checked += 1
+    assert checked >= 12, seen['log']
