@@ -289,3 +289,26 @@ def test_a_valve_with_twice_the_friction_stops_the_turn_with_a_log_line_and_no_f
     assert 'turn stopped at' in text and 'the valve does not turn at 5.0 N m' in text
     assert not any(result['sim'].grasps.held().values())
     assert result['slip'] < 1e-3 and result['tilt'] < math.radians(3.0)
+
+
+def test_a_grasp_request_without_an_answer_is_asked_again():
+    # over DDS a service request (or its answer) can be lost: the controller asks again
+    from jointsim_ros.control.valve import run_valve, ValveController
+    sim = Simulator.from_urdf(VALVE_URDF, VALVE_CONFIG)
+    controller = ValveController(*load_model('urdf/jointsim_humanoid.urdf.xacro',
+                                             'config/jointsim_humanoid.yaml'))
+    voltages = controller.voltages
+    dropped = []
+
+    def losing_the_first_request(m):
+        volts = voltages(m)
+        if ('grasp', 'l_grasp') in controller.requests and not dropped:
+            controller.requests.remove(('grasp', 'l_grasp'))
+            dropped.append(m.t)
+        return volts
+    controller.voltages = losing_the_first_request
+    run_valve(sim, controller, 5.0)
+    assert dropped
+    assert any('no answer to grasp l_grasp; asking again' in line for _, line in controller.log)
+    assert sim.grasps.held() == {'l_grasp': True, 'r_grasp': True}
+    assert controller.state in ('holding', 'turning')

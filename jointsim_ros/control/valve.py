@@ -72,7 +72,8 @@ class ValveSettings:
         grasp_distance: m, the hand is asked to grasp once this close to its rim point.
         grasp_timeout: s, how long a hand may take to get there (it then asks anyway; 1 s
             later without both grasps the task is given up).
-        grasp_retry: s between a refused grasp and the next request.
+        grasp_retry: s between a refused grasp and the next request (a request without an
+            answer for twice that is asked again).
         hold: s, holding still before and after the turn (the squeeze builds up over the
             first).
         retract: s, back to the start pose after letting go.
@@ -526,6 +527,11 @@ class ValveController:
                 self._enter('grasping', t)
             elif state == 'grasping':
                 for side in 'lr':
+                    if self.pending[side] and t - self.asked[side] > 2.0 * v.grasp_retry:
+                        # no answer (a request or its answer lost on the way): ask again
+                        self.pending[side] = False
+                        self.log.append((t, f'no answer to grasp {v.grasp_names[side]}; '
+                                            'asking again'))
                     if self.grasped[side] or self.pending[side]:
                         continue
                     gap = np.linalg.norm(self.rim_point(side, 0.0) - meas[side][0])
