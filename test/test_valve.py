@@ -234,6 +234,18 @@ def test_the_humanoid_turns_the_valve_half_a_turn_keeping_the_squeeze(turned):
 
 
 @pytest.mark.slow
+def test_the_hands_share_the_valves_torque_and_never_fight_through_the_wheel(turned):
+    # while the valve turns, both hands push the rim forwards (positive tangential force,
+    # from the grasp joints), each with about half of what the valve needs
+    rec = turned['record']
+    turning = np.array([s == 'turning' for s in rec['state']]) & (np.array(rec['rate']) > 0.05)
+    tangential = np.array(rec['tangential'])[turning]
+    assert tangential.min() > 0.0
+    share = tangential.mean(axis=0) / tangential.mean(axis=0).sum()
+    assert share == pytest.approx([0.5, 0.5], abs=0.1)
+
+
+@pytest.mark.slow
 def test_the_feet_hold_and_the_pelvis_stays_upright_while_turning(turned):
     assert turned['slip'] < 1e-3
     assert turned['tilt'] < math.radians(3.0)
