@@ -38,6 +38,10 @@ setup(
         'test': [
             'pytest',
         ],
+        # jointsim_sweep runs its trials on Ray (docs/sweep.md); nothing else needs it
+        'sweep': [
+            'ray>=2.40',
+        ],
     },
     entry_points={
         'console_scripts': [
@@ -48,6 +52,7 @@ setup(
             'jointsim_inverse_dynamics = jointsim_ros.tools.inverse_dynamics:main',
             'jointsim_compare_formulations = jointsim_ros.tools.compare_formulations:main',
             'jointsim_precompile = jointsim_ros.tools.precompile:main',
+            'jointsim_sweep = jointsim_ros.tools.sweep:main',
         ],
     },
 )

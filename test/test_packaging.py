@@ -56,6 +56,26 @@ ROSDEP_KEYS = {'numpy': 'python3-numpy', 'numba': 'python3-numba', 'llvmlite': '
                'urdf_parser_py': 'urdfdom_py', 'xacro': 'xacro'}
 
 
+#: Optional dependencies: imported only by the tool that needs them, installed with the
+#: package's extra (no rosdep key): module -> extra.
+OPTIONAL = {'ray': 'sweep'}
+
+
+@pytest.mark.packaging
+def test_optional_dependencies_are_extras_and_imported_lazily():
+    text = (PACKAGE_ROOT / 'setup.py').read_text()
+    for module, extra in OPTIONAL.items():
+        assert f"'{extra}': [" in text and f"'{module}" in text
+        for path in (PACKAGE_ROOT / PACKAGE_NAME).rglob('*.py'):
+            tree = ast.parse(path.read_text(), filename=str(path))
+            top = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+            names = {alias.name.split('.')[0] for node in top if isinstance(node, ast.Import)
+                     for alias in node.names}
+            names |= {node.module.split('.')[0] for node in top
+                      if isinstance(node, ast.ImportFrom) and node.level == 0}
+            assert module not in names, f'{path} imports {module} at module level'
+
+
 @pytest.mark.packaging
 def test_every_module_the_package_imports_is_an_exec_depend():
     package = parse_package(str(PACKAGE_ROOT / 'package.xml'))
@@ -67,7 +87,8 @@ def test_every_module_the_package_imports_is_an_exec_depend():
                 imported.update(alias.name.split('.')[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 imported.add(node.module.split('.')[0])
-    third_party = imported - set(sys.stdlib_module_names) - {PACKAGE_NAME, '__future__'}
+    third_party = (imported - set(sys.stdlib_module_names) - {PACKAGE_NAME, '__future__'}
+                   - set(OPTIONAL))
     keys = {ROSDEP_KEYS.get(module, module) for module in third_party}
     assert keys <= exec_depends, 'missing exec_depend: %s' % sorted(keys - exec_depends)
     # the launch files' packages

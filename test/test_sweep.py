@@ -1,0 +1,108 @@
+"""jointsim_sweep (issue 31, docs/sweep.md): parameters, determinism, errors, the scenarios."""
+import csv
+import os
+import re
+import subprocess
+import sys
+
+from jointsim_ros.control.scenarios import arm_payload
+from jointsim_ros.tools.sweep import make_trials, parse_params, run_trial, sweep, SweepError
+from node_harness import PACKAGE_ROOT
+import pytest
+
+TEST_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_cli(*args, cwd=None):
+    env = dict(os.environ, PYTHONPATH=TEST_DIR + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    return subprocess.run([sys.executable, '-m', 'jointsim_ros.tools.sweep', *args],
+                          cwd=cwd or PACKAGE_ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def rows_of(path):
+    with open(path, newline='') as stream:
+        return list(csv.DictReader(stream))
+
+
+@pytest.mark.parametrize('args, message', [
+    (['humanoid-pull'], "unknown scenario 'humanoid-pull'"),
+    (['humanoid-push', '--param', 'strength=1:2'], "unknown parameter 'strength'"),
+    (['humanoid-push', '--param', 'force=400:100'], 'has no values'),
+    (['humanoid-push', '--param', 'force=abc'], "'abc' is not a number"),
+    (['humanoid-push', '--param', 'force=,'], 'no values'),
+    (['humanoid-push', '--trials', '0'], '--trials 0'),
+])
+def test_bad_input_is_one_line_exit_2_and_starts_nothing(tmp_path, args, message):
+    result = run_cli(*args, '--out', str(tmp_path / 'out'))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('jointsim_sweep: ') and message in lines[0]
+    assert not (tmp_path / 'out').exists()
+
+
+def test_trials_are_a_grid_times_draws_and_depend_only_on_the_seed():
+    sampled, grid = parse_params(['force=50:400', 'direction=0,90,180'], None)
+    trials = make_trials(sampled, grid, 2, seed=7)
+    assert len(trials) == 6
+    assert [p['direction'] for _, _, p in trials] == [0.0, 0.0, 90.0, 90.0, 180.0, 180.0]
+    assert all(50.0 <= p['force'] <= 400.0 for _, _, p in trials)
+    assert make_trials(sampled, grid, 2, seed=7) == trials
+    assert make_trials(sampled, grid, 2, seed=8) != trials
+    with pytest.raises(SweepError, match='given twice'):
+        parse_params(['force=1:2', 'force=3'], None)
+
+
+def test_a_sweep_on_ray_writes_every_row_and_a_raising_trial_does_not_stop_it(tmp_path):
+    result = run_cli('sweep_scenarios:falling_ball', '--trials', '2', '--workers', '2',
+                     '--seed', '3', '--param', 'height=-1,0.5,2', '--out', str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r'6 trials in [\d.]+ s on 2 workers \([\d.]+ trials/s\)', last)
+    assert '2 trials raised' in result.stdout
+    rows = sorted(rows_of(tmp_path / 'results.csv'), key=lambda r: int(r['trial']))
+    assert [r['trial'] for r in rows] == ['0', '1', '2', '3', '4', '5']
+    for row in rows:
+        height = float(row['height'])
+        if height < 0:
+            assert row['error'] == 'ValueError: height -1.0 is below the ground'
+            assert row['fall_time'] == ''
+        else:
+            assert row['error'] == ''
+            assert float(row['fall_time']) == pytest.approx((2 * height / 9.81) ** 0.5)
+    # the same command, the same rows (but the wall times)
+    again = tmp_path / 'again'
+    run_cli('sweep_scenarios:falling_ball', '--trials', '2', '--workers', '1', '--seed', '3',
+            '--param', 'height=-1,0.5,2', '--out', str(again))
+    rows_again = sorted(rows_of(again / 'results.csv'), key=lambda r: int(r['trial']))
+    strip = [{k: v for k, v in r.items() if k != 'wall_s'} for r in rows]
+    assert [{k: v for k, v in r.items() if k != 'wall_s'} for r in rows_again] == strip
+
+
+def test_arm_payload_on_ray_equals_the_same_trials_run_one_by_one(tmp_path):
+    rows, line = sweep('arm-payload', 1, 2, 5, tmp_path, ['mass=0,4', 'seconds=1.5'],
+                       stream=open(os.devnull, 'w'))
+    assert line.startswith('2 trials in ') and ' on 2 workers ' in line
+    cache = {}
+    for row in rows:
+        outcomes, _, error = run_trial(arm_payload, {'mass': row['mass'], 'seconds': 1.5},
+                                       row['seed'], cache)
+        assert error == '' and row['error'] == ''
+        for key in ('rms_error', 'max_error', 'max_current'):
+            assert row[key] == outcomes[key]          # bitwise: the same trial, another worker
+    # the heavier payload needs more current
+    assert rows[1]['max_current'] > rows[0]['max_current']
+
+
+@pytest.mark.slow
+def test_humanoid_push_stands_a_small_push_and_falls_to_a_large_one(tmp_path):
+    result = run_cli('humanoid-push', '--workers', '2', '--param', 'force=0,900',
+                     '--param', 'direction=90', '--param', 'steps=0', '--param', 'time=1.5',
+                     '--out', str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r'2 trials in [\d.]+ s on 2 workers \([\d.]+ trials/s\): 1 fell', last)
+    rows = {float(r['force']): r for r in rows_of(tmp_path / 'results.csv')}
+    assert rows[0.0]['fell'] == 'False' and rows[900.0]['fell'] == 'True'
+    assert abs(float(rows[0.0]['lateral'])) < 0.01
+    assert (tmp_path / 'summary.png').stat().st_size > 1000
