@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Build the interface packages that have no ROS 2 PyPI wheel (third_party/tf2_msgs: TFMessage for
-# /tf; third_party/control_msgs: DynamicJointState for dynamic_joint_states) and install them
-# into a venv that holds the wheels. No ROS installation and no sourcing are needed afterwards:
+# /tf; third_party/control_msgs: DynamicJointState for dynamic_joint_states;
+# third_party/simulation_interfaces: the ROS 2 simulation interfaces, Kilted release 1.6.1) and
+# install them into a venv that holds the wheels. No ROS installation and no sourcing are needed
+# afterwards:
 #   <venv>/bin/python -c 'from tf2_msgs.msg import TFMessage'
 #   <venv>/bin/python -c 'from control_msgs.msg import DynamicJointState'
+#   <venv>/bin/python -c 'from simulation_interfaces.srv import SpawnEntity'
+#
+# A package is skipped when it imports, its checked message has the expected type hash and the
+# sha256 of its third_party/ sources recorded at install time (<venv>/share/<pkg>/
+# jointsim_sources.sha256) matches the current sources. A package installed before that record
+# existed is checked by import and type hash only.
 #
 # Usage: scripts/build_interfaces.sh [VENV]   (default: <repo>/.venv)
 #        FORCE=1 scripts/build_interfaces.sh  rebuilds even when the packages already import.
@@ -19,10 +27,12 @@ venv="$(cd "${1:-$repo_root/.venv}" && pwd)"
 python="$venv/bin/python"
 
 # package, message whose type hash is checked, the upstream RIHS01 hash of that message (the
-# control_msgs one was computed from upstream's .msg text: the same as from ours, comments aside)
+# control_msgs one was computed from upstream's .msg text: the same as from ours, comments aside;
+# the simulation_interfaces one is upstream's generated code for Result, unchanged since 1.0.0)
 packages=(
   "tf2_msgs TFMessage RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087"
   "control_msgs DynamicJointState RIHS01_18024c98a62697680f581108eeed40b28fb4542fa0ac5a8e36f56c62b6813d26"
+  "simulation_interfaces Result RIHS01_cf43a306adff3337a0a47143d8f5689933bc70a30478f13b077dc1fe3bc5ad17"
 )
 
 installed_hash() {
@@ -37,9 +47,22 @@ with open(path) as f:
 PY
 }
 
+sources_hash() {  # package: sha256 of the names and contents of its third_party/ files (not *.md)
+  (cd "$repo_root/third_party/$1" \
+    && find . -type f ! -name '*.md' | LC_ALL=C sort | while read -r f; do
+      echo "== $f"; cat "$f"
+    done) | sha256sum | cut -d' ' -f1
+}
+
+sources_stamp() {  # package
+  echo "$venv/share/$1/jointsim_sources.sha256"
+}
+
 installed() {  # package message hash
   "$python" -c "from $1.msg import $2" >/dev/null 2>&1 \
-    && [ "$(installed_hash "$1" "$2" 2>/dev/null)" = "$3" ]
+    && [ "$(installed_hash "$1" "$2" 2>/dev/null)" = "$3" ] \
+    && { [ ! -f "$(sources_stamp "$1")" ] \
+         || [ "$(cat "$(sources_stamp "$1")")" = "$(sources_hash "$1")" ]; }
 }
 
 todo=()
@@ -121,5 +144,6 @@ for entry in "${todo[@]}"; do
     echo "$pkg/msg/$msg type hash $got differs from upstream $hash" >&2
     exit 1
   fi
+  sources_hash "$pkg" > "$(sources_stamp "$pkg")"
   echo "$pkg installed in $venv (type hash of $msg $got)"
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create or update the project's virtual environment (default <repo>/.venv) with everything the
 # package, its tests and the colcon build need: the pinned requirements, the locally built
-# tf2_msgs interface package and an editable install of jointsim_ros itself.
+# interface packages (scripts/build_interfaces.sh) and an editable install of jointsim_ros itself.
 #
 # Idempotent: a stamp file in the venv records a hash of every input (requirement files,
 # constraints, these scripts, third_party/, packaging files, interpreter version); when it
@@ -96,7 +96,7 @@ run_pip() {
 
 if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$input_hash" ]; then
   rm -f "$stamp"
-  # The tf2_msgs build compiles C and C++ against the wheels' headers.
+  # The interface builds compile C and C++ against the wheels' headers.
   missing_tools=()
   for tool in cmake gcc g++ make; do
     command -v "$tool" >/dev/null 2>&1 || missing_tools+=("$tool")
@@ -121,7 +121,7 @@ if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")
   echo "Installing pinned requirements"
   run_pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt
 
-  echo "Building tf2_msgs and control_msgs (no wheels)"
+  echo "Building tf2_msgs, control_msgs and simulation_interfaces (no wheels)"
   "$repo_root/scripts/build_interfaces.sh" "$venv"
 
   echo "Installing jointsim_ros (editable)"
@@ -133,6 +133,7 @@ import numba, numpy, transforms3d, urdf_parser_py.urdf, xacro, yaml, matplotlib
 import rclpy, sensor_msgs.msg, geometry_msgs.msg, std_msgs.msg, std_srvs.srv
 import rosgraph_msgs.msg, builtin_interfaces.msg, trajectory_msgs.msg, diagnostic_msgs.msg
 import tf2_msgs.msg, control_msgs.msg, visualization_msgs.msg
+import simulation_interfaces.msg, simulation_interfaces.srv, simulation_interfaces.action
 import jointsim_ros
 ')
 
