@@ -185,9 +185,11 @@ class Progress:
 
 
 def sweep(scenario_name, trials, workers, seed, out, params=(), address=None,
-          stream=sys.stdout):
+          stream=sys.stdout, on_row=None):
     """
     Run a sweep; return its rows (list of dicts, trial order) and the summary line.
+
+    ``on_row(row)`` (optional) is called with each row as its trial ends.
 
     Raises:
         SweepError: bad input (nothing started).
@@ -235,6 +237,8 @@ def sweep(scenario_name, trials, workers, seed, out, params=(), address=None,
                 row = {'trial': index, 'seed': trial_seed, **{n: p.get(n) for n in names},
                        **outcomes, 'wall_s': round(wall, 4), 'error': error}
                 rows[index] = row
+                if on_row is not None:
+                    on_row(row)
                 waiting.append(row)
                 if writer is None and (not error or not pending):
                     # the header waits for a trial with outcomes (a raising one has none)
