@@ -16,6 +16,7 @@ import time
 
 from geometry_msgs.msg import WrenchStamped
 from jointsim_ros.control.walking import SOLE
+from jointsim_ros.rotations import quat_to_matrix
 from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
                           stamp_seconds, STATIC_TF, stop_process)
 import numpy as np
@@ -94,20 +95,12 @@ def start_controller(domain_id, log_path):
                             stderr=subprocess.STDOUT)
 
 
-def quat_matrix(w, x, y, z):
-    """Return the rotation matrix of a unit quaternion."""
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-
-
 def transforms(message):
     """Return child frame -> (parent frame, rotation (3, 3), translation (3,)) of a TFMessage."""
     out = {}
     for t in message.transforms:
         r, p = t.transform.rotation, t.transform.translation
-        out[t.child_frame_id] = (t.header.frame_id, quat_matrix(r.w, r.x, r.y, r.z),
+        out[t.child_frame_id] = (t.header.frame_id, quat_to_matrix((r.w, r.x, r.y, r.z)),
                                  np.array([p.x, p.y, p.z]))
     return out
 

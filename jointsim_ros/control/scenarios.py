@@ -18,13 +18,10 @@ import math
 import numpy as np
 
 from .balance import BalancingWalkingController, run_closed_loop, sensor_measurements
-from .walking import GaitSettings
+from .walking import fallen, GaitSettings
 from .. import resources
 from ..description import load_model
 from ..sim.simulator import Simulator
-
-#: Fallen: the pelvis 0.15 m below its start or tilted more than 30 degrees.
-FALL_DROP, FALL_TILT = 0.15, math.radians(30.0)
 
 
 class _Fallen(Exception):
@@ -60,8 +57,7 @@ def humanoid_push(params, seed, cache):
         pushing = p['time'] <= t + 1e-9 < p['time'] + p['duration']
         sim.set_link_wrench('pelvis', force if pushing else np.zeros(3))
         where, quat = sim.link_pose('pelvis')
-        tilt_cos = 1.0 - 2.0 * (quat[1] ** 2 + quat[2] ** 2)
-        if where[2] < start[2] - FALL_DROP or tilt_cos < math.cos(FALL_TILT):
+        if fallen(start[2], where[2], quat[1], quat[2]):
             fell[0] = t
             raise _Fallen()
     try:

@@ -38,8 +38,8 @@ import time
 import numpy as np
 
 from .balance import BalancingWalkingController, sensor_measurements
-from .walking import (ankle_readings, centre_of_pressure, cross_matrix, G, GaitSettings,
-                      min_jerk, SOLE, SOLE_HEIGHT)
+from .walking import (ankle_readings, centre_of_pressure, cross_matrix, fallen, G,
+                      GaitSettings, min_jerk, SOLE, SOLE_HEIGHT)
 from ..errors import CommandError
 from ..rotations import quat_to_matrix
 
@@ -734,14 +734,12 @@ class ScenarioRecorder:
         sim: the scenario's Simulator (with the grasps and the valve joint).
         controller: the ValveController.
         record: None (a new dict) or a dict to fill.
-        fallen: None, or f(start height, height, qx, qy) -> bool, the fall test.
     """
 
-    def __init__(self, sim, controller, record=None, fallen=None):
+    def __init__(self, sim, controller, record=None):
         self.sim = sim
         self.controller = controller
         self.record = {} if record is None else record
-        self.fallen_test = fallen
         self.valve_column = sim.joint_names.index('valve')
         self.centre = controller.centre
         self.axis = controller.axis
@@ -806,8 +804,7 @@ class ScenarioRecorder:
         rec.setdefault('soles', []).append(self._soles())
         rec.setdefault('cop', []).append(
             centre_of_pressure(ankle_readings(sim), SOLE_HEIGHT)[0])
-        if (self.fell_at is None and self.fallen_test is not None
-                and self.fallen_test(self.start_pelvis[2], where[2], quat[1], quat[2])):
+        if self.fell_at is None and fallen(self.start_pelvis[2], where[2], quat[1], quat[2]):
             self.fell_at = sim.time
 
     def fell(self, sim=None):

@@ -730,3 +730,17 @@ def sole_centre(sim, side, sole=SOLE):
     """Return a foot's sole centre (3,), world, m."""
     origin, quat = sim.link_pose(f'{side}_foot')
     return origin + quat_to_matrix(quat) @ np.asarray(sole)
+
+
+#: Fallen: the pelvis this far below its start, m, or tilted more than this, rad.
+FALL_DROP, FALL_TILT = 0.15, math.radians(30.0)
+
+
+def fallen(start_height, height, qx, qy):
+    """
+    Return True when the pelvis is FALL_DROP below its start or tilted more than FALL_TILT.
+
+    The tilt of its z axis from its quaternion's x and y: cos(tilt) = 1 - 2 (qx^2 + qy^2).
+    """
+    return (height < start_height - FALL_DROP
+            or 1.0 - 2.0 * (qx * qx + qy * qy) < math.cos(FALL_TILT))

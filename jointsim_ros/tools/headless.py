@@ -36,6 +36,7 @@ import yaml
 
 from . import show_log
 from .. import resources
+from ..control.walking import fallen  # noqa: F401 (the fall test, also demo's)
 from ..errors import JointsimError
 from ..sim.simulator import Simulator
 
@@ -78,8 +79,6 @@ SENSOR_NOISE = {
 }
 #: Each push lasts this long, s.
 PUSH_SECONDS = 0.1
-#: Fallen: the pelvis this far below its start, m, or tilted more than this, rad.
-FALL_DROP, FALL_TILT = 0.15, math.radians(30.0)
 
 
 def humanoid_config(config, sensor_noise):
@@ -209,7 +208,7 @@ def valve(robot=None, config=None, seconds=None, out=None, friction=None, record
           f'{valve_joint.damping:g} N m s/rad damping) by '
           f'{math.degrees(controller.valve.turn):.0f} deg with a squeeze of '
           f'{controller.valve.squeeze:g} N', file=out)
-    recorder = ScenarioRecorder(sim, controller, record, fallen)
+    recorder = ScenarioRecorder(sim, controller, record)
     last = [-1.0]
     logged = [0]
 
@@ -242,16 +241,6 @@ def valve_result_line(result):
     return (f'result: valve turned {result["turned"]:.0f} deg, squeeze {result["squeeze"]:.1f} N '
             f'(RMS error {result["squeeze_rms"]:.1f} N), feet slip {1e3 * result["slip"]:.2f} mm, '
             f'fell: {fell}')
-
-
-def fallen(start_height, height, qx, qy):
-    """
-    Return True when the pelvis is FALL_DROP below its start or tilted more than FALL_TILT.
-
-    The tilt of its z axis from its quaternion's x and y: cos(tilt) = 1 - 2 (qx^2 + qy^2).
-    """
-    return (height < start_height - FALL_DROP
-            or 1.0 - 2.0 * (qx * qx + qy * qy) < math.cos(FALL_TILT))
 
 
 class _Fallen(Exception):
