@@ -15,7 +15,7 @@ PACKAGE_NAME = 'jointsim_ros'
 
 REQUIRED_EXEC_DEPENDS = {
     'rclpy', 'builtin_interfaces', 'std_msgs', 'std_srvs', 'geometry_msgs', 'sensor_msgs',
-    'trajectory_msgs', 'diagnostic_msgs', 'rosgraph_msgs', 'tf2_msgs',
+    'trajectory_msgs', 'diagnostic_msgs', 'rosgraph_msgs', 'tf2_msgs', 'simulation_interfaces',
     'python3-numpy', 'python3-transforms3d', 'python3-yaml', 'urdfdom_py', 'xacro',
     'launch', 'launch_ros',
 }

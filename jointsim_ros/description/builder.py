@@ -54,13 +54,14 @@ MASSLESS_STAND_IN = 0.01
 AXIS_NORM_TOLERANCE = 1e-3
 
 
-def build_model(description, config=None):
+def build_model(description, config=None, mesh_cache=None):
     """
     Build the immutable RobotModel of a parsed robot description.
 
     Args:
         description: UrdfDescription from ``parse_urdf``, or a bare ``urdf_parser_py`` Robot.
         config: SimConfig, dict, YAML path or None (defaults); see ``load_config``.
+        mesh_cache: optional dict of mesh hulls kept between builds (shapes.add_shapes).
 
     Returns:
         RobotModel.  Every warning it carries has also been logged to the 'jointsim_ros' logger.
@@ -74,15 +75,16 @@ def build_model(description, config=None):
         description = UrdfDescription(robot=description,
                                       source=f"robot '{getattr(description, 'name', '?')}'",
                                       lines={})
-    return _ModelBuilder(description, load_config(config)).build()
+    return _ModelBuilder(description, load_config(config), mesh_cache).build()
 
 
 class _ModelBuilder:
     """The stages of build_model, sharing the description, the config and the warnings."""
 
-    def __init__(self, description, config):
+    def __init__(self, description, config, mesh_cache=None):
         self.description = description
         self.config = config
+        self.mesh_cache = mesh_cache
         self.robot = description.robot
         self.warnings = []
         self.repairs = {}
@@ -155,7 +157,7 @@ class _ModelBuilder:
             sensors=self.make_sensors(),
             imus=self.make_imus(),
         )
-        return add_shapes(model, self.description, self.config)
+        return add_shapes(model, self.description, self.config, self.mesh_cache)
 
     def check_tree(self):
         """Stage 1: every joint names existing links, each link has one parent, one root."""

@@ -575,10 +575,10 @@ class GraspSettings:
                                   number(0.0, strict=True))
 
 
-SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh')
+SCENE_SHAPES = ('box', 'sphere', 'cylinder', 'capsule', 'mesh', 'urdf')
 #: shape -> the keys it needs.
 SCENE_SHAPE_KEYS = {'box': ('size',), 'sphere': ('radius',), 'cylinder': ('radius', 'length'),
-                    'capsule': ('radius', 'length'), 'mesh': ('filename',)}
+                    'capsule': ('radius', 'length'), 'mesh': ('filename',), 'urdf': ()}
 
 
 @dataclass(frozen=True)
@@ -595,8 +595,14 @@ class SceneObjectSettings:
         'cylinder length, capsule length between the centres of its end spheres (along z)',
         number(0.0, strict=True))
     filename: str = setting(None, 'path or package:// URI',
-                            'mesh file (STL, OBJ, DAE), used as its convex hull',
-                            name('a file path'))
+                            'mesh: the mesh file (STL, OBJ, DAE), used as its convex hull; urdf: '
+                            'the URDF or xacro file of the object', name('a file path'))
+    urdf: str = setting(None, 'URDF XML text',
+                        'urdf: the object as URDF text instead of a file: one rigid body (links '
+                        'joined by fixed joints), its mass and inertia from the <inertial>s (no '
+                        'mass: static geometry), its shapes from the <collision>s; its root '
+                        "link's frame is the object's frame (docs/contacts.md)",
+                        name('URDF XML text'))
     scale: tuple = setting((1.0, 1.0, 1.0), '1', 'mesh scale per axis', vector3())
     mass: float = setting(0.0, 'kg', 'mass of a free object; 0 or absent makes it static geometry',
                           number(0.0))
@@ -644,6 +650,17 @@ def _scene_item_check(item_name, item, params, where):
     """Check that a scene object has a shape and its sizes, and that a box's are positive."""
     if 'shape' not in item:
         where.fail('a mapping with a shape (' + ', '.join(SCENE_SHAPES) + ')', params)
+    if item['shape'] == 'urdf':
+        given = [k for k in ('filename', 'urdf') if k in item]
+        if len(given) != 1:
+            raise ConfigError(
+                f"{where.source}: scene object '{item_name}' is a urdf object with "
+                f"{' and '.join(given) or 'neither filename nor urdf'}.  Give one: filename "
+                '(a URDF or xacro file) or urdf (the URDF text).')
+        if 'mass' in item:
+            raise ConfigError(
+                f"{where.source}: scene object '{item_name}' is a urdf object with a mass; its "
+                "mass comes from its links' <inertial>.  Remove mass.")
     missing = [k for k in SCENE_SHAPE_KEYS[item['shape']] if k not in item]
     if missing:
         raise ConfigError(

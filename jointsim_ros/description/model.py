@@ -268,8 +268,10 @@ class SceneObject:
     Attributes:
         name: object name (also its link and TF frame name).
         body: body index.
-        pos, quat: (3,), (4,) initial pose of its frame (= its centre of mass), m and wxyz.
-        linear_velocity, angular_velocity: (3,) initial velocities, world frame, m/s and rad/s.
+        pos, quat: (3,), (4,) initial pose of its frame, m and wxyz (a shape's frame is its
+            centre of mass; a urdf object's is its root link's, its body's ``com`` from there).
+        linear_velocity, angular_velocity: (3,) initial velocities of its frame's origin, world
+            frame, m/s and rad/s.
     """
 
     name: str

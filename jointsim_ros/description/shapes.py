@@ -17,6 +17,7 @@ appended after the robot's bodies, each with a link frame of its own name),
 """
 import dataclasses
 import logging
+import os
 
 import numpy as np
 
@@ -30,11 +31,15 @@ from ..errors import ConfigError
 from ..rotations import quat_to_matrix, rpy_to_matrix
 
 LOGGER = logging.getLogger('jointsim_ros')
+#: The hulls made in this process, by file (path, modification time, size), scale and
+#: max_hull_vertices: a model rebuilt (a spawn, a sweep's next load) does not read and hull its
+#: meshes again.  A few kB per mesh.
+_HULLS = {}
 MATERIAL = MATERIAL_NAMES  # the engine's material columns, in order
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
 
 
-def add_shapes(model, description, config):
+def add_shapes(model, description, config, mesh_cache=None):
     """
     Return the model with its collision shapes, scene objects and collision filter.
 
@@ -42,47 +47,25 @@ def add_shapes(model, description, config):
         model: RobotModel without shapes.
         description: the UrdfDescription it was built from (collisions, base_dir, robot).
         config: SimConfig (ground, contacts, collision, scene).
+        mesh_cache: optional dict kept between builds (the hulls of meshes already read, so a
+            rebuild for a spawned object does not read and hull them again).
 
     Returns:
         RobotModel; its new warnings are also logged.
 
     Raises:
         ConfigError: ``contacts`` or a collision pair names a link the robot lacks, or a scene
-            object's name is already a link.
+            object's name is already a link, or a scene object cannot be made.
     """
     settings = config.collision
     warnings = []
     default = tuple(getattr(settings, k) for k in MATERIAL)
     _check_links(config, model)
+    mesh_cache = {} if mesh_cache is None else mesh_cache
     shapes = []
-    mesh_cache = {}
     if settings.enabled:
-        for link_name, geometries in getattr(description, 'collisions', {}).items():
-            frame = model.links.get(link_name)
-            if frame is None or frame.body < 0 and not _world_collides(config):
-                continue
-            # the collision defaults, then the URDF's Gazebo tags, then the config's contacts
-            tags = getattr(description, 'materials', {}).get(link_name, {})
-            material = tuple(tags.get(key, value) for key, value in zip(MATERIAL, default))
-            override = config.contacts.get(link_name, MaterialOverrides())
-            material = override.resolve(material)
-            link_pose = Transform(quat_to_matrix(frame.quat), np.asarray(frame.pos, float))
-            for geometry in geometries:
-                origin = Transform.from_xyz_rpy(geometry.xyz, geometry.rpy)
-                made = _link_shape(geometry, link_name, description, settings, mesh_cache,
-                                   warnings)
-                if made is None:
-                    made = _inertia_box(description, link_name, warnings)
-                    origin_here = made[2] if made is not None else None
-                    if made is None:
-                        continue
-                    pose = link_pose @ origin_here
-                else:
-                    pose = link_pose @ origin @ made[2]
-                kind, size, _, vertices, faces = made
-                shapes.append(ShapeModel(name=link_name, body=frame.body, kind=kind, size=size,
-                                         pos=pose.pos, quat=pose.quat, material=material,
-                                         vertices=vertices, faces=faces))
+        shapes = link_shapes(model, description, config, mesh_cache, warnings,
+                             world=_world_collides(config))
     bodies = list(model.bodies)
     links = dict(model.links)
     objects = []
@@ -92,30 +75,35 @@ def add_shapes(model, description, config):
                               'link.  Give it another name (it becomes a TF frame).')
         material = tuple(d if getattr(item, k) is None else getattr(item, k)
                          for k, d in zip(MATERIAL, default))
-        made = _scene_shape(item, name, description, settings, mesh_cache)
-        kind, size, inner, vertices, faces = made
         position = np.asarray(item.pose.position, dtype=float)
-        rotation = rpy_to_matrix(item.pose.rpy)
-        world = Transform(rotation, position)
-        mass = item.mass
+        world = Transform(rpy_to_matrix(item.pose.rpy), position)
+        if item.shape == 'urdf':
+            mass, com, inertia, parts = urdf_object(item, name, config, mesh_cache)
+        else:
+            kind, size, inner, vertices, faces = _scene_shape(item, name, description, settings,
+                                                              mesh_cache)
+            mass, com = item.mass, np.zeros(3)
+            inertia = _solid_inertia(kind, size, mass, vertices) if mass > 0.0 else None
+            parts = [(kind, size, inner, vertices, faces)]
         if mass > 0.0:
             body = len(bodies)
-            bodies.append(BodyModel(name=name, mass=mass, com=np.zeros(3),
-                                    inertia=_solid_inertia(kind, size, mass, vertices),
+            bodies.append(BodyModel(name=name, mass=mass, com=com, inertia=inertia,
                                     links=(name,)))
             links[name] = LinkFrame(name=name, body=body, pos=np.zeros(3), quat=IDENTITY)
             objects.append(SceneObject(
                 name=name, body=body, pos=position, quat=world.quat,
                 linear_velocity=np.asarray(item.linear_velocity, float),
                 angular_velocity=np.asarray(item.angular_velocity, float)))
-            shape_pose = inner
+            place = Transform.identity()
         else:
             body = -1
             links[name] = LinkFrame(name=name, body=-1, pos=position, quat=world.quat)
-            shape_pose = world @ inner
-        shapes.append(ShapeModel(name=name, body=body, kind=kind, size=size, pos=shape_pose.pos,
-                                 quat=shape_pose.quat, material=material, vertices=vertices,
-                                 faces=faces))
+            place = world
+        for kind, size, inner, vertices, faces in parts:
+            shape_pose = place @ inner
+            shapes.append(ShapeModel(name=name, body=body, kind=kind, size=size,
+                                     pos=shape_pose.pos, quat=shape_pose.quat, material=material,
+                                     vertices=vertices, faces=faces))
     ground = config.ground
     enabled = ground.enabled
     if enabled == 'auto':
@@ -136,6 +124,111 @@ def add_shapes(model, description, config):
     for message in warnings:
         LOGGER.warning(message)
     return result
+
+
+def link_shapes(model, description, config, mesh_cache, warnings, world=False):
+    """
+    Return the ShapeModels of the robot's ``<collision>`` elements, in their body frames.
+
+    Args:
+        model: RobotModel (its link frames).
+        description: the UrdfDescription (its collisions).
+        config: SimConfig (collision, contacts).
+        mesh_cache: dict of the hulls already made.
+        warnings: list the repairs are appended to (a mesh that cannot be used).
+        world: give the links fixed to the world their shapes too (world frame).
+    """
+    settings = config.collision
+    default = tuple(getattr(settings, k) for k in MATERIAL)
+    shapes = []
+    for link_name, geometries in getattr(description, 'collisions', {}).items():
+        frame = model.links.get(link_name)
+        if frame is None or frame.body < 0 and not world:
+            continue
+        # the collision defaults, then the URDF's Gazebo tags, then the config's contacts
+        tags = getattr(description, 'materials', {}).get(link_name, {})
+        material = tuple(tags.get(key, value) for key, value in zip(MATERIAL, default))
+        override = config.contacts.get(link_name, MaterialOverrides())
+        material = override.resolve(material)
+        link_pose = Transform(quat_to_matrix(frame.quat), np.asarray(frame.pos, float))
+        for geometry in geometries:
+            origin = Transform.from_xyz_rpy(geometry.xyz, geometry.rpy)
+            made = _link_shape(geometry, link_name, description, settings, mesh_cache, warnings)
+            if made is None:
+                made = _inertia_box(description, link_name, warnings)
+                if made is None:
+                    continue
+                pose = link_pose @ made[2]
+            else:
+                pose = link_pose @ origin @ made[2]
+            kind, size, _, vertices, faces = made
+            shapes.append(ShapeModel(name=link_name, body=frame.body, kind=kind, size=size,
+                                     pos=pose.pos, quat=pose.quat, material=material,
+                                     vertices=vertices, faces=faces))
+    return shapes
+
+
+def urdf_object(item, name, config, mesh_cache):
+    """
+    Return (mass, com, inertia, parts) of a ``urdf`` scene object, in its root link's frame.
+
+    The URDF must be one rigid body: links joined by fixed joints (merged as the robot's
+    are).  ``parts`` are (kind, size, pose, vertices, faces) of its ``<collision>`` shapes; a
+    URDF without any mass gives mass 0 (static geometry) and inertia None.
+
+    Raises:
+        ConfigError: the URDF cannot be read, has a joint that moves, or has no collision shape.
+    """
+    from .builder import build_model
+    from .urdf import parse_urdf
+    from ..errors import DescriptionError
+    what = f"scene object '{name}'"
+    source = item.urdf
+    if source is None:
+        source = meshes.resolve_mesh_uri(item.filename, search_paths=config.collision.mesh_paths)
+        if source is None:
+            raise ConfigError(f"{what}: its URDF file '{item.filename}' was not found (looked "
+                              'in AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and collision.mesh_paths).  '
+                              'Fix its filename.')
+    try:
+        description = parse_urdf(source)
+    except DescriptionError as error:
+        raise ConfigError(f'{what}: its URDF does not parse: {error}') from None
+    moving = [j for j in description.robot.joints if j.type != 'fixed']
+    if moving:
+        raise ConfigError(
+            f"{what}: its URDF has the {moving[0].type} joint '{moving[0].name}'; a scene object "
+            'is one rigid body (links joined by fixed joints).  Fix the joint, or load a robot '
+            'as the robot.')
+    links = description.robot.links
+    massive = any(link.inertial is not None and (link.inertial.mass or 0.0) > 0.0
+                  for link in links)
+    own = {'base': 'floating' if massive else 'fixed', 'ground': {'enabled': False},
+           'collision': {'mesh_paths': list(config.collision.mesh_paths),
+                         'max_hull_vertices': config.collision.max_hull_vertices}}
+    try:
+        model = build_model(description, _object_config(own))
+    except (DescriptionError, ConfigError) as error:
+        raise ConfigError(f'{what}: {error}') from None
+    warnings = []
+    shapes = link_shapes(model, description, _object_config(own), mesh_cache, warnings,
+                         world=True)
+    for message in warnings:
+        LOGGER.warning(f'{what}: {message}')
+    if not shapes:
+        raise ConfigError(f'{what}: its URDF has no <collision> shape, so nothing could touch '
+                          'it.  Give a link a <collision>.')
+    parts = [(s.kind, s.size, Transform(quat_to_matrix(s.quat), np.asarray(s.pos, float)),
+              s.vertices, s.faces) for s in shapes]
+    if not massive:
+        return 0.0, np.zeros(3), None, parts
+    body = model.bodies[0]
+    return body.mass, np.asarray(body.com, float), np.asarray(body.inertia, float), parts
+
+
+def _object_config(data):
+    from .config import config_from_dict
+    return config_from_dict(data, source='a urdf scene object')
 
 
 def _world_collides(config):
@@ -225,11 +318,16 @@ def _mesh_shape(uri, scale, description, settings, cache):
             raise meshes.MeshError(
                 f"'{uri}' was not found (looked in AMENT_PREFIX_PATH, ROS_PACKAGE_PATH, beside "
                 'the URDF and in collision.mesh_paths).')
-        points = meshes.load_mesh_vertices(path, scale)
-        vertices, faces = meshes.simplify_hull(points, settings.max_hull_vertices)
-        faces = tuple(tuple(int(i) for i in f) for f in faces)
-        cache[key] = ('convex', (0.0, 0.0, 0.0), Transform.identity(),
-                      np.asarray(vertices, dtype=float), faces)
+        stat = os.stat(path)
+        hull_key = (str(path), stat.st_mtime_ns, stat.st_size, tuple(float(v) for v in scale),
+                    settings.max_hull_vertices)
+        if hull_key not in _HULLS:
+            points = meshes.load_mesh_vertices(path, scale)
+            vertices, faces = meshes.simplify_hull(points, settings.max_hull_vertices)
+            faces = tuple(tuple(int(i) for i in f) for f in faces)
+            _HULLS[hull_key] = ('convex', (0.0, 0.0, 0.0), Transform.identity(),
+                                np.asarray(vertices, dtype=float), faces)
+        cache[key] = _HULLS[hull_key]
     return cache[key]
 
 

@@ -42,6 +42,7 @@ import yaml
 from . import messages
 from .frames import FrameTree
 from .runner import RunSettings, SimulationRunner
+from .sim_interfaces import SimulationInterfaces
 from ..errors import CommandError, JointsimError
 from ..sim.loading import load_robot
 
@@ -237,6 +238,9 @@ class JointsimNode(Node):
         loaded = load_robot(p['robot_description'], p['robot_description_file'],
                             p['config_file'], p['physics_rate'])
         self.sim = loaded.sim
+        self._urdf_robot = loaded.urdf_robot
+        #: Set by set_simulation_state STATE_QUITTING: spin returns and the node shuts down.
+        self.quit_requested = threading.Event()
         for note in loaded.notes:
             log.info(note)
         for problem in loaded.ros2_control_problems:
@@ -326,6 +330,10 @@ class JointsimNode(Node):
         self.create_subscription(WrenchStamped, LINK_WRENCH_TOPIC, self._on_link_wrench,
                                  LINK_WRENCH_QOS)
 
+        # the ROS 2 simulator standard under ~/ (docs/entities.md); the Trigger services below
+        # are its aliases
+        self.interfaces = SimulationInterfaces(self)
+
         # services
         self.create_service(Trigger, 'pause', self._on_pause)
         self.create_service(Trigger, 'resume', self._on_resume)
@@ -398,6 +406,7 @@ class JointsimNode(Node):
     # -- stepping and publishing ----------------------------------------------------------------
     def _tick(self):
         self.runner.tick()
+        self.interfaces.tick()
         if self.runner.state_version != self._published_version:
             self._publish_state()
         for name, publisher in self._pub_wrench.items():
@@ -436,6 +445,25 @@ class JointsimNode(Node):
                 self._pub_contacts.publish(messages.contact_markers(
                     contacts, self.frames.world_frame, t, self._contact_marker_scale))
                 self._contacts_shown = bool(contacts)
+
+    def publish_now(self):
+        """Publish the state if it changed since the last publish (after a service's change)."""
+        if self.runner.state_version != self._published_version:
+            self._publish_state()
+
+    def world_changed(self):
+        """After a spawn or delete: new frames on /tf_static, the state published again."""
+        self.frames = FrameTree(self.sim, self._urdf_robot, self.frames.prefix,
+                                self.frames.world_frame)
+        if self._pub_tf_static is not None:
+            self._pub_tf_static.publish(messages.tf_message(self.frames.static, 0.0))
+        self.runner.state_version += 1
+        self._last_tf_time = None
+        self.publish_now()
+
+    def request_quit(self):
+        """Ask spin to return (set_simulation_state STATE_QUITTING)."""
+        self.quit_requested.set()
 
     def _report(self, key, level, text):
         """Log a runner event; lag reports at most every LAG_LOG_PERIOD."""
@@ -585,25 +613,38 @@ class JointsimNode(Node):
                 self._warned.clear()
 
     # -- services -----------------------------------------------------------------------------
+    # pause, resume, step and reset: aliases of ~/set_simulation_state (PAUSED, PLAYING),
+    # ~/step_simulation (step_count steps) and ~/reset_simulation (SCOPE_ALL: spawned objects
+    # go too), answering std_srvs/Trigger as before
     def _on_pause(self, request, response):
         response.success, response.message = True, self.runner.pause()
+        self.interfaces.stopped = False
         self.get_logger().info(response.message)
         return response
 
     def _on_resume(self, request, response):
         response.message = self.runner.resume()
         response.success = not self.sim.diverged
+        if response.success:
+            self.interfaces.stopped = False
         self.get_logger().info(response.message)
         return response
 
     def _on_step(self, request, response):
         n = self.get_parameter('step_count').value or self.settings.steps_per_publish
-        response.success, response.message = self.runner.step_paused(n)
+        answer = self.interfaces.step(n)
+        response.success = answer.result == answer.RESULT_OK
+        response.message = answer.error_message.replace('step_simulation ', '', 1)
         self._publish_state()
         return response
 
     def _on_reset(self, request, response):
+        gone = self.sim.entities.delete_spawned()
+        if gone:
+            self.world_changed()
         response.success, response.message = True, self.runner.reset()
+        if gone:
+            response.message += f'; spawned objects removed: {", ".join(gone)}'
         self.get_logger().info(response.message)
         self._publish_state()
         return response
@@ -628,6 +669,7 @@ class JointsimNode(Node):
 
     def destroy_node(self):
         """Detach the Python log handler, then destroy the node."""
+        self.interfaces.destroy()
         logging.getLogger('jointsim_ros').removeHandler(self._python_log)
         logging.getLogger('jointsim_ros').propagate = True
         logging.getLogger('jointsim_ros').setLevel(logging.NOTSET)
@@ -658,7 +700,7 @@ def spin(node, executor, stop):
     context = node.context
     # spin_once in a loop rather than spin(): the events executor's spin() does not return on
     # Ctrl-C with rclpy 9.1 (kilted wheels); checking here works for every executor.
-    while context.ok() and not stop.is_set():
+    while context.ok() and not stop.is_set() and not node.quit_requested.is_set():
         executor.spin_once(timeout_sec=0.1)
 
 

@@ -398,16 +398,23 @@ class SimulationRunner:
             return False, f'stepped until divergence: {self.sim.diverged}'
         return True, f'stepped {n} steps to t = {self.sim.time:.6f} s'
 
-    def reset(self):
-        """Return to the initial state with every command at 0; keep paused or running."""
-        self.sim.reset()
+    def reset(self, keep_time=False):
+        """
+        Return to the initial state with every command at 0; keep paused or running.
+
+        Args:
+            keep_time: leave the simulated time where it is (reset_simulation's SCOPE_STATE
+                without SCOPE_TIME).
+        """
+        self.sim.reset(keep_time=keep_time)
         for channel in self.channels.values():
             channel.zero()
         # wrenches scheduled for the future stay scheduled (a pusher may have sent them before
         # a controller's reset); those already applied were cleared by the reset
         self._anchor(self._clock())
         self.state_version += 1
-        return f'reset to the initial state (t = 0), {"paused" if self.paused else "running"}'
+        return (f'reset to the initial state (t = {self.sim.time:g}), '
+                f'{"paused" if self.paused else "running"}')
 
     # -- statistics ---------------------------------------------------------------------------
     def take_stats(self):

@@ -90,7 +90,7 @@ def load_robot(robot_description='', robot_description_file='', config_file='',
     # one read of the description (xacro runs once): the model, the TF tree, the
     # robot_description text and the ros2_control tags all come from it
     description = parse_urdf(source)
-    sim = Simulator(build_model(description, config), config)
+    sim = Simulator(build_model(description, config), config, description)
     notes.extend(ros2_control.summary(system) for system in description.ros2_control)
     problems = ros2_control.check(description.ros2_control, sim.joint_names, sim.drive_names)
     return LoadedRobot(sim, description.xml, description.robot, tuple(notes),

@@ -12,11 +12,12 @@ import numpy as np
 
 from .elements import Elements
 from .encoders import JointSensors
+from .entities import Entities
 from .grasping import Grasps
 from .prescribed import Prescribed
 from .sensing import Sensors
 from .servo import carried_inertia, EFFORT, MODE_NAMES, POSITION, ServoLoops, VELOCITY
-from ..description import load_model
+from ..description import build_model, load_config, parse_urdf
 from ..description.formulation import check_formulation
 from ..description.model import SCALAR_JOINT_TYPES
 from ..description.urdf import close_matches
@@ -67,9 +68,12 @@ class Simulator:
     :attr:`prescribed` (prescribed joint motions, actuator lengths and paths).
     """
 
-    def __init__(self, model, config):
+    def __init__(self, model, config, description=None):
         self.model = model
         self.config = config
+        #: The parsed robot description the model was built from (None when not given: then
+        #: the model cannot be rebuilt, so nothing can be spawned).
+        self.description = description
         self._engine = _make_engine(model, config)
         self.joint_names = tuple(j.name for j in model.joints if j.type in SCALAR_JOINT_TYPES)
         self.link_names = tuple(model.links)
@@ -110,6 +114,10 @@ class Simulator:
         #: as joint_states, the servo loops and controllers see them
         #: (jointsim_ros.sim.encoders.JointSensors).
         self.joint_sensors = JointSensors(self)
+        #: The world's entities as the ROS simulator interface sees them: the robot's links
+        #: and the scene objects; spawn, delete, get and set their state
+        #: (jointsim_ros.sim.entities.Entities, docs/entities.md).
+        self.entities = Entities(self)
         self._servo = None
         self.reset()
         # the drives' servo loops, tuned for what each joint carries at the initial pose
@@ -136,8 +144,9 @@ class Simulator:
         Raises:
             DescriptionError, ConfigError: with a message naming the problem and the fix.
         """
-        model, config = load_model(source, config)
-        return cls(model, config)
+        config = load_config(config)
+        description = parse_urdf(source)
+        return cls(build_model(description, config), config, description)
 
     # -- time ---------------------------------------------------------------------------------
     @property
@@ -645,10 +654,16 @@ class Simulator:
         self._engine.set_body_state(0, pos + com, quat, lin + np.cross(ang, com), ang)
         self._place(q, qd)
 
-    def reset(self):
-        """Return to the configured initial state (time 0, base pose, initial joint state)."""
+    def reset(self, keep_time=False):
+        """
+        Return to the configured initial state (time 0, base pose, initial joint state).
+
+        Args:
+            keep_time: leave the simulated time where it is (the state alone is reset).
+        """
         engine = self._engine
-        engine.state.time[0] = 0.0
+        if not keep_time:
+            engine.state.time[0] = 0.0
         engine.state.joint_effort[:] = 0.0
         engine.state.drive_voltage[:] = 0.0
         engine.state.body_wrench[:] = 0.0
@@ -665,7 +680,11 @@ class Simulator:
         self.prescribed.release()
         self.elements.clear()
         for item in self.model.objects:
-            engine.set_body_state(item.body, item.pos, item.quat, item.linear_velocity,
+            # the object's frame at its pose; its body's COM where that puts it (a urdf
+            # object's inertial origin need not be its frame's)
+            com = quat_to_matrix(item.quat) @ engine.body_com[item.body]
+            engine.set_body_state(item.body, item.pos + com, item.quat,
+                                  item.linear_velocity + np.cross(item.angular_velocity, com),
                                   item.angular_velocity)
         q = np.zeros(len(self.model.joints))
         qd = np.zeros(len(self.model.joints))
@@ -676,6 +695,13 @@ class Simulator:
             qd[index[name]] = value
         self._place(q, qd, keep_free_joints=False)
         engine.close_loops()
+        self.joint_sensors.clear()
+
+    def reset_time(self):
+        """Set the simulated time to 0 and keep the state (the sensors start again)."""
+        self._engine.state.time[0] = 0.0
+        self._next_speed_check = 0.0
+        self.sensors.clear()
         self.joint_sensors.clear()
 
 
