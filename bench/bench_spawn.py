@@ -80,12 +80,13 @@ def api(runs):
             start = time.perf_counter()
             name = sim.entities.spawn(f'crate_{k}', CRATE, place(k))
             spawn.append(time.perf_counter() - start)
+            counts = (len(sim.model.bodies), len(sim.model.shapes))
             sim.step(10)
             start = time.perf_counter()
             sim.entities.delete(name)
             delete.append(time.perf_counter() - start)
-        rows.append((label, len(sim.model.bodies), len(sim.model.shapes),
-                     statistics.median(spawn), max(spawn), statistics.median(delete)))
+        rows.append((label, *counts, statistics.median(spawn), max(spawn),
+                     statistics.median(delete)))
     return rows
 
 
@@ -167,7 +168,7 @@ def main():
     RESULTS.mkdir(parents=True, exist_ok=True)
     lines = ['# Spawning while running (bench/bench_spawn.py)', '',
              f'Command: `.venv/bin/python bench/bench_spawn.py --runs {args.runs}`', '',
-             '| robot | bodies | shapes (with the crate) | spawn median ms | spawn max ms | '
+             '| robot | bodies (with the crate) | shapes | spawn median ms | spawn max ms | '
              'delete median ms |', '|---|---|---|---|---|---|']
     for label, bodies, shapes, spawn, worst, delete in api(args.runs):
         lines.append(f'| {label} | {bodies} | {shapes} | {spawn * 1e3:.1f} | {worst * 1e3:.1f} '

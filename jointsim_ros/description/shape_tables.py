@@ -14,6 +14,20 @@ from ..physics import contacts
 from ..physics.arrays import Shapes
 
 
+#: The polytopes of the hulls made in this process, by their vertices and faces: a model rebuilt
+#: (a spawn) does not make them again.
+_POLYTOPES = {}
+
+
+def _hull_polytope(vertices, faces):
+    """Return convex.hull_polytope of a hull, made once per process."""
+    vertices = np.ascontiguousarray(vertices, dtype=float)
+    key = (vertices.shape, vertices.tobytes(), tuple(tuple(f) for f in faces))
+    if key not in _POLYTOPES:
+        _POLYTOPES[key] = convex.hull_polytope(vertices, faces)
+    return _POLYTOPES[key]
+
+
 def shape_tables(model):
     """
     Return the engine's shape table and packed polytopes of a model's collision shapes.
@@ -49,7 +63,7 @@ def shape_tables(model):
             polys.append(convex.cylinder_polytope(r, h))
             half[i] = (r, r, h)
         elif s.kind == 'convex':
-            polys.append(convex.hull_polytope(s.vertices, s.faces))
+            polys.append(_hull_polytope(s.vertices, s.faces))
             low, high = s.vertices.min(axis=0), s.vertices.max(axis=0)
             center[i], half[i] = 0.5 * (low + high), 0.5 * (high - low)
         elif s.kind == 'sphere':
