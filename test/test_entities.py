@@ -182,6 +182,13 @@ def test_spawn_refusals_name_the_problem_and_change_nothing(tmp_path):
     assert sim.entities.spawn('ball', BALL, (3, 3, 3), allow_renaming=True) == 'ball_1'
     assert sim.entities.spawn('', BAR, (4, 4, 1)) == 'bar'
     assert sim.entities.spawn('', BALL, (6, 6, 1), allow_renaming=True) == 'sphere'
+    xacro = ('<robot name="puck" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+             '<xacro:property name="r" value="0.05"/><link name="puck"><inertial><mass '
+             'value="0.2"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/>'
+             '</inertial><collision><geometry><cylinder radius="${r}" length="0.02"/>'
+             '</geometry></collision></link></robot>')
+    assert sim.entities.spawn('', xacro, (7, 7, 1)) == 'puck'
+    assert sim.model.shapes[[s.name for s in sim.model.shapes].index('puck')].size[0] == 0.05
     path = tmp_path / 'shape.yaml'
     path.write_text('shape: cylinder\nradius: 0.05\nlength: 0.2\nmass: 0.5\n')
     assert sim.entities.spawn('can', f'file://{path}', (5, 5, 1)) == 'can'
@@ -192,7 +199,7 @@ def test_spawn_refusals_name_the_problem_and_change_nothing(tmp_path):
     with pytest.raises(EntityError, match="no entity named 'bal'") as caught:
         sim.entities.delete('bal')
     assert caught.value.kind == 'not_found'
-    assert sim.entities.delete_spawned() == ['ball', 'ball_1', 'bar', 'sphere', 'can']
+    assert sim.entities.delete_spawned() == ['ball', 'ball_1', 'bar', 'sphere', 'puck', 'can']
     assert sim.entities.names()[-1] == 'tool0'
 
 
