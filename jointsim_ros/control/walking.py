@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import math
 
 import numpy as np
+from scipy import linalg
 
 from ..rotations import quat_to_matrix
 
@@ -99,11 +100,12 @@ class GaitSettings:
 
 
 # -- the cart-table model and Kajita's preview controller ----------------------------------------
-def solve_dare(a, b, q, r, tolerance=1e-12, max_iterations=100):
+def solve_dare(a, b, q, r):
     """
     Solve the discrete algebraic Riccati equation ``P = A'PA - A'PB (R + B'PB)^-1 B'PA + Q``.
 
-    The structure-preserving doubling algorithm (Chu et al., 2004): quadratic convergence.
+    ``scipy.linalg.solve_discrete_are`` (a generalized Schur decomposition of the symplectic
+    pencil).
 
     Returns:
         P, (n, n).
@@ -111,18 +113,10 @@ def solve_dare(a, b, q, r, tolerance=1e-12, max_iterations=100):
     Raises:
         ArithmeticError: no convergence.
     """
-    n = a.shape[0]
-    ak, gk, hk = a.copy(), b @ np.linalg.solve(r, b.T), q.copy()
-    for _ in range(max_iterations):
-        w = np.linalg.inv(np.eye(n) + gk @ hk)
-        a_next = ak @ w @ ak
-        g_next = gk + ak @ w @ gk @ ak.T
-        h_next = hk + ak.T @ hk @ w @ ak
-        done = np.max(np.abs(h_next - hk)) <= tolerance * max(1.0, np.max(np.abs(h_next)))
-        ak, gk, hk = a_next, 0.5 * (g_next + g_next.T), 0.5 * (h_next + h_next.T)
-        if done:
-            return hk
-    raise ArithmeticError('solve_dare: no convergence')
+    try:
+        return linalg.solve_discrete_are(a, b, q, r)
+    except np.linalg.LinAlgError as error:
+        raise ArithmeticError('solve_dare: no convergence') from error
 
 
 @dataclass

@@ -1,11 +1,13 @@
 """
 Twice-differentiable curves through samples: the clamped cubic spline of prescribed motion.
 
-Pure numpy, no ROS.  A spline through (t_i, y_i) with given end velocities (default 0: the
-motion starts and ends at rest) has continuous position, velocity and acceleration; outside
-[t_0, t_n] it holds the end value at rest.
+numpy and scipy, no ROS.  A spline through (t_i, y_i) with given end velocities (default 0:
+the motion starts and ends at rest) has continuous position, velocity and acceleration;
+outside [t_0, t_n] it holds the end value at rest.  The curve and its derivatives are
+``scipy.interpolate.CubicSpline``'s with clamped ends (first derivatives given).
 """
 import numpy as np
+from scipy import interpolate
 
 from ..errors import CommandError
 
@@ -33,38 +35,14 @@ class CubicSpline:
                                f'{len(t)} times and {len(y)} samples.')
         if not (np.all(np.isfinite(t)) and np.all(np.isfinite(y))):
             raise CommandError('trajectory times and values must be finite numbers.')
-        h = np.diff(t)
-        if np.any(h <= 0.0):
+        if np.any(np.diff(t) <= 0.0):
             raise CommandError('trajectory times must be strictly increasing (s).')
-        n = len(t)
         m = y.shape[1]
         v0 = np.broadcast_to(np.asarray(start_velocity, dtype=float), (m,))
         v1 = np.broadcast_to(np.asarray(end_velocity, dtype=float), (m,))
-        # second derivatives M_i from the clamped spline's tridiagonal system, solved in O(n)
-        # (Thomas algorithm: the system is diagonally dominant, no pivoting needed)
-        lower = np.zeros(n)
-        diag = np.zeros(n)
-        upper = np.zeros(n)
-        rhs = np.zeros((n, m))
-        slope = np.diff(y, axis=0) / h[:, None]
-        diag[0], upper[0] = 2.0 * h[0], h[0]
-        rhs[0] = 6.0 * (slope[0] - v0)
-        lower[-1], diag[-1] = h[-1], 2.0 * h[-1]
-        rhs[-1] = 6.0 * (v1 - slope[-1])
-        lower[1:-1], diag[1:-1], upper[1:-1] = h[:-1], 2.0 * (h[:-1] + h[1:]), h[1:]
-        rhs[1:-1] = 6.0 * (slope[1:] - slope[:-1])
-        for i in range(1, n):
-            factor = lower[i] / diag[i - 1]
-            diag[i] -= factor * upper[i - 1]
-            rhs[i] -= factor * rhs[i - 1]
-        curvature = np.zeros((n, m))
-        curvature[-1] = rhs[-1] / diag[-1]
-        for i in range(n - 2, -1, -1):
-            curvature[i] = (rhs[i] - upper[i] * curvature[i + 1]) / diag[i]
+        self._curve = interpolate.CubicSpline(t, y, axis=0, bc_type=((1, v0), (1, v1)))
         self.t = t
         self.y = y
-        self.h = h
-        self.curvature = curvature
 
     @property
     def start(self):
@@ -87,18 +65,5 @@ class CubicSpline:
             out = self.y[0] if t <= self.t[0] else self.y[-1]
             out = out if derivative == 0 else np.zeros_like(out)
             return out.copy() if self.vector else float(out[0])
-        i = min(int(np.searchsorted(self.t, t, side='right')) - 1, len(self.h) - 1)
-        h = self.h[i]
-        u = self.t[i + 1] - t   # time to the right sample
-        w = t - self.t[i]       # time from the left sample
-        m0, m1 = self.curvature[i], self.curvature[i + 1]
-        y0, y1 = self.y[i], self.y[i + 1]
-        if derivative == 0:
-            out = (m0 * u ** 3 + m1 * w ** 3) / (6.0 * h) + (y0 / h - m0 * h / 6.0) * u \
-                + (y1 / h - m1 * h / 6.0) * w
-        elif derivative == 1:
-            out = (-m0 * u ** 2 + m1 * w ** 2) / (2.0 * h) - (y0 / h - m0 * h / 6.0) \
-                + (y1 / h - m1 * h / 6.0)
-        else:
-            out = (m0 * u + m1 * w) / h
-        return out.copy() if self.vector else float(out[0])
+        out = self._curve(t, derivative if derivative in (0, 1) else 2)   # a new array
+        return out if self.vector else float(out[0])
