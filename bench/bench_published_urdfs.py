@@ -25,9 +25,14 @@ For each file:
 Results: bench/results/published_urdfs.csv (one row per file) and published_urdfs.md (the
 totals beside PyBullet's, then every file jointsim refuses or PyBullet does not load).
 
-Run: .venv/bin/python bench/bench_published_urdfs.py [--out DIR] [--quick] (--quick walks every
-tenth file; --runs, --steps and --cpu are accepted for run_all.py and not used: each file is
-loaded and stepped once, and nothing is timed but the whole walk).
+Load time (issue 32): each file's ``Simulator.from_urdf`` is timed ``--runs`` times with the
+per-process hull caches emptied before each (so every load reads and hulls its meshes), and
+PyBullet's maximal-coordinate ``loadURDF`` as many times; medians per file, totals over the files
+both load.
+
+Run: .venv/bin/python bench/bench_published_urdfs.py [--out DIR] [--quick] [--runs N] (--quick
+walks every tenth file; --steps and --cpu are accepted for run_all.py and not used: each file is
+stepped once).
 """
 import glob
 import logging
@@ -91,15 +96,33 @@ def articulated_urdfs():
     return files
 
 
-def jointsim_run(path, label):
-    """Load with a fixed base and step DURATION; return a dict (messages name ``label``)."""
+def forget_hulls():
+    """Empty the per-process hull caches (issue 32), so that a load reads and hulls its meshes."""
+    from jointsim_ros.description import shape_tables, shapes
+    for module, name in ((shapes, '_HULLS'), (shape_tables, '_POLYTOPES')):
+        getattr(module, name, {}).clear()
+
+
+def jointsim_run(path, label, runs=1):
+    """
+    Load with a fixed base and step DURATION; return a dict (messages name ``label``).
+
+    ``load_s``: the median over ``runs`` loads of ``Simulator.from_urdf``, each reading and
+    hulling its meshes afresh.
+    """
     out = {'jointsim_loads': False, 'jointsim_finite': False, 'repairs': 0, 'warnings': 0,
-           'refusal': ''}
+           'refusal': '', 'load_s': float('nan')}
+    loads = []
     try:
-        sim = Simulator.from_urdf(path, {'base': 'fixed'})
+        for _ in range(max(1, runs)):
+            forget_hulls()
+            start = time.perf_counter()
+            sim = Simulator.from_urdf(path, {'base': 'fixed'})
+            loads.append(time.perf_counter() - start)
     except JointsimError as error:
         out['refusal'] = ' '.join(str(error).replace(path, label).split())
         return out
+    out['load_s'] = float(np.median(loads))
     out['jointsim_loads'] = True
     out['warnings'] = len(sim.model.warnings)
     out['repairs'] = sum(REPAIR_MARK in w for w in sim.model.warnings)
@@ -113,15 +136,22 @@ def jointsim_run(path, label):
     return out
 
 
-def pybullet_run(path, maximal):
-    """Load in a new DIRECT client; return (loads, steps finite or None when not stepped)."""
+def pybullet_run(path, maximal, timing=None):
+    """
+    Load in a new DIRECT client; return (loads, steps finite or None when not stepped).
+
+    ``timing``: a list the load's wall time (s) is appended to.
+    """
     with quiet_c_output():
         client = pybullet.connect(pybullet.DIRECT)
         try:
             try:
+                start = time.perf_counter()
                 body = pybullet.loadURDF(path, useFixedBase=True,
                                          useMaximalCoordinates=maximal,
                                          physicsClientId=client)
+                if timing is not None:
+                    timing.append(time.perf_counter() - start)
             except pybullet.error:
                 return False, None
             if maximal:
@@ -152,9 +182,12 @@ def main(argv=None):
     files = articulated_urdfs()
     for label, path in files[::10] if args.quick else files:  # --quick: every tenth file
         row = {'file': label}
-        row.update(jointsim_run(path, label))
+        row.update(jointsim_run(path, label, args.runs))
         if pybullet is not None:
-            row['pybullet_maximal_loads'] = pybullet_run(path, maximal=True)[0]
+            timing = []
+            for _ in range(max(1, args.runs)):
+                row['pybullet_maximal_loads'] = pybullet_run(path, True, timing)[0]
+            row['pybullet_load_s'] = float(np.median(timing)) if timing else float('nan')
             loads, finite = pybullet_run(path, maximal=False)
             row['pybullet_reduced_loads'] = loads
             row['pybullet_reduced_finite'] = bool(finite)
@@ -184,6 +217,14 @@ def report(rows, seconds):
             'Articulated `.urdf` files of pybullet_data and example-robot-data, fixed base, '
             f'stepped {DURATION:g} s (bench/bench_published_urdfs.py, {seconds:.0f} s).\n',
             markdown_table(per_collection)]
+    both = [r for r in rows if r['jointsim_loads'] and r.get('pybullet_maximal_loads')]
+    if both:
+        ours = sum(r['load_s'] for r in both)
+        peer = sum(r['pybullet_load_s'] for r in both)
+        text.append(f'\nLoad time, the {len(both)} files both load (per file the median of the '
+                    f'runs; jointsim reading and hulling every mesh afresh): jointsim '
+                    f'{ours:.2f} s, PyBullet (maximal coordinates) {peer:.2f} s, ratio '
+                    f'{ours / peer:.2f}.')
     if pybullet is None:
         text.append('\nPyBullet is not installed (requirements-test.txt): its columns are '
                     'missing.')

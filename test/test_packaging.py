@@ -53,7 +53,8 @@ def test_package_xml_declares_what_the_package_needs():
 ROSDEP_KEYS = {'numpy': 'python3-numpy', 'numba': 'python3-numba', 'llvmlite': 'python3-numba',
                'transforms3d': 'python3-transforms3d', 'yaml': 'python3-yaml',
                'lxml': 'python3-lxml', 'matplotlib': 'python3-matplotlib',
-               'urdf_parser_py': 'urdfdom_py', 'xacro': 'xacro'}
+               'urdf_parser_py': 'urdfdom_py', 'xacro': 'xacro', 'scipy': 'python3-scipy',
+               'trimesh': 'python3-trimesh'}
 
 
 #: Optional dependencies: imported only by the tool that needs them, installed with the

@@ -1,40 +1,47 @@
 """
-Mesh files for collision shapes: finding them, reading their vertices, convex hulls (numpy only).
+Mesh files for collision shapes: finding them, reading their vertices, convex hulls.
 
 - ``resolve_mesh_uri`` finds a URDF ``<mesh filename>`` (``package://``, ``model://``,
   ``file://``, absolute or relative path) on disk;
-- ``load_mesh_vertices`` reads the distinct vertices of an STL (binary or ASCII), OBJ or
-  COLLADA (.dae) file, in metres, with the URDF ``scale`` applied;
+- ``load_mesh_vertices`` reads the distinct vertices of an STL (binary or ASCII), OBJ, COLLADA
+  (.dae), PLY, glTF (.glb, .gltf) or OFF file through trimesh (pycollada for COLLADA), in
+  metres, with the URDF ``scale`` applied;
 - ``convex_hull`` / ``simplify_hull`` turn them into a convex polytope with polygonal faces,
-  counter-clockwise seen from outside;
+  counter-clockwise seen from outside, through qhull (scipy.spatial.ConvexHull);
 - ``inertia_box_half_extents`` sizes the fallback box of a link whose mesh cannot be used.
 
 Problems with a file or with its shape raise ``MeshError`` with a one-line message.
 """
+import io
 import math
 import os
 from pathlib import Path
 import re
-import xml.etree.ElementTree as ET
 
 import numpy as np
+from scipy.spatial import ConvexHull, QhullError
+import trimesh
 
-from ..rotations import axis_angle_matrix
-
-#: File extensions ``load_mesh_vertices`` reads.
-SUPPORTED_EXTENSIONS = ('.stl', '.obj', '.dae')
+#: File extensions ``load_mesh_vertices`` reads (trimesh's mesh loaders).
+SUPPORTED_EXTENSIONS = ('.stl', '.obj', '.dae', '.ply', '.glb', '.gltf', '.off')
 #: Vertices equal when rounded to this many decimals (m, before scaling) are one vertex.
 DEDUPLICATE_DECIMALS = 9
-#: Hull points are snapped to a grid of 2**HULL_GRID_BITS steps across the largest side of their
-#: bounding box (about 1e-6 of it); there the hull's orientation tests are exact (int64).
+#: The first tetrahedron of a hull is picked on the points snapped to a grid of 2**HULL_GRID_BITS
+#: steps across the largest side of their bounding box (about 1e-6 of it).
 HULL_GRID_BITS = 20
 #: Hull faces within this fraction of the largest bounding-box side of one plane merge into one
-#: polygon, and a point that close outside a hull counts as inside it (a few grid steps).
+#: polygon (qhull's centrum merge, option C), and a point that close outside a hull counts as
+#: inside it (a few grid steps).
 HULL_TOLERANCE = 4.0 / 2 ** HULL_GRID_BITS
 #: Half extent of a fallback box along an axis whose squared extent comes out negative, m.
 MIN_BOX_HALF_EXTENT = 1e-3
 
 _URI_SCHEMES = ('package://', 'model://')
+#: trimesh >= 4.6 has load_scene; older ones (a distribution's python3-trimesh) load(force=).
+_LOAD_SCENE = getattr(trimesh, 'load_scene', None) or (
+    lambda *args, **kwargs: trimesh.load(*args, force='scene', **kwargs))
+_FORMAT_NAMES = {'.stl': 'STL', '.obj': 'OBJ', '.dae': 'COLLADA', '.ply': 'PLY', '.glb': 'glTF',
+                 '.gltf': 'glTF', '.off': 'OFF'}
 
 
 class MeshError(ValueError):
@@ -121,198 +128,133 @@ def _first_file(candidates):
 
 def load_mesh_vertices(path, scale=(1.0, 1.0, 1.0)):
     """
-    Read the distinct vertices of a mesh file.
+    Read the distinct vertices of a mesh file (through trimesh).
+
+    Every geometry the file's scene places is taken, at the place its nodes put it.
 
     Args:
-        path: an .stl (binary or ASCII), .obj or .dae (COLLADA) file.
+        path: an .stl (binary or ASCII), .obj, .dae (COLLADA), .ply, .glb, .gltf or .off file.
         scale: (3,) per-axis scale of the URDF ``<mesh scale>`` (or one number for all axes).
 
     Returns:
-        (n, 3) float64 distinct vertices, m (COLLADA units applied; the up axis ignored, as
-        rviz2 and Gazebo ignore it).
+        (n, 3) float64 distinct vertices, m (COLLADA ``<unit>`` applied; its up axis ignored,
+        as rviz2 and Gazebo ignore it).
 
     Raises:
         MeshError: the file is missing, unreadable, of an unsupported kind, malformed or empty.
     """
     path = Path(path)
-    readers = {'.stl': _read_stl, '.obj': _read_obj, '.dae': _read_dae}
-    reader = readers.get(path.suffix.lower())
-    if reader is None:
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_EXTENSIONS:
         raise MeshError(f"'{path}' is not a mesh format this simulator reads (supported: "
                         f"{', '.join(SUPPORTED_EXTENSIONS)}).")
     try:
         data = path.read_bytes()
     except OSError as error:
         raise MeshError(f"'{path}' cannot be read ({error.strerror or error}).") from None
-    vertices = np.asarray(reader(path, data), dtype=np.float64).reshape(-1, 3)
+    kind = _FORMAT_NAMES[suffix]
+    if not data.strip():
+        raise MeshError(f"'{path}' is empty: not an {kind} file with vertices.")
+    _CHECKS.get(suffix, lambda *_: None)(path, data)
+    try:
+        # from the bytes, without a resolver: the textures and materials a mesh refers to do
+        # not matter to its hull
+        scene = _LOAD_SCENE(io.BytesIO(data), file_type=suffix[1:], process=False)
+        vertices = _scene_vertices(scene, exact_float32=suffix == '.dae')
+    except Exception as error:  # noqa: B902 (any loader failure is the file's: say which)
+        raise MeshError(f"'{path}' is not a readable {kind} file ({_first_line(error)}).") \
+            from None
     if len(vertices) == 0:
         raise MeshError(f"'{path}' contains no vertices.")
     if not np.all(np.isfinite(vertices)):
         raise MeshError(f"'{path}' has vertex coordinates that are not finite numbers.")
+    if suffix == '.dae':
+        vertices = vertices * _collada_meter(path, scene)
     return _distinct_rows(vertices) * np.broadcast_to(np.asarray(scale, dtype=np.float64), (3,))
 
 
-_ASCII_STL_VERTEX = re.compile(rb'\bvertex\s+(\S+)\s+(\S+)\s+(\S+)', re.IGNORECASE)
-_BINARY_STL_TRIANGLE = np.dtype([('normal', '<f4', (3,)), ('vertices', '<f4', (3, 3)),
-                                 ('attribute', '<u2')])
+# What trimesh's loaders pass over in silence, said here with the words a user can act on.
 
-
-def _read_stl(path, data):
-    """Vertices of an STL file; ASCII when it starts with 'solid' and holds ASCII facets."""
-    if data.lstrip()[:5].lower() == b'solid':
-        vertices = _ascii_stl_vertices(data)
-        if vertices is not None:
-            return vertices
+def _check_stl(path, data):
+    """Refuse a binary STL shorter than its triangle count says (truncated)."""
+    if data.lstrip()[:5].lower() == b'solid' and re.search(rb'\bfacet\b', data[:2000], re.I):
+        return  # ASCII
     if len(data) < 84:
         raise MeshError(f"'{path}' is not an STL file (too short for a binary STL and no "
                         'ASCII facets).')
     count = int(np.frombuffer(data, '<u4', 1, 80)[0])
-    needed = 84 + count * _BINARY_STL_TRIANGLE.itemsize
+    needed = 84 + 50 * count
     if len(data) < needed:
         raise MeshError(f"'{path}' is truncated or not an STL file (its binary header says "
                         f'{count} triangles, {needed} bytes, but it has {len(data)} bytes).')
-    triangles = np.frombuffer(data, _BINARY_STL_TRIANGLE, count, 84)
-    return triangles['vertices'].reshape(-1, 3)
 
 
-def _ascii_stl_vertices(data):
-    """Return the vertices of ASCII STL text, or None when it is not ASCII facets."""
-    try:
-        data.decode('ascii')
-    except UnicodeDecodeError:
-        return None
-    if not re.search(rb'\bfacet\b', data, re.IGNORECASE):
-        return None
-    try:
-        vertices = [[float(v) for v in match] for match in _ASCII_STL_VERTEX.findall(data)]
-    except ValueError:
-        return None
-    return vertices or None
-
-
-def _read_obj(path, data):
-    """Vertices of a Wavefront OBJ file: its ``v`` lines (w and vertex colours ignored)."""
-    vertices = []
+def _check_obj(path, data):
+    """Refuse a ``v`` line without three numbers, naming the line."""
     for number, line in enumerate(data.decode('utf-8', 'replace').splitlines(), 1):
         fields = line.split()
-        if not fields or fields[0] != 'v':
-            continue
-        try:
-            vertex = [float(v) for v in fields[1:4]]
-        except ValueError:
-            vertex = []
-        if len(vertex) != 3:
-            raise MeshError(f"'{path}' line {number}: a vertex needs three numbers, got "
-                            f"'{line.strip()}'.")
-        vertices.append(vertex)
-    return vertices
+        if fields and fields[0] == 'v':
+            try:
+                [float(v) for v in fields[1:4]]
+            except ValueError:
+                fields = []
+            if len(fields) < 4:
+                raise MeshError(f"'{path}' line {number}: a vertex needs three numbers, got "
+                                f"'{line.strip()}'.")
 
 
-def _read_dae(path, data):
-    """Vertices of a COLLADA file: POSITION sources placed by the scene's node transforms."""
-    try:
-        root = ET.fromstring(data)
-    except ET.ParseError as error:
-        raise MeshError(f"'{path}' is not valid COLLADA XML ({error}).") from None
-    for element in root.iter():
-        if isinstance(element.tag, str) and '}' in element.tag:
-            element.tag = element.tag.rsplit('}', 1)[1]
-    geometries = {}
-    for geometry in root.iter('geometry'):
-        try:
-            geometries[geometry.get('id', '')] = _dae_positions(geometry)
-        except ValueError as error:
-            raise MeshError(f"'{path}' geometry '{geometry.get('id', '')}': {error}.") from None
-    try:
-        instances = list(_dae_instances(root))
-    except ValueError as error:
-        raise MeshError(f"'{path}' has a bad node transform ({error}).") from None
-    placed = [geometries[gid] @ transform[:3, :3].T + transform[:3, 3]
-              for gid, transform in instances if gid in geometries]
-    instanced = {gid for gid, _ in instances}
-    placed += [points for gid, points in geometries.items() if gid not in instanced]
-    vertices = np.concatenate(placed) if placed else np.zeros((0, 3))
-    # <asset><unit meter> scales; <up_axis> is ignored, as rviz2 (Assimp with
-    # AI_CONFIG_IMPORT_COLLADA_IGNORE_UP_DIRECTION), Gazebo classic and gz-common read COLLADA:
-    # a Y_UP file's vertices are taken as they are, so the hull matches what rviz shows
-    meter = 1.0
-    unit = root.find('asset/unit')
+def _check_dae(path, data):
+    """Refuse a COLLADA ``<unit meter>`` that is not a number, and a file without a scene."""
+    unit = re.search(rb'<unit\b[^>]*\bmeter\s*=\s*"([^"]*)"', data)
     if unit is not None:
-        meter = _dae_float(path, unit.get('meter', '1'), 'unit meter')
-    return vertices * meter
+        try:
+            float(unit.group(1))
+        except ValueError:
+            raise MeshError(f"'{path}' unit meter '{unit.group(1).decode(errors='replace')}' "
+                            'is not a number.') from None
+    if b'instance_visual_scene' not in data:
+        raise MeshError(f"'{path}' has no <scene> with an <instance_visual_scene>: nothing "
+                        'places its geometry (rviz2 would draw nothing either).')
 
 
-def _dae_float(path, text, what):
-    """Return a number of a COLLADA attribute, or raise MeshError naming it."""
+_CHECKS = {'.stl': _check_stl, '.obj': _check_obj, '.dae': _check_dae}
+
+
+def _scene_vertices(scene, exact_float32=False):
+    """
+    Return the (n, 3) vertices of every geometry instance of a trimesh Scene, placed.
+
+    ``exact_float32``: the geometry's numbers were read as float32 (pycollada reads COLLADA's
+    so); take each as the shortest decimal that gives it, which is the file's own number when
+    it has at most 7 significant digits, as exporters write them.
+    """
+    placed = []
+    for node in scene.graph.nodes_geometry:
+        transform, name = scene.graph[node]
+        points = getattr(scene.geometry.get(name), 'vertices', None)
+        if points is None or len(points) == 0:
+            continue
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+        if exact_float32:
+            points = points.astype(np.float32).astype(str).astype(np.float64)
+        placed.append(points @ transform[:3, :3].T + transform[:3, 3])
+    return np.concatenate(placed) if placed else np.zeros((0, 3))
+
+
+def _collada_meter(path, scene):
+    """Return the metres per unit of a COLLADA file (its ``<unit meter>``; 1 when none)."""
+    units = scene.units or 'meters'
     try:
-        return float(text)
-    except ValueError:
-        raise MeshError(f"'{path}' {what} '{text}' is not a number.") from None
+        return float(trimesh.units.unit_conversion(units, 'meters'))
+    except Exception as error:  # noqa: B902 (a unit trimesh cannot read: say which)
+        raise MeshError(f"'{path}' has a unit that is not a length ({units!r}: "
+                        f'{_first_line(error)}).') from None
 
 
-def _dae_positions(geometry):
-    """Return the (n, 3) POSITION points of one ``<geometry>`` (ValueError when malformed)."""
-    points = []
-    for mesh in list(geometry.iter('mesh')) + list(geometry.iter('convex_mesh')):
-        sources = {s.get('id', ''): s for s in mesh.findall('source')}
-        for vertices in mesh.findall('vertices'):
-            for item in vertices.findall('input'):
-                if item.get('semantic') != 'POSITION':
-                    continue
-                source = sources.get(item.get('source', '').lstrip('#'))
-                if source is None or source.find('float_array') is None:
-                    raise ValueError(f"position source '{item.get('source')}' is missing")
-                values = np.array((source.findtext('float_array') or '').split(), dtype=float)
-                accessor = source.find('technique_common/accessor')
-                stride = int(accessor.get('stride', 3)) if accessor is not None else 3
-                if stride < 3 or len(values) % stride:
-                    raise ValueError(f'{len(values)} position values do not fit stride {stride}')
-                points.append(values.reshape(-1, stride)[:, :3])
-    return np.concatenate(points) if points else np.zeros((0, 3))
-
-
-def _dae_instances(root):
-    """Yield (geometry id, (4, 4) transform) of each ``<instance_geometry>`` in the scene."""
-    scenes = {s.get('id', ''): s for s in root.iter('visual_scene')}
-    chosen = root.find('scene/instance_visual_scene')
-    scene = scenes.get(chosen.get('url', '').lstrip('#')) if chosen is not None else None
-    if scene is None:
-        scene = next(iter(scenes.values()), None)
-    if scene is None:
-        return
-    library = {n.get('id'): n for n in root.iter('node') if n.get('id')}
-    stack = [(node, np.eye(4), 0) for node in reversed(scene.findall('node'))]
-    while stack:
-        node, parent, depth = stack.pop()
-        transform = parent @ _dae_node_transform(node)
-        for child in node:
-            if child.tag == 'instance_geometry':
-                yield child.get('url', '').lstrip('#'), transform
-            elif child.tag == 'node':
-                stack.append((child, transform, depth + 1))
-            elif child.tag == 'instance_node' and depth < 32:
-                target = library.get(child.get('url', '').lstrip('#'))
-                if target is not None:
-                    stack.append((target, transform, depth + 1))
-
-
-def _dae_node_transform(node):
-    """Return the (4, 4) local transform of a node: its transform elements in document order."""
-    result = np.eye(4)
-    for element in node:
-        values = np.array((element.text or '').split(), dtype=float) \
-            if element.tag in ('matrix', 'translate', 'rotate', 'scale') else None
-        local = np.eye(4)
-        if element.tag == 'matrix' and values.size == 16:
-            local = values.reshape(4, 4)
-        elif element.tag == 'translate' and values.size == 3:
-            local[:3, 3] = values
-        elif element.tag == 'scale' and values.size == 3:
-            local[:3, :3] = np.diag(values)
-        elif element.tag == 'rotate' and values.size == 4:
-            local[:3, :3] = axis_angle_matrix(values[:3], math.radians(values[3]))
-        result = result @ local
-    return result
+def _first_line(error):
+    """Return the first line of an exception's message (its type when it has none)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 # --- fallback box --------------------------------------------------------------------------
@@ -356,10 +298,10 @@ def convex_hull(points):
     """
     Convex hull of a point cloud, with coplanar triangles merged into polygons.
 
-    Quickhull with exact integer orientation tests on the points snapped to a grid of
-    2**HULL_GRID_BITS steps, then adjacent faces within ``HULL_TOLERANCE`` (times the largest
-    bounding-box side) of one plane merged, and vertices on straight polygon edges dropped.
-    Duplicate, coplanar and collinear points are fine as long as the cloud has volume.
+    qhull (scipy.spatial.ConvexHull) with its facets merged where their centrums lie within
+    ``HULL_TOLERANCE`` (times the largest bounding-box side) of a neighbour's plane (option C);
+    each merged facet becomes one polygon.  Duplicate, coplanar and collinear points are fine
+    as long as the cloud has volume.
 
     Args:
         points: (n, 3) points, n >= 4.
@@ -400,20 +342,24 @@ def simplify_hull(points, max_vertices=64):
     points = _distinct_points(points)
     frame = _frame(points)
     tol = HULL_TOLERANCE * frame[1]
-    tetrahedron = set(_initial_simplex(_grid(points, frame), len(points)))
+    tetrahedron = set(_initial_simplex(points, frame))
     normalised = (points - frame[0]) / np.maximum(np.ptp(points, axis=0), tol)
     spread = set(np.argmax(normalised @ _fibonacci_sphere(max_vertices - 4).T, axis=0)) \
         if max_vertices > 4 else set()
     # Grow the subset by the farthest point beyond each face until nothing is beyond (the exact
-    # hull) or the subset, all hull vertices, would outnumber max_vertices.
+    # hull) or the subset, all hull vertices, would outnumber max_vertices.  A point already in
+    # the subset is never "the farthest": a merged face's plane may pass its own corners by up
+    # to the tolerance, and taking one of them as the farthest stopped the growth early with
+    # points still outside (the hand-written version did, issue 32).
     chosen = tetrahedron | spread
     while True:
         vertices, faces, normals, offsets = _hull(points[sorted(chosen)], frame, planes=True)
         distances = points @ normals.T - offsets
+        distances[sorted(chosen)] = -np.inf
         beyond = np.flatnonzero(distances.max(axis=0) > tol)
-        farthest = set(np.argmax(distances[:, beyond], axis=0)) - chosen
-        if len(beyond) == 0 or not farthest:
+        if len(beyond) == 0:
             return vertices, faces
+        farthest = set(np.argmax(distances[:, beyond], axis=0))
         if len(chosen) + len(farthest) > max_vertices:
             return _hull(points[sorted(tetrahedron | spread)], frame)[:2]
         chosen |= farthest
@@ -443,17 +389,6 @@ def _frame(points):
     return 0.5 * (low + high), float((high - low).max())
 
 
-def _grid(points, frame):
-    """
-    Snap points to the hull grid: int64 coordinates of magnitude <= 2**(HULL_GRID_BITS - 1).
-
-    Then a plane normal (cross product of differences) is below 2**(2 HULL_GRID_BITS + 1) and a
-    point's signed distance times its length below 2**62.6: exact in int64 for 20 bits.
-    """
-    centre, extent = frame
-    return np.rint((points - centre) * (2 ** HULL_GRID_BITS / extent)).astype(np.int64)
-
-
 def _fibonacci_sphere(count):
     """Return (count, 3) unit vectors spread evenly over the sphere."""
     i = np.arange(count) + 0.5
@@ -463,12 +398,23 @@ def _fibonacci_sphere(count):
     return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
 
 
-def _initial_simplex(grid, count):
-    """
-    Return 4 indices of grid points spanning a tetrahedron thicker than the hull tolerance.
+def _grid(points, frame):
+    """Return the points snapped to 2**HULL_GRID_BITS steps across their bounding box (int64)."""
+    centre, extent = frame
+    return np.rint((points - centre) * (2 ** HULL_GRID_BITS / extent)).astype(np.int64)
 
+
+def _initial_simplex(points, frame):
+    """
+    Return 4 indices of points spanning a tetrahedron thicker than the hull tolerance.
+
+    The two farthest apart of the extremes along the axes, the point farthest from their line,
+    the point farthest from the plane of the three, on the points snapped to a grid of
+    2**HULL_GRID_BITS steps (so that near-ties fall the same way whatever the rounding).
     Raises MeshError when the points are within the tolerance of a line or of a plane.
     """
+    count = len(points)
+    grid = _grid(points, frame)
     tol = HULL_TOLERANCE * 2 ** HULL_GRID_BITS
     extremes = np.concatenate([np.argmin(grid, axis=0), np.argmax(grid, axis=0)])
     spans = grid[extremes][:, None, :] - grid[extremes][None, :, :]
@@ -488,21 +434,32 @@ def _initial_simplex(grid, count):
 
 def _hull(points, frame, planes=False):
     """
-    Hull of distinct points in a grid frame: quickhull, then polygon faces.
+    Hull of distinct points through qhull, its merged facets as polygons.
 
     Returns (vertices, faces), and with planes=True also (f, 3) outward unit normals and (f,)
     offsets of the face planes.
     """
-    grid = _grid(points, frame)
-    keep = np.sort(np.unique(grid, axis=0, return_index=True)[1])
-    count = len(points)
-    if len(keep) < 4:
-        raise MeshError(f'has no volume: its {count} distinct points are all within '
-                        f'{len(keep)} cells of the hull grid.')
-    grid, points = grid[keep], points[keep]
-    triangles = _quickhull(grid, _initial_simplex(grid, count))
-    snapped = frame[0] + grid * (frame[1] / 2 ** HULL_GRID_BITS)
-    polygons = _merge_coplanar(snapped, triangles, HULL_TOLERANCE * frame[1])
+    _initial_simplex(points, frame)  # no volume: MeshError saying how
+    tol = HULL_TOLERANCE * frame[1]
+    try:
+        hull = ConvexHull(points - frame[0], qhull_options=f'Qt C{tol:.6e}')
+    except QhullError as error:
+        raise MeshError(f'has no volume qhull can hull ({_first_line(error)}).') from None
+    # Qt triangulates each merged facet: its triangles share the facet's hyperplane exactly
+    groups = {}
+    for k, equation in enumerate(hull.equations):
+        groups.setdefault(equation.tobytes(), []).append(k)
+    polygons, normals, offsets = [], [], []
+    for members in groups.values():
+        equation = hull.equations[members[0]]
+        normal = equation[:3]
+        triangles = [_outward(points, hull.simplices[k], normal) for k in members]
+        polygons.extend(_facet_polygons(triangles))
+        normals.append(normal)
+        offsets.append(-equation[3] + normal @ frame[0])
+        if len(polygons) != len(normals):     # a facet left as triangles: one plane each
+            normals.extend([normal] * (len(polygons) - len(normals)))
+            offsets.extend([offsets[-1]] * (len(polygons) - len(offsets)))
     used = np.unique(np.concatenate(polygons))
     remap = np.full(len(points), -1)
     remap[used] = np.arange(len(used))
@@ -510,155 +467,31 @@ def _hull(points, frame, planes=False):
     vertices = points[used]
     if not planes:
         return vertices, faces
-    normals = np.array([_newell_normal(vertices[f]) for f in faces])
-    offsets = np.array([n @ vertices[f].mean(axis=0) for n, f in zip(normals, faces)])
-    return vertices, faces, normals, offsets
+    return vertices, faces, np.array(normals), np.array(offsets)
 
 
-def _quickhull(grid, simplex):
-    """
-    Return the hull triangles of int64 grid points, (k, 3) counter-clockwise seen from outside.
-
-    Every orientation test is exact: a point is beyond a face only if strictly above its plane,
-    so no triangle is degenerate; coplanar triangles are left to ``_merge_coplanar``.
-    """
-    faces = {}    # id -> [triangle, normal (3,) int64, offset, unit normal (3,), outside points]
-    edges = {}    # directed edge (a, b) -> id of the face that has it
-    next_id = 0
-
-    def add_face(triangle):
-        nonlocal next_id
-        a, b, c = grid[list(triangle)]
-        normal = np.cross(b - a, c - a)
-        unit = normal / np.linalg.norm(normal.astype(float))
-        faces[next_id] = [triangle, normal, normal @ a, unit, np.zeros(0, dtype=int)]
-        for k in range(3):
-            edges[(triangle[k], triangle[(k + 1) % 3])] = next_id
-        next_id += 1
-        return next_id - 1
-
-    def assign(candidates, face_ids):
-        """Give each candidate point to the face it is farthest beyond, if it is beyond one."""
-        if len(candidates) == 0:
-            return
-        normals = np.array([faces[f][1] for f in face_ids])
-        offsets = np.array([faces[f][2] for f in face_ids])
-        exact = grid[candidates] @ normals.T - offsets
-        scaled = np.where(exact > 0, exact / np.linalg.norm(normals.astype(float), axis=1),
-                          -1.0)
-        best = np.argmax(scaled, axis=1)
-        beyond = scaled[np.arange(len(candidates)), best] > 0.0
-        for k, f in enumerate(face_ids):
-            faces[f][4] = candidates[beyond & (best == k)]
-
-    a, b, c, d = simplex
-    for triangle, other in (((a, b, c), d), ((a, c, d), b), ((a, d, b), c), ((b, d, c), a)):
-        u, v, w = grid[list(triangle)]
-        if np.cross(v - u, w - u) @ (grid[other] - u) > 0:
-            triangle = (triangle[0], triangle[2], triangle[1])
-        add_face(triangle)
-    assign(np.setdiff1d(np.arange(len(grid)), simplex), list(faces))
-    pending = [f for f in faces if len(faces[f][4])]
-    while pending:
-        start = pending.pop()
-        if start not in faces or len(faces[start][4]) == 0:
-            continue
-        outside = faces[start][4]
-        eye = int(outside[np.argmax(grid[outside] @ faces[start][1])])
-        apex = grid[eye]
-        # The faces the point is beyond (a disc around the start face); its rim is the horizon.
-        visible, frontier = {start}, [start]
-        while frontier:
-            triangle = faces[frontier.pop()][0]
-            for k in range(3):
-                neighbour = edges[(triangle[(k + 1) % 3], triangle[k])]
-                if neighbour not in visible and faces[neighbour][1] @ apex > faces[neighbour][2]:
-                    visible.add(neighbour)
-                    frontier.append(neighbour)
-        horizon = [(t[k], t[(k + 1) % 3]) for t in (faces[f][0] for f in visible)
-                   for k in range(3) if edges[(t[(k + 1) % 3], t[k])] not in visible]
-        orphans = np.concatenate([faces[f][4] for f in visible])
-        for f in visible:
-            triangle = faces.pop(f)[0]
-            for k in range(3):
-                if edges.get((triangle[k], triangle[(k + 1) % 3])) == f:
-                    del edges[(triangle[k], triangle[(k + 1) % 3])]
-        new = [add_face((u, v, eye)) for u, v in horizon]
-        assign(orphans[orphans != eye], new)
-        pending.extend(f for f in new if len(faces[f][4]))
-    return np.array([faces[f][0] for f in sorted(faces)], dtype=int)
+def _outward(points, triangle, normal):
+    """Return a triangle's corners counter-clockwise seen along ``normal`` from outside."""
+    a, b, c = (int(v) for v in triangle)
+    if np.cross(points[b] - points[a], points[c] - points[a]) @ normal < 0.0:
+        return a, c, b
+    return a, b, c
 
 
-def _merge_coplanar(points, triangles, tol):
-    """Merge adjacent triangles lying in one plane (within tol) into polygons (index arrays)."""
-    edges = {}
-    for t, triangle in enumerate(triangles):
-        for k in range(3):
-            edges[(triangle[k], triangle[(k + 1) % 3])] = t
-    corners = points[triangles]
-    crosses = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    areas = np.linalg.norm(crosses, axis=1)
-    region = np.full(len(triangles), -1)
-    polygons = []
-    for seed in np.argsort(-areas, kind='stable'):
-        if region[seed] >= 0:
-            continue
-        normal = crosses[seed] / areas[seed]
-        offset = normal @ corners[seed].mean(axis=0)
-        members, frontier = [seed], [seed]
-        region[seed] = seed
-        while frontier:
-            triangle = triangles[frontier.pop()]
-            for k in range(3):
-                t = edges[(triangle[(k + 1) % 3], triangle[k])]
-                if region[t] < 0 and np.all(np.abs(corners[t] @ normal - offset) <= tol):
-                    region[t] = seed
-                    members.append(t)
-                    frontier.append(t)
-        polygons.extend(_region_polygons(triangles, members, edges, region, seed))
-    return _drop_collinear(points, polygons, tol)
-
-
-def _region_polygons(triangles, members, edges, region, seed):
-    """Return the boundary loop of a region of triangles, or its triangles if not one loop."""
-    if len(members) == 1 or len(members) == len(triangles):   # one triangle, or a flat hull
-        return [np.array(triangles[m]) for m in members]
+def _facet_polygons(triangles):
+    """Return the boundary loop of one facet's triangles, or the triangles if not one loop."""
+    if len(triangles) == 1:
+        return [np.array(triangles[0])]
+    edges = {(t[k], t[(k + 1) % 3]) for t in triangles for k in range(3)}
     following = {}
-    for t in members:
-        triangle = triangles[t]
-        for k in range(3):
-            u, v = triangle[k], triangle[(k + 1) % 3]
-            if region[edges[(v, u)]] != seed:
-                if u in following:
-                    return [np.array(triangles[m]) for m in members]
-                following[u] = v
+    for u, v in edges:
+        if (v, u) not in edges:
+            if u in following:
+                return [np.array(t) for t in triangles]
+            following[u] = v
     loop = [next(iter(following))]
     while following[loop[-1]] != loop[0] and len(loop) <= len(following):
         loop.append(following[loop[-1]])
     if len(loop) != len(following):
-        return [np.array(triangles[m]) for m in members]
+        return [np.array(t) for t in triangles]
     return [np.array(loop)]
-
-
-def _drop_collinear(points, polygons, tol):
-    """Remove vertices lying on a straight edge between exactly two polygons (within tol)."""
-    seen, straight = {}, {}
-    for polygon in polygons:
-        for k, v in enumerate(polygon):
-            before, after = points[polygon[k - 1]], points[polygon[(k + 1) % len(polygon)]]
-            edge = after - before
-            offset = points[v] - before
-            along = offset @ edge / (edge @ edge)
-            flat = 0.0 < along < 1.0 and np.linalg.norm(offset - along * edge) <= tol
-            seen[v] = seen.get(v, 0) + 1
-            straight[v] = straight.get(v, 0) + int(flat)
-    drop = {v for v in seen if seen[v] == 2 and straight[v] == 2}
-    kept = [p[[v not in drop for v in p]] for p in polygons]
-    return kept if all(len(p) >= 3 for p in kept) else polygons
-
-
-def _newell_normal(corners):
-    """Return the outward unit normal of a counter-clockwise polygon (Newell's method)."""
-    corners = corners - corners.mean(axis=0)
-    normal = np.cross(corners, np.roll(corners, -1, axis=0)).sum(axis=0)
-    return normal / np.linalg.norm(normal)
