@@ -1,0 +1,3 @@
+"""
+The browser view (viser): drawing from a Simulator or from ROS topics (docs/view.md).
+"""

@@ -1,0 +1,371 @@
+"""
+What the browser view draws, from whatever feeds it: no rclpy here (docs/view.md).
+
+The ROS node (``view/node.py``) feeds it from topics, ``jointsim_headless --view`` from a
+Simulator.  The pure part turns data into drawing: the robot's visual shapes from its URDF
+(:func:`link_visuals`), link poses in the world from TF edges (:func:`world_poses`), an arrow
+from a wrench (:func:`wrench_arrows`), the plot buffers (:class:`PlotBuffer`).  ``ViewScene``
+puts them in a viser server's scene and panel.
+"""
+from collections import deque
+import contextlib
+from dataclasses import dataclass
+import io
+import logging
+import math
+import socket
+
+import numpy as np
+
+from ..description import meshes
+from ..description.urdf import parse_urdf
+from ..rotations import matrix_to_quat, quat_multiply, quat_to_matrix, rpy_to_matrix
+
+LOGGER = logging.getLogger('jointsim_ros')
+#: Length of a force arrow per newton, m/N, and of a torque arrow per newton metre, m/(N m).
+FORCE_SCALE = 0.002
+TORQUE_SCALE = 0.02
+#: Colours (RGB 0-255): links without a URDF colour, force arrows, torque arrows, contacts.
+LINK_COLOUR = (232, 120, 32)
+FORCE_COLOUR = (220, 30, 30)
+TORQUE_COLOUR = (30, 90, 220)
+CONTACT_COLOUR = (250, 220, 0)
+#: Samples a plot keeps (at the view's rate, 30 Hz: 20 s).
+PLOT_SAMPLES = 600
+
+
+@dataclass(frozen=True)
+class Visual:
+    """
+    One visual shape of a link, in the link's frame.
+
+    Attributes:
+        link: the link.
+        kind: 'box', 'sphere', 'cylinder' or 'mesh'.
+        size: box (x, y, z) full lengths; sphere (r,); cylinder (r, length), m.
+        pos, quat: (3,), (4,) wxyz pose in the link frame.
+        colour: (r, g, b) 0-255.
+        vertices, faces: the mesh (scaled), for 'mesh'.
+    """
+
+    link: str
+    kind: str
+    size: tuple
+    pos: tuple
+    quat: tuple
+    colour: tuple
+    vertices: object = None
+    faces: object = None
+
+
+def link_visuals(urdf_text, announce=LOGGER.warning):
+    """
+    Return the Visuals of a URDF's links (its ``<visual>``s; its ``<collision>``s where it has none).
+
+    A mesh that cannot be found or read is drawn as its link's collision shapes, or as a small
+    box, and announced once (``announce``) for the whole robot.
+    """
+    description = parse_urdf(urdf_text)
+    robot = description.robot
+    base_dir = getattr(description, 'base_dir', None)
+    out, missing = [], []
+    colours = {m.name: m.color.rgba[:3] for m in (robot.materials or [])
+               if m.color is not None and m.name}
+    for link in robot.links:
+        made = _shapes(link, link.visuals or [], base_dir, colours, missing)
+        if not made and link.collisions:
+            made = _shapes(link, link.collisions, base_dir, colours, [])
+        if not made and (link.visuals or link.collisions):
+            made = [Visual(link.name, 'box', (0.05, 0.05, 0.05), (0.0, 0.0, 0.0),
+                           (1.0, 0.0, 0.0, 0.0), LINK_COLOUR)]
+        out += made
+    if missing:
+        announce(f'view: {len(missing)} mesh(es) of the robot were not found or not readable '
+                 f"({', '.join(sorted(set(missing))[:3])}...): those links are drawn with their "
+                 'collision shapes or as boxes.')
+    return out
+
+
+def _shapes(link, elements, base_dir, colours, missing):
+    """Return the Visuals of a link's visual or collision elements."""
+    made = []
+    for element in elements:
+        geometry = element.geometry
+        origin = element.origin
+        xyz = tuple(origin.xyz) if origin is not None and origin.xyz else (0.0, 0.0, 0.0)
+        rpy = origin.rpy if origin is not None and origin.rpy else (0.0, 0.0, 0.0)
+        quat = tuple(matrix_to_quat(rpy_to_matrix(rpy)))
+        colour = LINK_COLOUR
+        material = getattr(element, 'material', None)
+        if material is not None:
+            rgba = (material.color.rgba if material.color is not None
+                    else colours.get(material.name))
+            if rgba is not None:
+                colour = tuple(int(round(255 * min(max(c, 0.0), 1.0))) for c in rgba[:3])
+        kind = type(geometry).__name__.lower()
+        if kind == 'box':
+            made.append(Visual(link.name, 'box', tuple(geometry.size), xyz, quat, colour))
+        elif kind == 'sphere':
+            made.append(Visual(link.name, 'sphere', (geometry.radius,), xyz, quat, colour))
+        elif kind == 'cylinder':
+            made.append(Visual(link.name, 'cylinder', (geometry.radius, geometry.length), xyz,
+                               quat, colour))
+        elif kind == 'mesh':
+            path = meshes.resolve_mesh_uri(geometry.filename, base_dir=base_dir)
+            try:
+                if path is None:
+                    raise meshes.MeshError('not found')
+                import trimesh
+                mesh = trimesh.load_mesh(str(path), process=False)
+                scale = np.asarray(geometry.scale if geometry.scale else (1, 1, 1), float)
+                made.append(Visual(link.name, 'mesh', (), xyz, quat, colour,
+                                   np.asarray(mesh.vertices, float) * scale,
+                                   np.asarray(mesh.faces, np.int64)))
+            except Exception:  # noqa: B902 (a mesh that cannot be drawn is announced, once)
+                missing.append(str(geometry.filename))
+    return made
+
+
+def world_poses(edges, world_frame, prefix=''):
+    """
+    Compose TF edges into each frame's pose in the world frame.
+
+    Args:
+        edges: dict child frame -> (parent frame, xyz (3,), quat wxyz (4,)).
+        world_frame: the root frame.
+        prefix: frame prefix to strip from the names returned.
+
+    Returns:
+        dict frame name (prefix stripped) -> (xyz np.ndarray(3), quat np.ndarray(4)); frames
+        not connected to the world are left out.
+    """
+    poses = {world_frame: (np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))}
+
+    def resolve(frame, depth=0):
+        if frame in poses:
+            return poses[frame]
+        if frame not in edges or depth > 256:
+            return None
+        parent, xyz, quat = edges[frame]
+        base = resolve(parent, depth + 1)
+        if base is None:
+            return None
+        pos = base[0] + quat_to_matrix(base[1]) @ np.asarray(xyz, float)
+        poses[frame] = (pos, quat_multiply(base[1], np.asarray(quat, float)))
+        return poses[frame]
+
+    for frame in list(edges):
+        resolve(frame)
+    poses.pop(world_frame)
+    cut = len(prefix)
+    return {(name[cut:] if prefix and name.startswith(prefix) else name): pose
+            for name, pose in poses.items()}
+
+
+def wrench_arrows(force, torque, pos, quat, force_scale=FORCE_SCALE,
+                  torque_scale=TORQUE_SCALE):
+    """
+    Return the arrows of a wrench measured in a frame at (pos, quat): world segments.
+
+    Returns:
+        ((start (3,), end (3,)) of the force, (start, end) of the torque), world m: each from
+        the frame's origin along the vector, force_scale m per N and torque_scale m per N m.
+    """
+    rot = quat_to_matrix(np.asarray(quat, float))
+    origin = np.asarray(pos, float)
+    return ((origin, origin + force_scale * (rot @ np.asarray(force, float))),
+            (origin, origin + torque_scale * (rot @ np.asarray(torque, float))))
+
+
+class PlotBuffer:
+    """The last PLOT_SAMPLES (time, value) samples of named series."""
+
+    def __init__(self, samples=PLOT_SAMPLES):
+        self.samples = samples
+        self.time = deque(maxlen=samples)
+        self.series = {}
+
+    def add(self, seconds, values):
+        """Append a sample of every series (dict name -> value; a missing one repeats NaN)."""
+        if self.time and seconds < self.time[-1]:
+            self.clear()  # time went back: a reset
+        self.time.append(float(seconds))
+        for name in set(self.series) | set(values):
+            column = self.series.setdefault(
+                name, deque([math.nan] * (len(self.time) - 1), maxlen=self.samples))
+            column.append(float(values.get(name, math.nan)))
+
+    def clear(self):
+        """Forget every sample."""
+        self.time.clear()
+        self.series.clear()
+
+    def arrays(self, names):
+        """Return (time array, value arrays of the named series) for a plot."""
+        t = np.array(self.time, dtype=float)
+        return (t,) + tuple(np.array(self.series.get(n, [math.nan] * len(t)), dtype=float)
+                            for n in names)
+
+
+def free_port(port, host='127.0.0.1'):
+    """Return ``port`` if nobody listens on it, else a free port the system gives."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+            return port
+        except OSError:
+            pass
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+class ViewScene:
+    """
+    A viser server showing one robot: links, contacts, wrench arrows, plots and controls.
+
+    Args:
+        port: the port asked for (a port in use: another, announced by ``announce``).
+        host: where to listen (127.0.0.1: this machine only).
+        announce: callable for the one-line messages (the URL, a port taken, missing meshes).
+    """
+
+    def __init__(self, port=8080, host='127.0.0.1', announce=print):
+        import viser
+        self.announce = announce
+        chosen = free_port(port, host)
+        if chosen != port:
+            announce(f'view: port {port} is in use; using the free port {chosen} instead')
+        with contextlib.redirect_stdout(io.StringIO()):   # viser's banner: the URL line says it
+            self.server = viser.ViserServer(host=host, port=chosen, verbose=False)
+        self.port = chosen
+        self.url = f'http://{host}:{chosen}'
+        self._links = {}
+        self._wrench_handles = {}
+        self._contacts = None
+        self._plots = {}
+        self.server.scene.set_up_direction('+z')
+        self.server.scene.add_grid('/ground', width=4.0, height=4.0, cell_size=0.25)
+
+    def set_robot(self, urdf_text):
+        """Draw the robot's links (at the origin until their poses come)."""
+        for handle in self._links.values():
+            handle.remove()
+        self._links = {}
+        for k, visual in enumerate(link_visuals(urdf_text, self.announce)):
+            frame = self._links.get(visual.link)
+            if frame is None:
+                frame = self.server.scene.add_frame(f'/robot/{visual.link}', show_axes=False)
+                self._links[visual.link] = frame
+            name = f'/robot/{visual.link}/visual_{k}'
+            pose = {'position': visual.pos, 'wxyz': visual.quat}
+            scene = self.server.scene
+            if visual.kind == 'box':
+                scene.add_box(name, dimensions=visual.size, color=visual.colour, **pose)
+            elif visual.kind == 'sphere':
+                scene.add_icosphere(name, radius=visual.size[0], color=visual.colour, **pose)
+            elif visual.kind == 'cylinder':
+                scene.add_cylinder(name, radius=visual.size[0], height=visual.size[1],
+                                   color=visual.colour, **pose)
+            else:
+                scene.add_mesh_simple(name, vertices=visual.vertices, faces=visual.faces,
+                                      color=visual.colour, **pose)
+
+    def set_poses(self, poses):
+        """Place the links (dict link -> (xyz, quat wxyz) in the world)."""
+        with self.server.atomic():
+            for link, (pos, quat) in poses.items():
+                frame = self._links.get(link)
+                if frame is not None:
+                    frame.position = tuple(float(v) for v in pos)
+                    frame.wxyz = tuple(float(v) for v in quat)
+
+    def set_contacts(self, points, arrows):
+        """Draw contact points (n, 3) and normal-force arrows [(start, end)], world."""
+        if self._contacts is not None:
+            for handle in self._contacts:
+                handle.remove()
+            self._contacts = None
+        if len(points) == 0:
+            return
+        points = np.asarray(points, float).reshape(-1, 3)
+        segments = np.array([[s, e] for s, e in arrows], float).reshape(-1, 2, 3)
+        self._contacts = [
+            self.server.scene.add_point_cloud('/contacts/points', points=points,
+                                              colors=CONTACT_COLOUR, point_size=0.02),
+            self.server.scene.add_line_segments('/contacts/forces', points=segments,
+                                                colors=CONTACT_COLOUR, line_width=3.0)]
+
+    def set_wrench(self, name, arrows):
+        """Draw a sensor's force and torque arrows ((start, end) pairs, world)."""
+        segments = np.array([list(arrows[0]), list(arrows[1])], float)
+        colours = np.array([[FORCE_COLOUR] * 2, [TORQUE_COLOUR] * 2], np.uint8)
+        handle = self._wrench_handles.get(name)
+        if handle is None:
+            self._wrench_handles[name] = self.server.scene.add_line_segments(
+                f'/wrenches/{name}', points=segments, colors=colours, line_width=4.0)
+        else:
+            handle.points = segments
+
+    def add_frame_axes(self, name, pos, quat):
+        """Draw (or move) a sensor's frame axes (an IMU)."""
+        handle = self._wrench_handles.get('axes:' + name)
+        if handle is None:
+            self._wrench_handles['axes:' + name] = self.server.scene.add_frame(
+                f'/frames/{name}', axes_length=0.1, axes_radius=0.005,
+                position=tuple(pos), wxyz=tuple(quat))
+        else:
+            handle.position, handle.wxyz = tuple(pos), tuple(quat)
+
+    def add_plot(self, title, names):
+        """Add a time plot of the named series; return its key."""
+        from viser import uplot
+        t = np.zeros(1)
+        data = (t,) + tuple(np.zeros(1) for _ in names)
+        series = (uplot.Series(label='t'),) + tuple(
+            uplot.Series(label=n, stroke=_stroke(k)) for k, n in enumerate(names))
+        handle = self.server.gui.add_uplot(data=data, series=series, title=title, aspect=2.0)
+        self._plots[title] = (handle, tuple(names))
+        return title
+
+    def update_plot(self, title, buffer):
+        """Show a PlotBuffer's latest samples in a plot."""
+        handle, names = self._plots[title]
+        data = buffer.arrays(names)
+        if len(data[0]):
+            handle.data = data
+
+    def add_controls(self, callbacks):
+        """Add a button per (label, callable) of ``callbacks``."""
+        for label, callback in callbacks:
+            button = self.server.gui.add_button(label)
+            button.on_click(lambda _, call=callback: call())
+
+    def add_slider(self, label, low, high, value, callback):
+        """Add a slider calling ``callback(value)`` when moved."""
+        slider = self.server.gui.add_slider(label, min=float(low), max=float(high),
+                                            step=(float(high) - float(low)) / 200.0,
+                                            initial_value=float(value))
+        slider.on_update(lambda _: callback(slider.value))
+        return slider
+
+    def set_camera(self, position, look_at, fov=None):
+        """Set where the page's camera starts (world m; fov vertical, rad)."""
+        camera = self.server.initial_camera
+        camera.up = (0.0, 0.0, 1.0)
+        camera.position = tuple(float(v) for v in position)
+        camera.look_at = tuple(float(v) for v in look_at)
+        if fov is not None:
+            camera.fov = float(fov)
+
+    def close(self):
+        """Stop the server."""
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.server.stop()
+
+
+def _stroke(k):
+    """Return a distinct line colour for series k."""
+    palette = ('#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6',
+               '#bfef45')
+    return palette[k % len(palette)]

@@ -1,0 +1,229 @@
+"""
+jointsim_view: a browser view of a running simulation, from its ROS topics (docs/view.md).
+
+    python -m jointsim_ros.view.node --ros-args -p port:=8080
+    ros2 run jointsim_ros jointsim_view
+
+It draws the robot of ``robot_description`` posed by /tf, the contact points and normal forces
+of ``contact_markers``, each force-torque sensor's wrench (``*/wrench``) as arrows and each
+IMU's frame, plots chosen joints' positions and drive currents and voltages from
+``joint_states`` and ``dynamic_joint_states``, and has buttons calling the simulator's
+``pause``, ``resume``, ``step`` and ``reset`` and sliders sending servo position targets on
+``joint_commands``.  Any ROS 2 source of ``robot_description`` and /tf will do for the drawing.
+It prints ``view: http://127.0.0.1:PORT`` when it serves.
+"""
+import logging
+import signal
+import sys
+import threading
+
+from control_msgs.msg import DynamicJointState
+from geometry_msgs.msg import WrenchStamped
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
+
+from .drawing import PlotBuffer, ViewScene, world_poses, wrench_arrows
+from ..description.urdf import parse_urdf
+
+NODE_NAME = 'jointsim_view'
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     reliability=ReliabilityPolicy.RELIABLE)
+STATIC_TF = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                       reliability=ReliabilityPolicy.RELIABLE)
+#: Parameters: name -> (default, unit, description).
+PARAMETERS = {
+    'port': (8080, 'port', 'HTTP port of the page (in use: a free one, announced)'),
+    'host': ('127.0.0.1', 'address', 'where the page listens (0.0.0.0: other machines too)'),
+    'rate': (30.0, 'Hz', 'scene and plot updates per second'),
+    'plot_joints': ([''], 'joint names', 'joints whose position, current and voltage are '
+                                         'plotted (empty: the first four driven joints)'),
+    'world_frame': ('world', 'frame id', 'the TF frame the robot is drawn in'),
+    'frame_prefix': ('', 'string', "the simulator's frame_prefix (stripped from TF frames)"),
+    'sliders': (True, 'bool', 'a servo position slider per driven joint (joint_commands)'),
+}
+
+
+class ViewNode(Node):
+    """The view's ROS side: subscriptions fill the latest data, a timer draws it."""
+
+    def __init__(self, announce=print):
+        super().__init__(NODE_NAME)
+        p = {name: self.declare_parameter(name, value[0]).value
+             for name, value in PARAMETERS.items()}
+        self.world_frame, self.prefix = p['world_frame'], p['frame_prefix']
+        self.plot_joints = [j for j in p['plot_joints'] if j]
+        self.sliders_on = p['sliders']
+        self.scene = ViewScene(int(p['port']), p['host'], announce=announce)
+        announce(f'view: {self.scene.url}')
+        self.edges = {}
+        self.static_edges = {}
+        self.contacts = None
+        self.wrenches = {}
+        self.imus = {}
+        self.limits = {}
+        self.plots = {'position': PlotBuffer(), 'current': PlotBuffer(),
+                      'voltage': PlotBuffer()}
+        self._plots_made = False
+        self._sliders = {}
+        self._subscribed = set()
+        self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
+        self.create_subscription(TFMessage, '/tf', self._on_tf, 100)
+        self.create_subscription(TFMessage, '/tf_static', self._on_tf_static, STATIC_TF)
+        self.create_subscription(MarkerArray, 'contact_markers', self._on_contacts, 10)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_states, 10)
+        self.create_subscription(DynamicJointState, 'dynamic_joint_states', self._on_dynamic, 10)
+        self._commands = self.create_publisher(JointState, 'joint_commands', 10)
+        self._triggers = {name: self.create_client(Trigger, name)
+                          for name in ('pause', 'resume', 'step', 'reset')}
+        self.scene.add_controls([(label.capitalize(), lambda n=label: self._call(n))
+                                 for label in ('pause', 'resume', 'step', 'reset')])
+        self.create_timer(1.0 / float(p['rate']), self._draw)
+        self.create_timer(1.0, self._discover)
+
+    # -- inputs -------------------------------------------------------------------------------
+    def _on_description(self, msg):
+        try:
+            self.scene.set_robot(msg.data)
+            robot = parse_urdf(msg.data).robot
+        except Exception as error:  # noqa: B902 (a bad description is said, the view goes on)
+            self.get_logger().error(f'view: robot_description cannot be drawn: {error}')
+            return
+        self.limits = {j.name: (j.limit.lower, j.limit.upper) for j in robot.joints
+                       if j.limit is not None and j.type in ('revolute', 'prismatic')}
+
+    def _on_tf(self, msg, static=False):
+        edges = self.static_edges if static else self.edges
+        for t in msg.transforms:
+            r, q = t.transform.translation, t.transform.rotation
+            edges[t.child_frame_id] = (t.header.frame_id, (r.x, r.y, r.z), (q.w, q.x, q.y, q.z))
+
+    def _on_tf_static(self, msg):
+        self._on_tf(msg, static=True)
+
+    def _on_contacts(self, msg):
+        points, arrows = [], []
+        for marker in msg.markers:
+            if marker.action == Marker.DELETEALL:
+                points, arrows = [], []
+            elif marker.type == Marker.SPHERE:
+                p = marker.pose.position
+                points.append((p.x, p.y, p.z))
+            elif marker.type == Marker.ARROW and len(marker.points) == 2:
+                a, b = marker.points
+                arrows.append(((a.x, a.y, a.z), (b.x, b.y, b.z)))
+        self.contacts = (points, arrows)
+
+    def _on_joint_states(self, msg):
+        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self.plots['position'].add(t, dict(zip(msg.name, msg.position)))
+
+    def _on_dynamic(self, msg):
+        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        current, voltage = {}, {}
+        for joint, values in zip(msg.joint_names, msg.interface_values):
+            named = dict(zip(values.interface_names, values.values))
+            if 'current' in named:
+                current[joint] = named['current']
+            if 'voltage' in named:
+                voltage[joint] = named['voltage']
+        self.plots['current'].add(t, current)
+        self.plots['voltage'].add(t, voltage)
+        if not self._plots_made and voltage:
+            self._make_plots(list(voltage))
+
+    def _make_plots(self, driven):
+        self._plots_made = True
+        joints = self.plot_joints or driven[:4]
+        for kind, unit in (('position', 'rad or m'), ('current', 'A'), ('voltage', 'V')):
+            self.scene.add_plot(f'{kind} ({unit})', joints)
+        if self.sliders_on:
+            for joint in driven:
+                low, high = self.limits.get(joint, (-3.14, 3.14))
+                self._sliders[joint] = self.scene.add_slider(
+                    f'{joint} target', low, high, 0.0,
+                    lambda value, j=joint: self._send_target(j, value))
+
+    def _on_wrench(self, name, msg):
+        f, m = msg.wrench.force, msg.wrench.torque
+        self.wrenches[name] = (msg.header.frame_id, (f.x, f.y, f.z), (m.x, m.y, m.z))
+
+    def _on_imu(self, name, msg):
+        self.imus[name] = msg.header.frame_id
+
+    def _discover(self):
+        """Subscribe to every force-torque sensor's and IMU's topic as they appear."""
+        for topic, types in self.get_topic_names_and_types():
+            if topic in self._subscribed:
+                continue
+            name = topic.strip('/').rsplit('/', 1)[0] or topic
+            if topic.endswith('/wrench') and 'geometry_msgs/msg/WrenchStamped' in types:
+                self.create_subscription(WrenchStamped, topic,
+                                         lambda m, n=name: self._on_wrench(n, m), 10)
+                self._subscribed.add(topic)
+            elif 'sensor_msgs/msg/Imu' in types:
+                self.create_subscription(Imu, topic, lambda m, n=name: self._on_imu(n, m), 10)
+                self._subscribed.add(topic)
+
+    # -- outputs ------------------------------------------------------------------------------
+    def _call(self, name):
+        client = self._triggers[name]
+        if not client.service_is_ready():
+            self.get_logger().warning(f'view: no {name} service (is the simulator running?)')
+            return
+        client.call_async(Trigger.Request())
+
+    def _send_target(self, joint, value):
+        msg = JointState()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.name, msg.position = [joint], [float(value)]
+        self._commands.publish(msg)
+
+    def _draw(self):
+        poses = world_poses({**self.static_edges, **self.edges}, self.world_frame, self.prefix)
+        self.scene.set_poses(poses)
+        full = world_poses({**self.static_edges, **self.edges}, self.world_frame)
+        for name, (frame, force, torque) in self.wrenches.items():
+            if frame in full:
+                self.scene.set_wrench(name, wrench_arrows(force, torque, *full[frame]))
+        for name, frame in self.imus.items():
+            if frame in full:
+                self.scene.add_frame_axes(name, *full[frame])
+        if self.contacts is not None:
+            self.scene.set_contacts(*self.contacts)
+            self.contacts = None
+        if self._plots_made:
+            for kind, unit in (('position', 'rad or m'), ('current', 'A'), ('voltage', 'V')):
+                self.scene.update_plot(f'{kind} ({unit})', self.plots[kind])
+
+
+def main(args=None):
+    """Entry point of ``jointsim_view`` and ``python -m jointsim_ros.view.node``."""
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = threading.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    logging.getLogger('jointsim_ros').setLevel(logging.WARNING)
+    node = None
+    try:
+        node = ViewNode(announce=lambda text: print(text, flush=True))
+        while rclpy.ok() and not stop.is_set():
+            rclpy.spin_once(node, timeout_sec=0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if node is not None:
+            node.scene.close()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
