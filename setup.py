@@ -42,6 +42,10 @@ setup(
         'sweep': [
             'ray>=2.40',
         ],
+        # jointsim_view and `jointsim_headless --view`, the browser view (docs/view.md)
+        'view': [
+            'viser>=1.0',
+        ],
     },
     entry_points={
         'console_scripts': [
@@ -53,6 +57,7 @@ setup(
             'jointsim_compare_formulations = jointsim_ros.tools.compare_formulations:main',
             'jointsim_precompile = jointsim_ros.tools.precompile:main',
             'jointsim_sweep = jointsim_ros.tools.sweep:main',
+            'jointsim_view = jointsim_ros.view.node:main',
         ],
     },
 )

@@ -4,6 +4,7 @@ Launch jointsim_node on a robot, with rviz2 showing it.
     ros2 launch jointsim_ros sim.launch.py
     ros2 launch jointsim_ros sim.launch.py robot:=/path/to/robot.urdf.xacro \
         config:=/path/to/sim.yaml rviz:=false
+    ros2 launch jointsim_ros sim.launch.py view:=true     # the browser view (docs/view.md)
 
 The robot description goes through xacro (plain URDF files pass unchanged) into the node's
 robot_description parameter; the node republishes it on the robot_description topic, so rviz2's
@@ -24,6 +25,7 @@ def generate_launch_description():
     robot = LaunchConfiguration('robot')
     config = LaunchConfiguration('config')
     rviz = LaunchConfiguration('rviz')
+    view = LaunchConfiguration('view')
     use_sim_time = LaunchConfiguration('use_sim_time')
     robot_description = ParameterValue(Command(['xacro ', robot]), value_type=str)
 
@@ -40,6 +42,9 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'rviz', default_value='true',
             description='Start rviz2 with rviz/jointsim.rviz (RobotModel, TF, grid).'),
+        DeclareLaunchArgument(
+            'view', default_value='false',
+            description='Start jointsim_view, the browser view (viser): it prints its URL.'),
         DeclareLaunchArgument(
             'use_sim_time', default_value='true',
             description='The nodes follow the simulated time on /clock (the simulator steps '
@@ -65,5 +70,12 @@ def generate_launch_description():
             parameters=[{'use_sim_time': use_sim_time}],
             condition=IfCondition(rviz),
             output='log',
+        ),
+        Node(
+            package='jointsim_ros',
+            executable='jointsim_view',
+            name='jointsim_view',
+            output='screen',
+            condition=IfCondition(view),
         ),
     ])

@@ -48,23 +48,29 @@ def constant(node):
     return node.value if isinstance(node, ast.Constant) else None
 
 
-def test_launch_file_declares_its_four_arguments_with_descriptions(tree):
+def test_launch_file_declares_its_five_arguments_with_descriptions(tree):
     declared = {}
     for call in calls(tree, 'DeclareLaunchArgument'):
         declared[constant(call.args[0])] = call
-    assert set(declared) == {'robot', 'config', 'rviz', 'use_sim_time'}
+    assert set(declared) == {'robot', 'config', 'rviz', 'view', 'use_sim_time'}
     for name, call in declared.items():
         assert constant(keyword(call, 'description')), f'{name} has no description'
         assert keyword(call, 'default_value') is not None, f'{name} has no default'
     config_default = ast.dump(keyword(declared['config'], 'default_value'))
     assert 'PathJoinSubstitution' in config_default and "'default.yaml'" in config_default
     assert constant(keyword(declared['rviz'], 'default_value')) == 'true'
+    assert constant(keyword(declared['view'], 'default_value')) == 'false'
 
 
 def test_launch_file_starts_the_node_with_xacro_output_and_rviz_behind_a_condition(tree):
-    nodes = {constant(keyword(call, 'package')): call for call in calls(tree, 'Node')}
-    assert set(nodes) == {'jointsim_ros', 'rviz2'}
-    sim = nodes['jointsim_ros']
+    nodes = {constant(keyword(call, 'executable')): call for call in calls(tree, 'Node')}
+    assert set(nodes) == {'jointsim_node', 'rviz2', 'jointsim_view'}
+    nodes['jointsim_ros'] = sim = nodes['jointsim_node']
+    view = nodes['jointsim_view']
+    assert constant(keyword(view, 'package')) == 'jointsim_ros'
+    assert ast.dump(keyword(view, 'condition')) == ast.dump(ast.parse(
+        "IfCondition(LaunchConfiguration('view'))", mode='eval').body) or \
+        keyword(view, 'condition').func.id == 'IfCondition'
     assert constant(keyword(sim, 'executable')) == 'jointsim_node'
     parameters = ast.dump(keyword(sim, 'parameters'))
     assert "'robot_description'" in parameters and "'config_file'" in parameters

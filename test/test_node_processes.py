@@ -144,6 +144,7 @@ def test_make_run_demo_moves_the_arm_and_stops_cleanly(tmp_path):
     lines = [line for line in result.stdout.splitlines() if line.startswith('t = ')]
     assert len({line.split('q = ')[1].split(']')[0] for line in lines}) >= 2, result.stdout
     assert 'commanding joint_a1' in result.stdout, result.stdout  # the controller got the order
+    assert re.search(r'^view: http://127\.0\.0\.1:\d+$', result.stdout, re.M), result.stdout
     assert 'jointsim demo: stopped' in result.stdout, result.stdout
     assert 'Traceback' not in result.stdout, result.stdout
 
@@ -155,7 +156,7 @@ def test_make_run_humanoid_pushes_through_the_node_and_prints_the_result_line(tm
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
         result = subprocess.run(
             [sys.executable, '-m', 'jointsim_ros.tools.demo', '--humanoid', '--steps', '0',
-             '--push', '1.0', '0', '1500', '--seconds', '120'],
+             '--push', '1.0', '0', '1500', '--seconds', '120', '--no-view'],
             cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, timeout=180)
     assert result.returncode == 0, result.stdout
@@ -229,7 +230,7 @@ def test_make_run_demo_stops_its_node_and_controller_when_terminated(tmp_path):
             assert line.startswith('t = ')
             children = subprocess.run(['pgrep', '-P', str(demo.pid)], capture_output=True,
                                       text=True).stdout.split()
-            assert len(children) == 2  # the node and the controller
+            assert len(children) == 3  # the node, the controller and the browser view
             demo.send_signal(signal.SIGTERM)
             out, _ = demo.communicate(timeout=30)
         finally:

@@ -59,7 +59,7 @@ ROSDEP_KEYS = {'numpy': 'python3-numpy', 'numba': 'python3-numba', 'llvmlite': '
 
 #: Optional dependencies: imported only by the tool that needs them, installed with the
 #: package's extra (no rosdep key): module -> extra.
-OPTIONAL = {'ray': 'sweep'}
+OPTIONAL = {'ray': 'sweep', 'viser': 'view'}
 
 
 @pytest.mark.packaging

@@ -75,6 +75,10 @@ def parse_args(argv):
                              'simulated time T s (repeatable)')
     parser.add_argument('--sensor-noise', action='store_true',
                         help='--humanoid: encoder and ankle sensor noise (as jointsim_headless)')
+    parser.add_argument('--no-view', action='store_true',
+                        help='do not start the browser view (jointsim_view, docs/view.md)')
+    parser.add_argument('--view-port', type=int, default=8080,
+                        help='port of the browser view (default 8080; in use: a free one)')
     parser.add_argument('--real-time-factor', type=float, default=None,
                         help="--humanoid: the node's real_time_factor (default 1: real time; "
                              '--valve: 0.5, see docs/valve.md; less leaves a loaded machine '
@@ -269,13 +273,16 @@ def main(argv=None):
           f'  Ctrl-C stops.', flush=True)
     return run_node_and_controller(
         ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}'],
-        ['jointsim_ros.tools.example_controller', '--mode', mode], args.seconds)
+        ['jointsim_ros.tools.example_controller', '--mode', mode], args.seconds,
+        view=None if args.no_view else args.view_port)
 
 
 def run_node_and_controller(node_args, controller, seconds, base=None, pushes=(), until=None,
-                            valve=False):
+                            valve=False, view=None):
     """
     Run the node (ROS arguments ``node_args``) and ``python -m controller...``; watch them.
+
+    ``view``: the port of a browser view to start with them (jointsim_view), or None.
 
     A terminate or hang-up (a closed terminal, a supervisor) stops both as Ctrl-C does,
     instead of leaving them running.  Returns the exit status: the node's when it ended
@@ -290,6 +297,10 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
     status = 0
     try:
         processes.append(start(*controller))
+        if view is not None:
+            # the browser view prints `view: http://127.0.0.1:PORT` once it serves
+            processes.append(start('jointsim_ros.view.node', '--ros-args', '-p',
+                                   f'port:={view}'))
         watch(seconds, processes, base=base, pushes=pushes, until=until, valve=valve)
         if node.poll() is not None:
             status = node.returncode or 1
@@ -335,7 +346,7 @@ def humanoid(args):
          '-p', 'catch_up_ticks:=1.0'],
         ['jointsim_ros.tools.humanoid_controller', '--robot', robot, '--config', config,
          '--steps', str(args.steps)], args.seconds, base='pelvis', pushes=args.push,
-        until=settings.duration() + 1.0)
+        until=settings.duration() + 1.0, view=None if args.no_view else args.view_port)
 
 
 def valve_scenario(args):

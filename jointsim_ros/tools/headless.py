@@ -62,6 +62,10 @@ def parse_args(argv):
                              'the ankle sensors (the IMU is noisy always)')
     parser.add_argument('--open-loop', action='store_true',
                         help='--humanoid: the planned gait played open loop (no feedback)')
+    parser.add_argument('--view', nargs='?', type=int, const=8080, default=None, metavar='PORT',
+                        help='show the run in the browser (docs/view.md; port 8080 unless '
+                             'given): paced at real time, and served until Ctrl-C after the '
+                             'last step')
     parser.add_argument('--valve', action='store_true',
                         help='--humanoid: the valve scenario (it turns a valve; docs/valve.md)')
     parser.add_argument('--valve-friction', type=float, default=None, metavar='NM',
@@ -254,8 +258,13 @@ def result_line(result):
             f'{result["lateral"]:.3f} m, fell: {fell}')
 
 
-def run(robot, config, seconds, out=None):
-    """Simulate and report on ``out`` (default stdout); return the Simulator."""
+def run(robot, config, seconds, out=None, view=None):
+    """
+    Simulate and report on ``out`` (default stdout); return the Simulator.
+
+    ``view``: a port to show the run in the browser on (SimulatorView): the steps are then
+    paced at real time and drawn at VIEW_RATE, and the page is served until Ctrl-C.
+    """
     out = out or sys.stdout
     t_load = time.perf_counter()
     sim = Simulator.from_urdf(str(robot), str(config) if config else None)
@@ -277,8 +286,17 @@ def run(robot, config, seconds, out=None):
     n = max(1, int(round(seconds / sim.dt)))
     step_times = []
     report_every = max(1, int(round(1.0 / sim.dt)))
+    shown = None
+    if view is not None:
+        from ..view.simulator_view import SimulatorView
+        shown = SimulatorView(sim, view, announce=lambda text: print(text, file=out,
+                                                                      flush=True))
     wall0 = time.perf_counter()
     for k in range(1, n):
+        if shown is not None:
+            k_wall = _pace(shown, sim, wall0)
+            if k_wall is None:
+                continue
         t = time.perf_counter()
         report = sim.step(1)
         step_times.append(time.perf_counter() - t)
@@ -287,6 +305,8 @@ def run(robot, config, seconds, out=None):
             print(f'  t = {sim.time:5.2f} s  q = {q} rad  iterations {report.iterations} '
                   f'({report.stop_reason})', file=out)
     wall = time.perf_counter() - wall0
+    if shown is not None:
+        _serve(shown, out)
     median = float(np.median(step_times)) if step_times else float('nan')
     print(f'  dt {sim.dt * 1e3:g} ms, {n} steps; load {load_s:.2f} s, first step (compile or '
           f'cache load) {first_s:.2f} s', file=out)
@@ -296,10 +316,53 @@ def run(robot, config, seconds, out=None):
     return sim
 
 
+#: Drawings per wall-clock second of ``--view``.
+VIEW_RATE = 30.0
+
+
+def _pace(shown, sim, wall0, state={}):
+    """Hold a viewed run at real time, draw it at VIEW_RATE, obey its buttons."""
+    now = time.perf_counter()
+    if now - state.get('drawn', 0.0) >= 1.0 / VIEW_RATE:
+        shown.update()
+        state['drawn'] = now
+    while shown.requests:
+        request = shown.requests.pop(0)
+        if request == 'reset':
+            sim.reset()
+        else:
+            sim.step(1)
+    if shown.paused:
+        time.sleep(1.0 / VIEW_RATE)
+        state['offset'] = state.get('offset', 0.0) + (time.perf_counter() - now)
+        return None
+    ahead = sim.time - (time.perf_counter() - wall0 - state.get('offset', 0.0))
+    if ahead > 0.0:
+        time.sleep(ahead)
+    return now
+
+
+def _serve(shown, out):
+    """Keep drawing the last state until Ctrl-C."""
+    print('  view: the run is over; the page stays up until Ctrl-C', file=out, flush=True)
+    try:
+        while True:
+            shown.update()
+            time.sleep(1.0 / VIEW_RATE)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        shown.close()
+
+
 def main(argv=None):
     """Entry point of ``jointsim_headless`` and ``make run``."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     show_log()
+    if args.view is not None and args.humanoid:
+        print('jointsim_headless: --view shows the plain run (the bundled arm or --robot); '
+              "the humanoid's view is make run ARGS=--humanoid's", file=sys.stderr)
+        return 2
     try:
         if args.humanoid and args.valve:
             valve(args.robot, args.config, args.seconds, friction=args.valve_friction)
@@ -315,7 +378,7 @@ def main(argv=None):
         # without --config runs with the defaults (config/default.yaml)
         config = args.config or (resources.share_file(*resources.DEFAULT_CONFIG)
                                  if args.robot is None else None)
-        run(robot, config, 3.0 if args.seconds is None else args.seconds)
+        run(robot, config, 3.0 if args.seconds is None else args.seconds, view=args.view)
     except (JointsimError, FileNotFoundError) as error:
         print(f'jointsim_headless: {error}', file=sys.stderr)
         return 2
