@@ -151,6 +151,17 @@ assert os.path.isdir(robots), robots
 ')
   echo "$test_hash" > "$test_stamp"
 fi
+# The browser view's test opens its page in a headless Chromium (Debian's package, as the
+# build tools above); without root or apt-get that test is skipped and says why.
+if [ "${TEST_DEPS:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing Chromium from Debian for the browser view's test (once)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "note: no chromium and no root to install it: the browser view's test will skip"
+  fi
+fi
 if [ "${FORCE:-0}" = 1 ] || ! kernels_ok; then
   rm -f "$kernels_stamp"
   # jointsim_precompile prints what it does and how long it usually takes

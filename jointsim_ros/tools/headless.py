@@ -289,8 +289,10 @@ def run(robot, config, seconds, out=None, view=None):
     shown = None
     if view is not None:
         from ..view.simulator_view import SimulatorView
-        shown = SimulatorView(sim, view, announce=lambda text: print(text, file=out,
-                                                                      flush=True))
+
+        def announce(text):
+            print(text, file=out, flush=True)
+        shown = SimulatorView(sim, view, announce=announce)
     wall0 = time.perf_counter()
     for k in range(1, n):
         if shown is not None:

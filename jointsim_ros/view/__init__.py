@@ -1,3 +1,1 @@
-"""
-The browser view (viser): drawing from a Simulator or from ROS topics (docs/view.md).
-"""
+"""The browser view (viser): drawing from a Simulator or from ROS topics (docs/view.md)."""

@@ -32,6 +32,33 @@ TORQUE_COLOUR = (30, 90, 220)
 CONTACT_COLOUR = (250, 220, 0)
 #: Samples a plot keeps (at the view's rate, 30 Hz: 20 s).
 PLOT_SAMPLES = 600
+#: Where the page's camera starts: position and the point looked at (world, m), vertical field
+#: of view (rad); z is up.
+CAMERA_POSITION = (2.2, -2.2, 1.6)
+CAMERA_LOOK_AT = (0.0, 0.0, 0.6)
+CAMERA_FOV = math.radians(50.0)
+
+
+def project(points, width, height, position=CAMERA_POSITION, look_at=CAMERA_LOOK_AT,
+            fov=CAMERA_FOV):
+    """
+    Return the pixel coordinates (n, 2) of world points on the page's canvas (z up).
+
+    A pinhole camera at ``position`` looking at ``look_at`` with vertical field of view
+    ``fov``, as three.js's PerspectiveCamera draws: x to the right, y down, from the top left.
+    """
+    position = np.asarray(position, float)
+    forward = np.asarray(look_at, float) - position
+    forward /= np.linalg.norm(forward)
+    right = np.cross(forward, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, forward)
+    d = np.asarray(points, float).reshape(-1, 3) - position
+    depth = d @ forward
+    half = math.tan(0.5 * fov)
+    x = (d @ right) / (depth * half * width / height)
+    y = (d @ up) / (depth * half)
+    return np.stack([(x + 1.0) * 0.5 * width, (1.0 - y) * 0.5 * height], axis=1)
 
 
 @dataclass(frozen=True)
@@ -60,7 +87,7 @@ class Visual:
 
 def link_visuals(urdf_text, announce=LOGGER.warning):
     """
-    Return the Visuals of a URDF's links (its ``<visual>``s; its ``<collision>``s where it has none).
+    Return the Visuals of a URDF's links (its ``<visual>``s, else its ``<collision>``s).
 
     A mesh that cannot be found or read is drawn as its link's collision shapes, or as a small
     box, and announced once (``announce``) for the whole robot.
@@ -245,6 +272,7 @@ class ViewScene:
         self._contacts = None
         self._plots = {}
         self.server.scene.set_up_direction('+z')
+        self.set_camera(CAMERA_POSITION, CAMERA_LOOK_AT, CAMERA_FOV)
         self.server.scene.add_grid('/ground', width=4.0, height=4.0, cell_size=0.25)
 
     def set_robot(self, urdf_text):

@@ -29,7 +29,8 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .drawing import PlotBuffer, ViewScene, world_poses, wrench_arrows
+from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, PlotBuffer, ViewScene,
+                      world_poses, wrench_arrows)
 from ..description.urdf import parse_urdf
 
 NODE_NAME = 'jointsim_view'
@@ -47,6 +48,9 @@ PARAMETERS = {
     'world_frame': ('world', 'frame id', 'the TF frame the robot is drawn in'),
     'frame_prefix': ('', 'string', "the simulator's frame_prefix (stripped from TF frames)"),
     'sliders': (True, 'bool', 'a servo position slider per driven joint (joint_commands)'),
+    'camera_position': (list(CAMERA_POSITION), 'm', "where the page's camera starts (world)"),
+    'camera_look_at': (list(CAMERA_LOOK_AT), 'm', 'the point it looks at (world)'),
+    'camera_fov': (CAMERA_FOV, 'rad', 'its vertical field of view'),
 }
 
 
@@ -61,6 +65,7 @@ class ViewNode(Node):
         self.plot_joints = [j for j in p['plot_joints'] if j]
         self.sliders_on = p['sliders']
         self.scene = ViewScene(int(p['port']), p['host'], announce=announce)
+        self.scene.set_camera(p['camera_position'], p['camera_look_at'], p['camera_fov'])
         announce(f'view: {self.scene.url}')
         self.edges = {}
         self.static_edges = {}

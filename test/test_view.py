@@ -1,0 +1,206 @@
+"""
+The browser view (issue 33, docs/view.md): its logic without a browser, and its page in one.
+
+Without a browser: TF edges composed into world poses against the matrices multiplied out, a
+wrench's arrows against the vector rotated by hand, the plot buffers, the URDF's visual shapes
+with a missing mesh drawn as its collision shape (announced once), the camera's projection,
+a port in use.  In a real browser (headless Chromium over DevTools, test/browser.py):
+jointsim_node runs the arm, jointsim_view draws it; the pixels of the arm's colour lie in the
+projected box of the link /tf puts there, and move with it when the joint moves; a click on
+Pause stops /clock.
+"""
+import math
+import socket
+import subprocess
+import sys
+import time
+
+import browser
+from jointsim_ros.rotations import quat_to_matrix, rpy_to_matrix
+from jointsim_ros.view.drawing import (free_port, link_visuals, PlotBuffer, project,
+                                       world_poses, wrench_arrows)
+from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
+                          stamp_seconds, STATIC_TF)
+import numpy as np
+import pytest
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from tf2_msgs.msg import TFMessage
+
+
+def quat(rpy):
+    """Return the wxyz quaternion of roll, pitch, yaw."""
+    from jointsim_ros.rotations import matrix_to_quat
+    return matrix_to_quat(rpy_to_matrix(rpy))
+
+
+def test_tf_edges_compose_into_world_poses_as_the_matrices_multiply():
+    edges = {'base': ('world', (1.0, 0.0, 0.5), quat((0.0, 0.0, 0.5))),
+             'r/arm': ('base', (0.0, 0.3, 0.0), quat((0.2, -0.4, 0.0))),
+             'r/hand': ('r/arm', (0.4, 0.0, 0.1), quat((0.0, 0.3, 1.0))),
+             'lost': ('elsewhere', (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0))}
+    poses = world_poses(edges, 'world', prefix='r/')
+    assert set(poses) == {'base', 'arm', 'hand'}
+    transform = np.eye(4)
+    for child in ('base', 'r/arm', 'r/hand'):
+        _, xyz, q = edges[child]
+        step = np.eye(4)
+        step[:3, :3], step[:3, 3] = quat_to_matrix(np.array(q)), xyz
+        transform = transform @ step
+    np.testing.assert_allclose(poses['hand'][0], transform[:3, 3], atol=1e-12)
+    np.testing.assert_allclose(quat_to_matrix(poses['hand'][1]), transform[:3, :3], atol=1e-12)
+
+
+def test_a_wrench_is_drawn_as_its_force_and_torque_turned_into_the_world():
+    q = quat((0.0, 0.0, math.pi / 2))    # the sensor frame turned 90 deg about z
+    force_arrow, torque_arrow = wrench_arrows((10.0, 0.0, 0.0), (0.0, 0.0, 2.0), (1, 2, 3), q,
+                                              force_scale=0.01, torque_scale=0.1)
+    np.testing.assert_allclose(force_arrow[0], (1, 2, 3))
+    np.testing.assert_allclose(force_arrow[1], (1.0, 2.1, 3.0), atol=1e-12)   # x -> y, 0.1 m
+    np.testing.assert_allclose(torque_arrow[1], (1.0, 2.0, 3.2), atol=1e-12)
+
+
+def test_plot_buffers_keep_the_last_samples_and_start_again_after_a_reset():
+    buffer = PlotBuffer(samples=3)
+    for t in range(5):
+        buffer.add(0.1 * t, {'a': t} if t != 3 else {'b': 7.0})
+    t, a, b = buffer.arrays(['a', 'b'])
+    np.testing.assert_allclose(t, [0.2, 0.3, 0.4])
+    np.testing.assert_allclose(a[[0, 2]], [2.0, 4.0])
+    assert math.isnan(a[1]) and b[1] == 7.0 and math.isnan(b[2])
+    buffer.add(0.0, {'a': 1.0})            # the time went back: a reset
+    assert buffer.arrays(['a'])[0].tolist() == [0.0]
+
+
+def test_a_missing_mesh_is_drawn_as_its_collision_shape_and_announced_once():
+    urdf = """<robot name="r">
+      <material name="blue"><color rgba="0 0 1 1"/></material>
+      <link name="a"><visual><geometry><box size="1 2 3"/></geometry>
+        <material name="blue"/></visual></link>
+      <link name="b"><visual><geometry><mesh filename="package://nowhere/b.stl"/></geometry>
+        </visual><visual><geometry><mesh filename="package://nowhere/c.stl"/></geometry>
+        </visual><collision><origin xyz="0 0 0.5"/><geometry><cylinder radius="0.1"
+        length="1"/></geometry></collision></link>
+      <joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint>
+    </robot>"""
+    said = []
+    visuals = link_visuals(urdf, said.append)
+    assert [(v.link, v.kind) for v in visuals] == [('a', 'box'), ('b', 'cylinder')]
+    assert visuals[0].colour == (0, 0, 255) and visuals[0].size == (1.0, 2.0, 3.0)
+    assert visuals[1].pos == (0.0, 0.0, 0.5) and visuals[1].size == (0.1, 1.0)
+    assert len(said) == 1 and '2 mesh(es)' in said[0] and 'collision shapes' in said[0]
+
+
+def test_the_camera_projects_what_it_looks_at_to_the_middle_and_up_to_the_top():
+    centre = project([(0.0, 0.0, 0.6)], 1000, 700)[0]
+    np.testing.assert_allclose(centre, (500.0, 350.0), atol=1e-9)
+    above = project([(0.0, 0.0, 1.0)], 1000, 700)[0]
+    assert above[1] < 350.0 and abs(above[0] - 500.0) < 1e-9
+
+
+def test_a_port_in_use_gives_another_free_one():
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        other = free_port(port)
+    assert other != port and other > 0
+
+
+# -- in a real browser ------------------------------------------------------------------------
+#: The arm's links (urdf/jointsim_arm.urdf.xacro): orange cylinders of 0.06 m radius.
+LINK_RADIUS = 0.06
+
+
+def orange(image):
+    """Return the mask of the arm's orange pixels (lit or shaded) in an RGB image."""
+    r, g, b = (image[..., k].astype(int) for k in range(3))
+    return (r > 120) & (r - b > 80) & (g < 0.8 * r) & (g > 0.15 * r)
+
+
+def box_pixels(centre, half, width, height):
+    """Return the projected pixel box (x0, y0, x1, y1) of a world box."""
+    corners = np.array([[centre[0] + sx * half, centre[1] + sy * half, centre[2] + sz * half]
+                        for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+    pixels = project(corners, width, height)
+    x0, y0 = np.floor(pixels.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(pixels.max(axis=0)).astype(int)
+    return max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)
+
+
+def fraction_inside(mask, box):
+    x0, y0, x1, y1 = box
+    return float(mask[y0:y1, x0:x1].mean()) if x1 > x0 and y1 > y0 else 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(browser.available() is None,
+                    reason="no chromium (make test installs Debian's package as root)")
+def test_in_a_browser_the_arm_is_drawn_where_tf_puts_it_and_pause_stops_the_clock(tmp_path):
+    with domain() as domain_id:
+        with running_node(domain_id, tmp_path / 'node.log',
+                          parameters={'real_time_factor': 1.0}):
+            env = dict(__import__('os').environ, ROS_DOMAIN_ID=str(domain_id),
+                       **ROS_ENVIRONMENT)
+            port = free_port(8090)
+            view = subprocess.Popen(
+                [sys.executable, '-m', 'jointsim_ros.view.node', '--ros-args', '-p',
+                 f'port:={port}'], cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True)
+            client = RosClient(domain_id)
+            page = None
+            try:
+                assert view.stdout.readline().strip() == f'view: http://127.0.0.1:{port}'
+                tf = client.subscribe(TFMessage, '/tf', 100)
+                static = client.subscribe(TFMessage, '/tf_static', STATIC_TF)
+                clock = client.subscribe(Clock, '/clock', 100)
+                commands = client.publisher(JointState, 'joint_commands')
+
+                def hold(**targets):
+                    msg = JointState(name=[f'joint_a{k}' for k in range(1, 8)])
+                    msg.position = [targets.get(n, 0.0) for n in msg.name]
+                    commands.publish(msg)
+
+                def link_position(link):
+                    edges = {}
+                    for m in list(static) + list(tf):
+                        for t in m.transforms:
+                            r, q = t.transform.translation, t.transform.rotation
+                            edges[t.child_frame_id] = (t.header.frame_id, (r.x, r.y, r.z),
+                                                       (q.w, q.x, q.y, q.z))
+                    return world_poses(edges, 'world').get(link, (None,))[0]
+
+                page = browser.Browser()
+                page.load(f'http://127.0.0.1:{port}')
+                seen = []
+                for targets in ({}, {'joint_a2': 1.2}):
+                    # servo targets held for 3 s: the arm stands there, /tf says where
+                    client.wait_for(lambda: False, timeout=3.0, every=(0.05, lambda: hold(
+                        **targets)))
+                    link = link_position('link_4')
+                    assert link is not None
+                    time.sleep(1.0)    # the page draws at 30 Hz
+                    image = page.screenshot()
+                    assert image.shape == (browser.HEIGHT, browser.WIDTH, 3)
+                    box = box_pixels(link, LINK_RADIUS, browser.WIDTH, browser.HEIGHT)
+                    seen.append((link, box, orange(image)))
+                (before, box0, mask0), (after, box1, mask1) = seen
+                assert np.linalg.norm(after - before) > 0.2      # the link moved
+                assert fraction_inside(mask0, box0) > 0.3, box0   # drawn where /tf says
+                assert fraction_inside(mask1, box1) > 0.3, box1
+                assert fraction_inside(mask1, box0) < 0.5 * fraction_inside(mask0, box0)
+                # the Pause button pauses the simulator: /clock stops
+                assert client.wait_for(lambda: len(clock) > 10)
+                assert page.click_button('Pause')
+                client.spin_for(1.0)
+                last = stamp_seconds(clock[-1].clock)
+                client.spin_for(1.5)
+                assert stamp_seconds(clock[-1].clock) == last
+                assert page.click_button('Resume')
+                assert client.wait_for(lambda: stamp_seconds(clock[-1].clock) > last + 0.2)
+            finally:
+                if page is not None:
+                    page.close()
+                client.close()
+                view.terminate()
+                view.wait(timeout=10)
