@@ -63,6 +63,10 @@ class Browser:
         self._ids = itertools.count(1)
         self.call('Emulation.setDeviceMetricsOverride', width=width, height=height,
                   deviceScaleFactor=1, mobile=False)
+        # a page the browser counts as in front and focused draws every frame (a background
+        # page's animation frames are throttled, and viser's scene then fades in half-way)
+        self.call('Page.bringToFront')
+        self.call('Emulation.setFocusEmulationEnabled', enabled=True)
 
     def call(self, method, **params):
         """Send a DevTools command; return its result (events in between are dropped)."""

@@ -310,19 +310,26 @@ class ViewScene:
 
     def set_contacts(self, points, arrows):
         """Draw contact points (n, 3) and normal-force arrows [(start, end)], world."""
-        if self._contacts is not None:
-            for handle in self._contacts:
-                handle.remove()
-            self._contacts = None
-        if len(points) == 0:
-            return
         points = np.asarray(points, float).reshape(-1, 3)
         segments = np.array([[s, e] for s, e in arrows], float).reshape(-1, 2, 3)
-        self._contacts = [
-            self.server.scene.add_point_cloud('/contacts/points', points=points,
-                                              colors=CONTACT_COLOUR, point_size=0.02),
-            self.server.scene.add_line_segments('/contacts/forces', points=segments,
-                                                colors=CONTACT_COLOUR, line_width=3.0)]
+        if len(points) == 0 or len(segments) == 0:
+            # none: hidden (kept, so the scene is not rebuilt 30 times a second)
+            if self._contacts is not None:
+                for handle in self._contacts:
+                    handle.visible = False
+            return
+        if self._contacts is None:
+            self._contacts = [
+                self.server.scene.add_point_cloud('/contacts/points', points=points,
+                                                  colors=CONTACT_COLOUR, point_size=0.02),
+                self.server.scene.add_line_segments('/contacts/forces', points=segments,
+                                                    colors=CONTACT_COLOUR, line_width=3.0)]
+            return
+        cloud, lines = self._contacts
+        cloud.points, cloud.colors = points, np.tile(CONTACT_COLOUR, (len(points), 1))
+        lines.points = segments
+        lines.colors = np.tile(np.array(CONTACT_COLOUR, np.uint8), (len(segments), 2, 1))
+        cloud.visible = lines.visible = True
 
     def set_wrench(self, name, arrows):
         """Draw a sensor's force and torque arrows ((start, end) pairs, world)."""
