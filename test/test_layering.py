@@ -4,7 +4,7 @@ The package's layering, as data: which folder may import which (docs/architectur
 Every import in the package, at module level or inside a function, is resolved to the module
 it names and checked against :data:`FLOORS`: a module may import its own floor and the floors
 below it, never one above.  The same table names the third-party modules a floor may use
-(rclpy only in the ROS layer and the tools; numba only in the physics).
+(rclpy only in the ROS layer, the view's node and the tools; numba only in the physics).
 """
 import ast
 from pathlib import Path
@@ -17,6 +17,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1] / 'jointsim_ros'
 #: "Where things are", has one line per floor.
 FLOORS = (
     ('tools', ('jointsim_ros.tools',)),
+    ('view', ('jointsim_ros.view',)),
     ('ros', ('jointsim_ros.ros',)),
     ('control', ('jointsim_ros.control',)),
     ('sim', ('jointsim_ros.sim',)),
@@ -27,7 +28,7 @@ FLOORS = (
 )
 
 #: Third-party modules only some floors may import.
-RESTRICTED = {'rclpy': {'ros', 'tools'}, 'numba': {'physics', 'compile', 'tools'},
+RESTRICTED = {'rclpy': {'ros', 'tools', 'view'}, 'numba': {'physics', 'compile', 'tools'},
               'llvmlite': {'compile'}}
 
 #: The public face: ``jointsim_ros/__init__.py`` re-exports the Simulator and the errors.
