@@ -30,8 +30,10 @@ LINK_COLOUR = (232, 120, 32)
 FORCE_COLOUR = (220, 30, 30)
 TORQUE_COLOUR = (30, 90, 220)
 CONTACT_COLOUR = (250, 220, 0)
-#: Samples a plot keeps (at the view's rate, 30 Hz: 20 s).
-PLOT_SAMPLES = 600
+#: Samples a plot keeps (at the plots' rate, 10 Hz: 30 s).
+PLOT_SAMPLES = 300
+#: A link that moved less than this (m, and in quaternion components) is not sent again.
+SAME_POSE = 1e-4
 #: Where the page's camera starts: position and the point looked at (world, m), vertical field
 #: of view (rad); z is up.
 CAMERA_POSITION = (2.2, -2.2, 1.6)
@@ -268,6 +270,7 @@ class ViewScene:
         self.port = chosen
         self.url = f'http://{host}:{chosen}'
         self._links = {}
+        self._sent = {}
         self._wrench_handles = {}
         self._contacts = None
         self._plots = {}
@@ -280,6 +283,7 @@ class ViewScene:
         for handle in self._links.values():
             handle.remove()
         self._links = {}
+        self._sent = {}
         for k, visual in enumerate(link_visuals(urdf_text, self.announce)):
             frame = self._links.get(visual.link)
             if frame is None:
@@ -304,9 +308,15 @@ class ViewScene:
         with self.server.atomic():
             for link, (pos, quat) in poses.items():
                 frame = self._links.get(link)
-                if frame is not None:
-                    frame.position = tuple(float(v) for v in pos)
-                    frame.wxyz = tuple(float(v) for v in quat)
+                if frame is None:
+                    continue
+                pose = tuple(float(v) for v in pos) + tuple(float(v) for v in quat)
+                last = self._sent.get(link)
+                # what moved less than SAME_POSE (m, and quaternion units) is not sent again
+                if last is not None and max(abs(a - b) for a, b in zip(pose, last)) < SAME_POSE:
+                    continue
+                self._sent[link] = pose
+                frame.position, frame.wxyz = pose[:3], pose[3:]
 
     def set_contacts(self, points, arrows):
         """Draw contact points (n, 3) and normal-force arrows [(start, end)], world."""

@@ -12,7 +12,9 @@ IMU's frame, plots chosen joints' positions and drive currents and voltages from
 ``joint_commands``.  Any ROS 2 source of ``robot_description`` and /tf will do for the drawing.
 It prints ``view: http://127.0.0.1:PORT`` when it serves.
 """
+from collections import deque
 import logging
+import os
 import signal
 import sys
 import threading
@@ -22,6 +24,7 @@ from geometry_msgs.msg import WrenchStamped
 import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
@@ -32,8 +35,11 @@ from visualization_msgs.msg import Marker, MarkerArray
 from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, PlotBuffer, ViewScene,
                       world_poses, wrench_arrows)
 from ..description.urdf import parse_urdf
+from ..ros.node import make_executor
 
 NODE_NAME = 'jointsim_view'
+#: The plots are redrawn every PLOT_EVERY drawings (10 Hz at the default 30 Hz).
+PLOT_EVERY = 3
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
 STATIC_TF = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -78,12 +84,19 @@ class ViewNode(Node):
         self._plots_made = False
         self._sliders = {}
         self._subscribed = set()
+        self._wrench_topics, self._imu_topics = {}, {}
+        self._frame = 0
         self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
-        self.create_subscription(TFMessage, '/tf', self._on_tf, 100)
         self.create_subscription(TFMessage, '/tf_static', self._on_tf_static, STATIC_TF)
-        self.create_subscription(MarkerArray, 'contact_markers', self._on_contacts, 10)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_states, 10)
-        self.create_subscription(DynamicJointState, 'dynamic_joint_states', self._on_dynamic, 10)
+        # the fast topics (a simulator publishes them at its publish rate, 200 Hz for the
+        # humanoid) arrive serialized and only the latest message of each is read, at the
+        # drawing rate (the plots' at theirs): jointsim_node and robot_state_publisher put all
+        # their moving transforms in each /tf message
+        self._raw = {}
+        for msg_type, topic, keep in ((TFMessage, '/tf', 1), (MarkerArray, 'contact_markers', 1),
+                                      (JointState, 'joint_states', 1),
+                                      (DynamicJointState, 'dynamic_joint_states', 1)):
+            self._subscribe_raw(msg_type, topic, keep)
         self._commands = self.create_publisher(JointState, 'joint_commands', 10)
         self._triggers = {name: self.create_client(Trigger, name)
                           for name in ('pause', 'resume', 'step', 'reset')}
@@ -93,6 +106,19 @@ class ViewNode(Node):
         self.create_timer(1.0, self._discover)
 
     # -- inputs -------------------------------------------------------------------------------
+    def _subscribe_raw(self, msg_type, topic, keep):
+        """Keep the last ``keep`` serialized messages of a topic, read when drawing."""
+        store = self._raw[topic] = (msg_type, deque(maxlen=keep))
+        self.create_subscription(msg_type, topic, lambda data: store[1].append(data), 10,
+                                 raw=True)
+
+    def _take(self, topic):
+        """Return the messages of a topic received since the last call, deserialized."""
+        msg_type, store = self._raw[topic]
+        taken = [deserialize_message(data, msg_type) for data in store]
+        store.clear()
+        return taken
+
     def _on_description(self, msg):
         try:
             self.scene.set_robot(msg.data)
@@ -161,6 +187,7 @@ class ViewNode(Node):
 
     def _on_imu(self, name, msg):
         self.imus[name] = msg.header.frame_id
+        self._imu_topics.pop(name, None)      # its frame is known: no need to read it again
 
     def _discover(self):
         """Subscribe to every force-torque sensor's and IMU's topic as they appear."""
@@ -169,11 +196,12 @@ class ViewNode(Node):
                 continue
             name = topic.strip('/').rsplit('/', 1)[0] or topic
             if topic.endswith('/wrench') and 'geometry_msgs/msg/WrenchStamped' in types:
-                self.create_subscription(WrenchStamped, topic,
-                                         lambda m, n=name: self._on_wrench(n, m), 10)
+                self._subscribe_raw(WrenchStamped, topic, 1)
+                self._wrench_topics[name] = topic
                 self._subscribed.add(topic)
             elif 'sensor_msgs/msg/Imu' in types:
-                self.create_subscription(Imu, topic, lambda m, n=name: self._on_imu(n, m), 10)
+                self._subscribe_raw(Imu, topic, 1)
+                self._imu_topics[name] = topic
                 self._subscribed.add(topic)
 
     # -- outputs ------------------------------------------------------------------------------
@@ -190,7 +218,27 @@ class ViewNode(Node):
         msg.name, msg.position = [joint], [float(value)]
         self._commands.publish(msg)
 
+    def _read(self):
+        """Read the fast topics' latest messages."""
+        for msg in self._take('/tf'):
+            self._on_tf(msg)
+        for msg in self._take('contact_markers')[-1:]:
+            self._on_contacts(msg)
+        if self._frame % PLOT_EVERY == 0:
+            for msg in self._take('joint_states')[-1:]:
+                self._on_joint_states(msg)
+            for msg in self._take('dynamic_joint_states')[-1:]:
+                self._on_dynamic(msg)
+        for name, topic in self._wrench_topics.items():
+            for msg in self._take(topic)[-1:]:
+                self._on_wrench(name, msg)
+        for name, topic in list(self._imu_topics.items()):
+            for msg in self._take(topic)[-1:]:
+                self._on_imu(name, msg)
+
     def _draw(self):
+        self._read()
+        self._frame += 1
         poses = world_poses({**self.static_edges, **self.edges}, self.world_frame, self.prefix)
         self.scene.set_poses(poses)
         full = world_poses({**self.static_edges, **self.edges}, self.world_frame)
@@ -203,13 +251,22 @@ class ViewNode(Node):
         if self.contacts is not None:
             self.scene.set_contacts(*self.contacts)
             self.contacts = None
-        if self._plots_made:
+        if self._plots_made and self._frame % PLOT_EVERY == 0:
             for kind, unit in (('position', 'rad or m'), ('current', 'A'), ('voltage', 'V')):
                 self.scene.update_plot(f'{kind} ({unit})', self.plots[kind])
 
 
+#: The view's scheduling niceness: below the simulator's, so that on a loaded machine the
+#: drawing waits, not the simulation (JOINTSIM_VIEW_NICE overrides; 0 keeps the parent's).
+NICE = 10
+
+
 def main(args=None):
     """Entry point of ``jointsim_view`` and ``python -m jointsim_ros.view.node``."""
+    try:
+        os.nice(int(os.environ.get('JOINTSIM_VIEW_NICE', NICE)))
+    except (OSError, ValueError):
+        pass
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = threading.Event()
     for number in (signal.SIGINT, signal.SIGTERM):
@@ -218,8 +275,12 @@ def main(args=None):
     node = None
     try:
         node = ViewNode(announce=lambda text: print(text, flush=True))
+        # the events executor spends far less per callback than the single-threaded one, and
+        # the view gets over a thousand messages a second from a walking humanoid
+        executor = make_executor(1.0)
+        executor.add_node(node)
         while rclpy.ok() and not stop.is_set():
-            rclpy.spin_once(node, timeout_sec=0.1)
+            executor.spin_once(timeout_sec=0.1)
     except KeyboardInterrupt:
         pass
     finally:
