@@ -239,6 +239,8 @@ class PlotBuffer:
 def free_port(port, host='127.0.0.1'):
     """Return ``port`` if nobody listens on it, else a free port the system gives."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # as a server binds: a port only waiting out its last connections is free
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
             return port
