@@ -31,15 +31,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / 'test'))
 
 from jointsim_ros.sim.loading import load_robot  # noqa: E402, I100
+from test_node_entities import CRATE  # noqa: E402 (the crate the DDS test spawns)
 
 RESULTS = ROOT / 'bench' / 'results'
-CRATE = """<robot name="crate">
-  <link name="crate">
-    <inertial><origin xyz="0 0 0.1"/><mass value="2.0"/>
-      <inertia ixx="0.0133" ixy="0" ixz="0" iyy="0.0133" iyz="0" izz="0.0133"/></inertial>
-    <collision><origin xyz="0 0 0.1"/><geometry><box size="0.2 0.2 0.2"/></geometry></collision>
-  </link>
-</robot>"""
 ROBOTS = [('arm', ROOT / 'urdf' / 'jointsim_arm.urdf.xacro',
            ROOT / 'config' / 'jointsim_arm.yaml'),
           ('humanoid', ROOT / 'urdf' / 'jointsim_humanoid.urdf.xacro',

@@ -75,7 +75,7 @@ def one_run(mode, seconds, log_dir):
                      'port:=8097'], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT, text=True)
                 children.append(view)
-                url = wait_for_url(view)
+                url = browser.view_url(view)
                 if mode == 'page':
                     page = browser.Browser()
                     page.load(url)
@@ -108,15 +108,6 @@ def one_run(mode, seconds, log_dir):
                 child.terminate()
                 child.wait(timeout=10)
             node.stop()
-
-
-def wait_for_url(view):
-    """Return the URL jointsim_view prints (``view: http://...``), its other lines shown."""
-    for line in view.stdout:
-        if line.startswith('view: http'):
-            return line.strip().split('view: ')[1]
-        print(line.rstrip())
-    raise RuntimeError('jointsim_view ended before it served')
 
 
 def main():

@@ -25,15 +25,6 @@ ROBOT = ROOT / 'urdf' / 'jointsim_humanoid.urdf.xacro'
 CONFIG = ROOT / 'config' / 'jointsim_humanoid.yaml'
 
 
-def wait_for_url(view):
-    """Return the URL jointsim_view prints (``view: http://...``), its other lines shown."""
-    for line in view.stdout:
-        if line.startswith('view: http'):
-            return line.strip().split('view: ')[1]
-        print(line.rstrip())
-    raise RuntimeError('jointsim_view ended before it served')
-
-
 def main():
     """Run the walk with its view, screenshot the page, write the PNG."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[1])
@@ -60,7 +51,7 @@ def main():
                 cwd=ROOT, env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             children.append(view)
-            url = wait_for_url(view)
+            url = browser.view_url(view)
             time.sleep(args.seconds)
             # chromium's own --screenshot (software WebGL, a 5 s virtual time budget)
             subprocess.run([browser.available(), '--headless=new', '--no-sandbox',

@@ -28,6 +28,15 @@ def available():
     return shutil.which('chromium') or shutil.which('chromium-browser')
 
 
+def view_url(process):
+    """Return the URL a jointsim_view process prints (``view: http://...``); echo the rest."""
+    for line in process.stdout:
+        if line.startswith('view: http'):
+            return line.strip().split('view: ')[1]
+        print(line.rstrip())
+    raise RuntimeError('jointsim_view ended before it served')
+
+
 def _free_port():
     with socket.socket() as probe:
         probe.bind(('127.0.0.1', 0))
