@@ -204,3 +204,35 @@ def test_in_a_browser_the_arm_is_drawn_where_tf_puts_it_and_pause_stops_the_cloc
                 client.close()
                 view.terminate()
                 view.wait(timeout=10)
+
+
+def test_the_headless_view_says_the_port_it_took_when_its_own_is_in_use_and_serves_the_page():
+    import urllib.request
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.Popen(
+            [sys.executable, '-m', 'jointsim_ros.tools.headless', '--view', str(port),
+             '--seconds', '0.5'], cwd=PACKAGE_ROOT, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+        try:
+            lines = []
+            for line in run.stdout:
+                lines.append(line.rstrip())
+                if line.startswith('view: http'):
+                    break
+            said = '\n'.join(lines)
+            assert f'view: port {port} is in use; using the free port' in said, said
+            other = int(said.split('using the free port ')[1].split()[0])
+            assert lines[-1] == f'view: http://127.0.0.1:{other}'
+            with urllib.request.urlopen(lines[-1].split('view: ')[1], timeout=20) as page:
+                assert page.status == 200 and b'<html' in page.read().lower()
+            for line in run.stdout:          # the run ends, the page stays up
+                if 'the page stays up until Ctrl-C' in line:
+                    break
+            run.send_signal(__import__('signal').SIGINT)
+            assert run.wait(timeout=20) == 0
+        finally:
+            if run.poll() is None:
+                run.kill()
