@@ -105,6 +105,52 @@ def hull_summary(path, scale, keep=False):
     return out + (points, vertices) if keep else out
 
 
+def summaries(items):
+    """
+    Return {key: (box, volume, vertices, full hull volume or None) or the MeshError's text}.
+
+    ``items``: [(key, (path, scale, volume of before or None, tolerance m^3))]; what a worker of
+    the corpus test computes.  The full hull (all the mesh's points) is made only where the
+    volume differs from before by more than the tolerance.
+    """
+    from scipy.spatial import ConvexHull
+    from jointsim_ros.description.meshes import MeshError
+    out = {}
+    for key, (path, scale, before, tolerance) in items:
+        try:
+            box, volume, _, _, points, vertices = hull_summary(path, scale, keep=True)
+        except MeshError as error:
+            out[key] = str(error)
+            continue
+        full = (ConvexHull(points).volume
+                if before is None or abs(volume - before) > tolerance else None)
+        out[key] = (box, volume, vertices, full)
+    return out
+
+
+def corpus_summaries(meshes, reference, same, workers=2):
+    """
+    Return ``summaries`` of every mesh, computed on ``workers`` processes.
+
+    ``reference``: load_reference()'s hulls; ``same``: the volume tolerance, of the box's cube.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+    items = []
+    for key, (path, scale) in meshes.items():
+        before = reference.get(key)
+        if before is None:
+            items.append((key, (path, scale, None, 0.0)))
+            continue
+        extent = float(np.max(before[0][3:] - before[0][:3]))
+        items.append((key, (path, scale, before[1], same * extent ** 3)))
+    chunks = [items[k::workers] for k in range(workers)]
+    out = {}
+    with ProcessPoolExecutor(workers) as pool:
+        for part in pool.map(summaries, chunks):
+            out.update(part)
+    return out
+
+
 def main():
     """Write the current code's hulls of the corpus to REFERENCE (or the path given)."""
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else REFERENCE
@@ -135,13 +181,15 @@ def main():
 
 def load_reference(path=REFERENCE):
     """Return ({key: (box, volume, planes, count)}, {key: error message}) of a reference file."""
-    data = np.load(path)
-    starts = data['starts']
-    hulls = {str(key): (data['boxes'][k], float(data['volumes'][k]),
-                        data['planes'][starts[k]:starts[k + 1]].astype(float),
-                        int(data['counts'][k]))
-             for k, key in enumerate(data['keys'])}
-    errors = dict(str(line).split('\t', 1) for line in data['errors'])
+    with np.load(path) as data:      # each access decompresses: read every array once
+        keys, boxes, volumes, counts, starts, planes, lines = (
+            data[name] for name in ('keys', 'boxes', 'volumes', 'counts', 'starts', 'planes',
+                                    'errors'))
+    planes = planes.astype(float)
+    hulls = {str(key): (boxes[k], float(volumes[k]), planes[starts[k]:starts[k + 1]],
+                        int(counts[k]))
+             for k, key in enumerate(keys)}
+    errors = dict(str(line).split('\t', 1) for line in lines)
     return hulls, errors
 
 
