@@ -236,3 +236,44 @@ def test_the_headless_view_says_the_port_it_took_when_its_own_is_in_use_and_serv
         finally:
             if run.poll() is None:
                 run.kill()
+
+
+@pytest.mark.slow
+def test_a_slider_sends_a_servo_target_the_arm_follows(tmp_path):
+    # the view node in this process (its own context), the simulator in another: moving a
+    # slider (as the page does: its value set, its callbacks run) commands joint_commands
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from jointsim_ros.view.node import ViewNode
+    with domain() as domain_id:
+        with running_node(domain_id, tmp_path / 'node.log'):
+            context = rclpy.Context()
+            rclpy.init(context=context, domain_id=domain_id)
+            view = ViewNode(announce=lambda text: None, context=context,
+                            parameter_overrides=[rclpy.parameter.Parameter(
+                                'port', value=free_port(8091))])
+            executor = SingleThreadedExecutor(context=context)
+            executor.add_node(view)
+            client = RosClient(domain_id)
+            try:
+                states = client.subscribe(JointState, 'joint_states')
+                deadline = time.monotonic() + 20.0
+                while 'joint_a2' not in view._sliders and time.monotonic() < deadline:
+                    executor.spin_once(timeout_sec=0.05)
+                    client.spin_for(0.01)
+                slider = view._sliders['joint_a2']
+                slider.value = 0.8
+                deadline = time.monotonic() + 10.0
+                while time.monotonic() < deadline:
+                    executor.spin_once(timeout_sec=0.01)
+                    client.spin_for(0.02)
+                    if states and abs(dict(zip(states[-1].name,
+                                               states[-1].position))['joint_a2'] - 0.8) < 0.02:
+                        break
+                position = dict(zip(states[-1].name, states[-1].position))['joint_a2']
+                assert abs(position - 0.8) < 0.02, position
+            finally:
+                client.close()
+                view.scene.close()
+                view.destroy_node()
+                rclpy.try_shutdown(context=context)

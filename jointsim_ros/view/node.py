@@ -63,8 +63,8 @@ PARAMETERS = {
 class ViewNode(Node):
     """The view's ROS side: subscriptions fill the latest data, a timer draws it."""
 
-    def __init__(self, announce=print):
-        super().__init__(NODE_NAME)
+    def __init__(self, announce=print, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
         p = {name: self.declare_parameter(name, value[0]).value
              for name, value in PARAMETERS.items()}
         self.world_frame, self.prefix = p['world_frame'], p['frame_prefix']
