@@ -258,7 +258,7 @@ class ViewNode(Node):
 
 #: The view's scheduling niceness: below the simulator's, so that on a loaded machine the
 #: drawing waits, not the simulation (JOINTSIM_VIEW_NICE overrides; 0 keeps the parent's).
-NICE = 10
+NICE = 19
 
 
 def main(args=None):
