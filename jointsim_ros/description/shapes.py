@@ -22,7 +22,7 @@ import os
 import numpy as np
 
 from . import meshes
-from .config import MATERIAL_NAMES, MaterialOverrides
+from .config import config_from_dict, MATERIAL_NAMES, MaterialOverrides
 from .geometry import Transform
 from .model import BodyModel, LinkFrame, SceneObject, ShapeModel
 from .shape_tables import shape_tables
@@ -203,16 +203,17 @@ def urdf_object(item, name, config, mesh_cache):
     links = description.robot.links
     massive = any(link.inertial is not None and (link.inertial.mass or 0.0) > 0.0
                   for link in links)
-    own = {'base': 'floating' if massive else 'fixed', 'ground': {'enabled': False},
-           'collision': {'mesh_paths': list(config.collision.mesh_paths),
-                         'max_hull_vertices': config.collision.max_hull_vertices}}
+    own = config_from_dict(
+        {'base': 'floating' if massive else 'fixed', 'ground': {'enabled': False},
+         'collision': {'mesh_paths': list(config.collision.mesh_paths),
+                       'max_hull_vertices': config.collision.max_hull_vertices}},
+        source='a urdf scene object')
     try:
-        model = build_model(description, _object_config(own))
+        model = build_model(description, own)
     except (DescriptionError, ConfigError) as error:
         raise ConfigError(f'{what}: {error}') from None
     warnings = []
-    shapes = link_shapes(model, description, _object_config(own), mesh_cache, warnings,
-                         world=True)
+    shapes = link_shapes(model, description, own, mesh_cache, warnings, world=True)
     for message in warnings:
         LOGGER.warning(f'{what}: {message}')
     if not shapes:
@@ -224,11 +225,6 @@ def urdf_object(item, name, config, mesh_cache):
         return 0.0, np.zeros(3), None, parts
     body = model.bodies[0]
     return body.mass, np.asarray(body.com, float), np.asarray(body.inertia, float), parts
-
-
-def _object_config(data):
-    from .config import config_from_dict
-    return config_from_dict(data, source='a urdf scene object')
 
 
 def _world_collides(config):

@@ -23,12 +23,12 @@ import numpy as np
 import transforms3d
 import yaml
 
-from ..description import build_model, config_from_dict
+from ..description import build_model, config_from_dict, parse_urdf
 from ..description import meshes
 from ..description.urdf import close_matches
 from ..errors import CommandError, ConfigError, DescriptionError
 from ..physics.arrays import State
-from ..rotations import quat_to_matrix
+from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
 #: An entity name: a TF frame id and a ROS name part (letters, digits, underscores).
 ENTITY_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
@@ -327,7 +327,6 @@ class Entities:
     @staticmethod
     def _urdf_item(item, source, what):
         try:
-            from ..description import parse_urdf
             description = parse_urdf(source)
         except DescriptionError as error:
             raise EntityError('parse', f'spawn_entity: {what} does not parse: {error}') from None
@@ -513,7 +512,6 @@ def _pose_values(position, quat, linear_velocity, angular_velocity, what):
 
 def _compose_root(sim, name, pos, quat):
     """Return the root link's pose that puts link ``name`` (on the root's body) at pos, quat."""
-    from ..rotations import quat_conjugate, quat_multiply
     root = sim.model.links[sim.model.root_link]
     link = sim.model.links[name]
     # body frame from the link's pose: body = link * inv(link in body)

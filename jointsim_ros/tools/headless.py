@@ -293,12 +293,11 @@ def run(robot, config, seconds, out=None, view=None):
         def announce(text):
             print(text, file=out, flush=True)
         shown = SimulatorView(sim, view, announce=announce)
+    pacing = {}
     wall0 = time.perf_counter()
     for k in range(1, n):
-        if shown is not None:
-            k_wall = _pace(shown, sim, wall0)
-            if k_wall is None:
-                continue
+        if shown is not None and _pace(shown, sim, wall0, pacing) is None:
+            continue
         t = time.perf_counter()
         report = sim.step(1)
         step_times.append(time.perf_counter() - t)
@@ -322,8 +321,12 @@ def run(robot, config, seconds, out=None, view=None):
 VIEW_RATE = 30.0
 
 
-def _pace(shown, sim, wall0, state={}):
-    """Hold a viewed run at real time, draw it at VIEW_RATE, obey its buttons."""
+def _pace(shown, sim, wall0, state):
+    """
+    Hold a viewed run at real time, draw it at VIEW_RATE, obey its buttons.
+
+    ``state``: the run's pacing (last drawing, paused time); None is returned while paused.
+    """
     now = time.perf_counter()
     if now - state.get('drawn', 0.0) >= 1.0 / VIEW_RATE:
         shown.update()

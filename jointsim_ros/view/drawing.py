@@ -186,8 +186,15 @@ def world_poses(edges, world_frame, prefix=''):
     for frame in list(edges):
         resolve(frame)
     poses.pop(world_frame)
+    return strip_prefix(poses, prefix)
+
+
+def strip_prefix(poses, prefix):
+    """Return ``poses`` (frame -> pose) with ``prefix`` taken off the frame names that have it."""
+    if not prefix:
+        return dict(poses)
     cut = len(prefix)
-    return {(name[cut:] if prefix and name.startswith(prefix) else name): pose
+    return {(name[cut:] if name.startswith(prefix) else name): pose
             for name, pose in poses.items()}
 
 

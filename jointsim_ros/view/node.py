@@ -32,8 +32,8 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, PlotBuffer, ViewScene,
-                      world_poses, wrench_arrows)
+from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, PlotBuffer, strip_prefix,
+                      ViewScene, world_poses, wrench_arrows)
 from ..description.urdf import parse_urdf
 from ..ros.node import make_executor
 
@@ -239,9 +239,9 @@ class ViewNode(Node):
     def _draw(self):
         self._read()
         self._frame += 1
-        poses = world_poses({**self.static_edges, **self.edges}, self.world_frame, self.prefix)
-        self.scene.set_poses(poses)
+        # frame ids as TF has them (the sensors' frames), link names for the drawing
         full = world_poses({**self.static_edges, **self.edges}, self.world_frame)
+        self.scene.set_poses(strip_prefix(full, self.prefix))
         for name, (frame, force, torque) in self.wrenches.items():
             if frame in full:
                 self.scene.set_wrench(name, wrench_arrows(force, torque, *full[frame]))
