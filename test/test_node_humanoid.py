@@ -149,3 +149,87 @@ def test_the_pelvis_imu_publishes_at_500_hz_with_its_noise_and_frame(walk):
     mounts = [t for t in walk['static'] if t.child_frame_id == 'pelvis_imu']
     assert mounts and mounts[0].header.frame_id == 'pelvis'
     assert mounts[0].transform.translation.x == 0.0 and mounts[0].transform.rotation.w == 1.0
+
+
+def test_the_controller_starts_on_sensor_samples_taken_after_the_reset(tmp_path):
+    """
+    Samples from before the controller's reset are not its first measurements.
+
+    The test plays the node: it answers the controller's ``reset`` and publishes joint
+    states, the IMU and the ankle sensors.  The robot the controller resets has sunk on its
+    braking motors; an estimator started on a sample of that robot (its tilt, the feet it
+    latches) stays centimetres off (stop 37's valve failure: the hands 15 mm from the rim
+    where the controller put them at it).  After the reset, with only stale samples
+    (stamped 5 s, before the clock went back) the controller publishes no voltages and says it
+    waits; with fresh ones it answers every joint state.
+    """
+    from jointsim_ros.ros.messages import stamp
+    from jointsim_ros.tools.humanoid_controller import ANKLE_SENSORS, build, IMU_TOPIC, \
+        parse_args
+    from std_srvs.srv import Trigger
+    names = build(parse_args(['--robot', str(URDF), '--config', str(CONFIG)])).joint_names
+    with domain() as domain_id:
+        client = RosClient(domain_id)
+        resets = []
+
+        def on_reset(request, response):
+            resets.append(True)
+            response.success = True
+            return response
+        client.node.create_service(Trigger, 'reset', on_reset)
+        states = client.publisher(JointState, 'joint_states')
+        imu = client.publisher(Imu, IMU_TOPIC)
+        ankles = {side: client.publisher(WrenchStamped, f'{sensor}/wrench')
+                  for side, sensor in ANKLE_SENSORS.items()}
+        voltages = client.subscribe(JointState, 'joint_voltages', 100)
+
+        def publish_sensors(seconds):
+            message = Imu()
+            message.header.stamp = stamp(seconds)
+            message.orientation.w = 1.0
+            message.linear_acceleration.z = 9.81
+            imu.publish(message)
+            for publisher in ankles.values():
+                wrench = WrenchStamped()
+                wrench.header.stamp = stamp(seconds)
+                wrench.wrench.force.z = 400.0
+                publisher.publish(wrench)
+
+        def publish_state(seconds):
+            message = JointState(name=list(names), position=[0.0] * len(names),
+                                 velocity=[0.0] * len(names))
+            message.header.stamp = stamp(seconds)
+            states.publish(message)
+
+        log_path = tmp_path / 'controller.log'
+        controller = start_controller(domain_id, log_path)
+        try:
+            # before the reset: the sunk robot's samples, at 5 s of simulated time
+            assert client.wait_for(lambda: resets, timeout=60.0, every=(
+                0.05, lambda: (publish_sensors(5.0), publish_state(5.0)))), \
+                log_path.read_text()
+            client.spin_for(0.5)
+            # after it: joint states from 0 s on, the sensors' last samples still the stale
+            for k in range(40):
+                publish_state(0.002 * (k + 1))
+                client.spin_for(0.025)
+            assert client.wait_for(lambda: 'waiting for the pelvis IMU' in log_path.read_text(),
+                                   timeout=5.0), log_path.read_text()
+            assert voltages == [], [stamp_seconds(v.header.stamp) for v in voltages]
+            # fresh samples: it answers
+            fresh = []
+            for k in range(40):
+                t = 0.1 + 0.002 * k
+                publish_sensors(t)
+                client.spin_for(0.01)
+                publish_state(t)
+                fresh.append(t)
+                client.spin_for(0.015)
+            assert client.wait_for(lambda: len(voltages) > 10, timeout=5.0), \
+                log_path.read_text()
+            assert all(stamp_seconds(v.header.stamp) >= fresh[0] - 1e-9 for v in voltages)
+            assert list(voltages[-1].name) == list(names)
+        finally:
+            stop_process(controller, timeout=10.0)
+            client.close()
+    assert 'Traceback' not in log_path.read_text()

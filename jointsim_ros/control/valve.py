@@ -299,6 +299,7 @@ class ValveController:
         self._last_nominal = {}
         self._last_goal = {}
         self.offset = {side: np.zeros(3) for side in 'lr'}
+        self.gaps = {}
         self.angle_cmd = 0.0
         self.speed_cmd = 0.0
         self.progress_time = 0.0
@@ -331,7 +332,11 @@ class ValveController:
                 self.grasped[side] = bool(ok)
                 self.pending[side] = False
                 if not ok:
-                    self.log.append((self.last_t or 0.0, f'grasp {name} refused: {message}'))
+                    gap = self.gaps.get(side)
+                    seen = ('' if gap is None else
+                            f' (its hand {1000.0 * gap:.1f} mm from the rim as this controller '
+                            'measures it)')
+                    self.log.append((self.last_t or 0.0, f'grasp {name} refused{seen}: {message}'))
 
     def _in_pelvis(self, point):
         """Return a world point in the pelvis frame (the estimator's pose)."""
@@ -535,6 +540,7 @@ class ValveController:
                     if self.grasped[side] or self.pending[side]:
                         continue
                     gap = np.linalg.norm(self.rim_point(side, 0.0) - meas[side][0])
+                    self.gaps[side] = gap
                     ready = gap <= v.grasp_distance or since > v.grasp_timeout
                     last = self.asked[side]
                     if ready and (last is None or t - last >= v.grasp_retry):

@@ -28,6 +28,11 @@ def stamp(seconds):
     return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
 
+def stamp_seconds(time_stamp):
+    """Return a builtin_interfaces/Time (a header's stamp) in seconds."""
+    return time_stamp.sec + time_stamp.nanosec * 1e-9
+
+
 def joint_state(sim):
     """
     Return the sensor_msgs/JointState of every scalar joint, stamped with simulated time.
@@ -111,8 +116,8 @@ def trajectory_samples(msg, now):
         CommandError: a point whose positions do not match joint_names.
     """
     names = list(msg.joint_names)
-    stamp_seconds = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-    start = max(stamp_seconds, now) if stamp_seconds > 0.0 else now
+    at = stamp_seconds(msg.header.stamp)
+    start = max(at, now) if at > 0.0 else now
     if not msg.points:
         return names, None, None, start
     times, positions = [], []

@@ -31,7 +31,9 @@ controller does as it happens and once a second a status line
 The node steps from the moment it is ready, with every drive at 0 V, so a robot whose
 controller starts a few seconds later has sunk on its braking motors by then.  The controller
 therefore first calls the node's ``reset`` service (std_srvs/Trigger) and starts from the
-initial state; ``--no-reset`` stands the robot up from wherever it is instead.
+initial state; ``--no-reset`` stands the robot up from wherever it is instead.  Sensor samples
+stamped before the reset (later than the joint state, the clock having gone back) are not
+read: it waits for fresh ones.
 """
 import argparse
 import math
@@ -51,12 +53,16 @@ from ..control.valve import ValveController
 from ..control.walking import GaitSettings, WalkingController
 from ..description import load_model
 from ..errors import JointsimError
+from ..ros.messages import stamp_seconds
 from ..ros.node import grasp_service, wrench_topic
 
 ROBOT = ('urdf', 'jointsim_humanoid.urdf.xacro')
 CONFIG = ('config', 'jointsim_humanoid.yaml')
 #: The topics of the sensors the balancing walk reads (the bundled humanoid's config).
 IMU_TOPIC = 'pelvis_imu/imu'
+#: s: a sensor sample stamped this much later than the joint state it is read with is from
+#: before a reset (the simulation's clock went back) and is not used.
+STALE = 0.05
 ANKLE_SENSORS = {'l': 'l_ankle_ft', 'r': 'r_ankle_ft'}
 
 
@@ -119,14 +125,38 @@ class HumanoidController(Node):
             + '; waiting for joint_states')
 
     def on_imu(self, msg):
-        """Keep the latest IMU sample as the controller reads it (10,)."""
+        """Keep the latest IMU sample as the controller reads it (10,), with its stamp."""
         q, w, a = msg.orientation, msg.angular_velocity, msg.linear_acceleration
-        self.imu = np.array([q.w, q.x, q.y, q.z, w.x, w.y, w.z, a.x, a.y, a.z])
+        self.imu = (stamp_seconds(msg.header.stamp),
+                    np.array([q.w, q.x, q.y, q.z, w.x, w.y, w.z, a.x, a.y, a.z]))
 
     def on_wrench(self, latest, side, msg):
         """Keep the latest ankle or wrist wrench (6,), in the sensor's (foot's, hand's) frame."""
         f, t = msg.wrench.force, msg.wrench.torque
-        latest[side] = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
+        latest[side] = (stamp_seconds(msg.header.stamp),
+                        np.array([f.x, f.y, f.z, t.x, t.y, t.z]))
+
+    def fresh_samples(self, t):
+        """
+        Return (imu, ankle wrenches, wrist wrenches) of the samples stamped up to ``t``, or None.
+
+        A sample stamped later than the joint state (by more than STALE) is from before a
+        reset of the simulation, whose clock went back: the robot it measured had sunk on its
+        braking motors, and a state estimator started on it (its first orientation, the feet
+        it latches) is off by centimetres for the rest of the task.  Such samples are dropped
+        and the controller waits for fresh ones.
+        """
+        def fresh(sample):
+            return sample is not None and sample[0] <= t + STALE
+        for latest in (self.wrenches, self.wrists):
+            for side in [side for side, sample in latest.items() if not fresh(sample)]:
+                del latest[side]
+        if not fresh(self.imu):
+            self.imu = None
+        if self.imu is None or len(self.wrenches) < 2 or (self.valve and len(self.wrists) < 2):
+            return None
+        return (self.imu[1].copy(), {side: w for side, (_, w) in self.wrenches.items()},
+                {side: w for side, (_, w) in self.wrists.items()})
 
     def on_state(self, msg):
         """Compute and publish the voltages for one joint state."""
@@ -153,7 +183,7 @@ class HumanoidController(Node):
                 return
             self.rows = [index[name] for name in self.names]
             self.names_seen = list(msg.name)
-        t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        t = stamp_seconds(msg.header.stamp)
         if self.t0 is None or t < self.t0:
             self.t0 = t                      # first message, or the simulation was reset
             self.controller.restart()
@@ -165,17 +195,18 @@ class HumanoidController(Node):
         q = np.array([msg.position[i] for i in self.rows])
         qd = np.array([msg.velocity[i] for i in self.rows])
         if self.closed_loop:
-            if self.imu is None or len(self.wrenches) < 2 or (self.valve
-                                                              and len(self.wrists) < 2):
+            samples = self.fresh_samples(t)
+            if samples is None:
                 self.get_logger().info(
                     'waiting for the pelvis IMU and the ankle '
                     + ('and wrist sensors' if self.valve else 'sensors'),
                     throttle_duration_sec=2.0)
                 self.t0 = None
                 return
-            measured = Measurements(elapsed, q, qd, self.imu.copy(), dict(self.wrenches))
+            imu, wrenches, wrists = samples
+            measured = Measurements(elapsed, q, qd, imu, wrenches)
             if self.valve:
-                measured.wrists = dict(self.wrists)
+                measured.wrists = wrists
             volts = self.controller.voltages(measured)
         else:
             volts = self.controller.voltages(elapsed, q, qd)
