@@ -18,7 +18,9 @@ No rclpy here: transforms are plain tuples, turned into messages by ``ros_messag
 from collections import namedtuple
 import math
 
-from ..rotations import matrix_to_quat, quat_to_matrix, relative_quat, rpy_to_matrix
+import numpy as np
+
+from ..rotations import matrix_to_quat, quats_multiply, quats_rotate, rpy_to_matrix
 
 #: One transform: frame ids, translation (3,) m and rotation (4,) (w, x, y, z) of ``child`` in
 #: ``parent``.
@@ -81,6 +83,9 @@ class FrameTree:
         self.has_anchor = root_frame != world_frame
         if self.has_anchor and not self.anchor_moves:
             self.static.insert(0, self.anchor())
+        self._anchor_moving = self.has_anchor and self.anchor_moves
+        self._moving_frames = None     # moving_frames' list, made on the first call
+        self._pose_names = None        # moving_arrays' links to pose, and its rows
 
     def frame(self, link):
         """Return the TF frame id of a URDF link."""
@@ -116,23 +121,46 @@ class FrameTree:
         angle = 2.0 * math.acos(min(1.0, abs(float(quat[0]))))
         return float(math.sqrt(sum(float(v) ** 2 for v in xyz))), angle
 
+    def moving_frames(self):
+        """Return the (parent frame, child frame) of every moving transform, in their order."""
+        if self._moving_frames is None:
+            frames = [(self.world_frame, self.frame(self.root_link))] if self._anchor_moving \
+                else []
+            frames += [(self.world_frame, self.frame(name)) for name in self.scene_moving]
+            frames += [(self.frame(parent), self.frame(child)) for parent, child in self.moving]
+            self._moving_frames = frames
+        return self._moving_frames
+
+    def moving_arrays(self):
+        """
+        Return the moving transforms at the simulator's current state as arrays.
+
+        Returns:
+            (xyz np.ndarray(n, 3) m, quat np.ndarray(n, 4) (w, x, y, z), w >= 0, unit): child
+            in parent, in the order of :meth:`moving_frames`.
+        """
+        if self._pose_names is None:
+            world = ([self.root_link] if self._anchor_moving else []) + list(self.scene_moving)
+            names = list(dict.fromkeys(world + [link for pair in self.moving for link in pair]))
+            index = {name: k for k, name in enumerate(names)}
+            self._pose_names = names
+            self._world_rows = np.array([index[name] for name in world], dtype=int)
+            self._parents = np.array([index[parent] for parent, _ in self.moving], dtype=int)
+            self._children = np.array([index[child] for _, child in self.moving], dtype=int)
+        xyz, quat = self.sim.link_poses(self._pose_names)
+        parent_quat = quat[self._parents]
+        rel_xyz = quats_rotate(parent_quat, xyz[self._children] - xyz[self._parents],
+                               inverse=True)
+        parent_quat[:, 1:] *= -1.0
+        rel_quat = quats_multiply(parent_quat, quat[self._children])
+        out_xyz = np.concatenate([xyz[self._world_rows], rel_xyz])
+        out_quat = np.concatenate([quat[self._world_rows], rel_quat])
+        out_quat /= np.linalg.norm(out_quat, axis=1)[:, None]
+        out_quat[out_quat[:, 0] < 0.0] *= -1.0
+        return out_xyz, out_quat
+
     def moving_transforms(self):
         """Return the moving transforms at the simulator's current state."""
-        poses = {}
-
-        def pose(link):
-            if link not in poses:
-                xyz, quat = self.sim.link_pose(link)
-                poses[link] = (xyz, quat, quat_to_matrix(quat))
-            return poses[link]
-
-        out = [self.anchor()] if self.has_anchor and self.anchor_moves else []
-        out += [self.world_transform(name) for name in self.scene_moving]
-        for parent, child in self.moving:
-            parent_xyz, parent_quat, parent_rot = pose(parent)
-            child_xyz, child_quat, _ = pose(child)
-            xyz = parent_rot.T @ (child_xyz - parent_xyz)
-            out.append(Transform(self.frame(parent), self.frame(child),
-                                 tuple(float(v) for v in xyz),
-                                 relative_quat(parent_quat, child_quat)))
-        return out
+        xyz, quat = self.moving_arrays()
+        return [Transform(parent, child, tuple(float(v) for v in p), tuple(float(v) for v in q))
+                for (parent, child), p, q in zip(self.moving_frames(), xyz, quat)]

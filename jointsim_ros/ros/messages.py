@@ -12,6 +12,7 @@ from builtin_interfaces.msg import Time
 from control_msgs.msg import DynamicJointState, InterfaceValue
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
+import numpy as np
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import ColorRGBA, String
@@ -40,13 +41,25 @@ def joint_state(sim):
     position rad or m, velocity rad/s or m/s, effort N m or N (the drive's output effort on
     driven joints, the commanded effort on the others), names ``sim.joint_names``.
     """
-    msg = JointState()
-    msg.header.stamp = stamp(sim.time)
-    msg.name = list(sim.joint_names)
+    return joint_state_message(sim.joint_names, joint_state_values(sim), sim.time)
+
+
+def joint_state_values(sim):
+    """Return the joint states' numbers: positions, velocities, efforts, concatenated (3 n,)."""
     positions, velocities = sim.joint_sensors.read()   # as measured (config joint_sensors)
-    msg.position = positions.tolist()
-    msg.velocity = velocities.tolist()
-    msg.effort = sim.joint_efforts().tolist()
+    return np.concatenate([positions, velocities, sim.joint_efforts()])
+
+
+def joint_state_message(names, values, seconds):
+    """Return the sensor_msgs/JointState of joint_state_values' numbers."""
+    n = len(names)
+    values = np.asarray(values, dtype=float)
+    msg = JointState()
+    msg.header.stamp = stamp(seconds)
+    msg.name = list(names)
+    msg.position = values[:n].tolist()
+    msg.velocity = values[n:2 * n].tolist()
+    msg.effort = values[2 * n:3 * n].tolist()
     return msg
 
 
@@ -61,23 +74,44 @@ def dynamic_joint_state(sim):
     Positions, velocities and currents as measured (config ``joint_sensors``).  Stamped with
     simulated time.
     """
-    msg = DynamicJointState()
-    msg.header.stamp = stamp(sim.time)
-    msg.joint_names = list(sim.joint_names)
+    return dynamic_joint_state_message(sim.joint_names, dynamic_interfaces(sim),
+                                       dynamic_joint_state_values(sim), sim.time)
+
+
+def dynamic_interfaces(sim):
+    """Return each scalar joint's interface names in dynamic_joint_states (lists)."""
+    driven = set(sim.drive_names)
+    return [list(JOINT_STATE_INTERFACES) + (list(DRIVE_STATE_INTERFACES) if name in driven
+                                            else [])
+            for name in sim.joint_names]
+
+
+def dynamic_joint_state_values(sim):
+    """Return dynamic_joint_states' numbers, joint by joint, concatenated (dynamic_interfaces)."""
     positions, velocities = (values.tolist() for values in sim.joint_sensors.read())
     efforts = sim.joint_efforts().tolist()
     driven = set(sim.drive_names)
-    values = []
+    numbers = []
     for k, name in enumerate(sim.joint_names):
-        names = list(JOINT_STATE_INTERFACES)
-        numbers = [positions[k], velocities[k], efforts[k]]
+        numbers += [positions[k], velocities[k], efforts[k]]
         if name in driven:
             drive = sim.drive_state(name)
             drive['current'] = sim.joint_sensors.current(name, drive['current'])
-            names += DRIVE_STATE_INTERFACES
             numbers += [drive[key] for key in DRIVE_STATE_INTERFACES]
-        values.append(InterfaceValue(interface_names=names, values=numbers))
-    msg.interface_values = values
+    return np.array(numbers, dtype=float)
+
+
+def dynamic_joint_state_message(names, interfaces, values, seconds):
+    """Return the control_msgs/DynamicJointState of dynamic_joint_state_values' numbers."""
+    msg = DynamicJointState()
+    msg.header.stamp = stamp(seconds)
+    msg.joint_names = list(names)
+    out, at = [], 0
+    for keys in interfaces:
+        out.append(InterfaceValue(interface_names=list(keys),
+                                  values=[float(v) for v in values[at:at + len(keys)]]))
+        at += len(keys)
+    msg.interface_values = out
     return msg
 
 
@@ -98,6 +132,31 @@ def tf_message(transforms, seconds):
     """Return one tf2_msgs/TFMessage holding every transform, all stamped at ``seconds``."""
     time_stamp = stamp(seconds)
     return TFMessage(transforms=[transform_stamped(t, time_stamp) for t in transforms])
+
+
+def tf_message_arrays(frames, values, seconds):
+    """
+    Return the tf2_msgs/TFMessage of transforms given as numbers.
+
+    Args:
+        frames: [(parent frame, child frame)].
+        values: (7 n,) per transform its translation xyz (m) and rotation (w, x, y, z).
+        seconds: the stamp, s.
+    """
+    rows = np.asarray(values, dtype=float).reshape(len(frames), 7)
+    time_stamp = stamp(seconds)
+    out = []
+    for (parent, child), row in zip(frames, rows):
+        msg = TransformStamped()
+        msg.header.stamp = time_stamp
+        msg.header.frame_id = parent
+        msg.child_frame_id = child
+        t = msg.transform.translation
+        t.x, t.y, t.z = (float(v) for v in row[:3])
+        r = msg.transform.rotation
+        r.w, r.x, r.y, r.z = (float(v) for v in row[3:])
+        out.append(msg)
+    return TFMessage(transforms=out)
 
 
 def trajectory_samples(msg, now):

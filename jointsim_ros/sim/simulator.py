@@ -25,7 +25,7 @@ from ..errors import CommandError, DivergenceError
 from ..physics import arrays
 from ..physics import joints as jt
 from ..physics.engine import Engine
-from ..rotations import quat_multiply, quat_to_matrix
+from ..rotations import quat_multiply, quat_to_matrix, quats_multiply, quats_rotate
 
 #: What one call of :meth:`Simulator.step` reports.
 StepReport = namedtuple('StepReport', [
@@ -75,6 +75,8 @@ class Simulator:
         #: the model cannot be rebuilt, so nothing can be spawned).
         self.description = description
         self._engine = _make_engine(model, config)
+        #: link_poses' look-ups per list of names (and the model they were made for)
+        self._pose_plans = {}
         self.joint_names = tuple(j.name for j in model.joints if j.type in SCALAR_JOINT_TYPES)
         self.link_names = tuple(model.links)
         index = self._engine.joint_index
@@ -506,6 +508,38 @@ class Simulator:
         x, q = self._engine.body_pose(link.body)
         offset = np.asarray(link.pos, dtype=float) - self._engine.body_com[link.body]
         return x + quat_to_matrix(q) @ offset, quat_multiply(q, link.quat)
+
+    def link_poses(self, link_names):
+        """
+        World poses of several URDF link frames at once, as :meth:`link_pose` gives each.
+
+        One batched composition for the node's /tf and the view, which pose every link 200
+        times a second (the links' bodies and offsets are looked up once per list of names).
+
+        Returns:
+            (xyz np.ndarray(n, 3) m, quat_wxyz np.ndarray(n, 4)), in the order of the names.
+        """
+        key = tuple(link_names)
+        plan = self._pose_plans.get(key)
+        if plan is None or plan[0] is not self.model:
+            links = [self._link(name, 'link_poses') for name in key]
+            n = len(links)
+            bodies = np.array([link.body for link in links], dtype=int).reshape(n)
+            pos = np.array([link.pos for link in links], dtype=float).reshape(n, 3)
+            rot = np.array([link.quat for link in links], dtype=float).reshape(n, 4)
+            moving = np.nonzero(bodies >= 0)[0]
+            b = bodies[moving]
+            plan = (self.model, moving, b, pos[moving] - self._engine.body_com[b],
+                    rot[moving], pos, rot)
+            self._pose_plans[key] = plan
+        _, moving, b, offset, rot, xyz, quat = plan
+        xyz, quat = xyz.copy(), quat.copy()
+        if len(moving):
+            state = self._engine.state
+            body_quat = state.body_quat[b]
+            xyz[moving] = state.body_pos[b] + quats_rotate(body_quat, offset)
+            quat[moving] = quats_multiply(body_quat, rot)
+        return xyz, quat
 
     def link_twist(self, link_name):
         """
