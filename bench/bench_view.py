@@ -53,11 +53,11 @@ def tree_cpu(pid):
     return total + sum(tree_cpu(int(c)) for c in children if Path(f'/proc/{c}').exists())
 
 
-def one_run(mode, seconds, log_dir):
+def one_run(mode, seconds, log_dir, catch_up=1.0):
     """Run one set-up ('alone', 'view', 'page'); return a dict of figures."""
     from rosgraph_msgs.msg import Clock
     parameters = {'robot_description_file': str(ROBOT), 'config_file': str(CONFIG),
-                  'publish_rate': 200.0, 'real_time_factor': 1.0, 'catch_up_ticks': 1.0,
+                  'publish_rate': 200.0, 'real_time_factor': 1.0, 'catch_up_ticks': catch_up,
                   'publish_contact_markers': True}
     with domain() as domain_id:
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
@@ -114,13 +114,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[1])
     parser.add_argument('--runs', type=int, default=3)
     parser.add_argument('--seconds', type=float, default=20.0)
+    parser.add_argument('--catch-up', type=float, default=1.0,
+                        help="the node's catch_up_ticks (make run's: 1)")
+    parser.add_argument('--modes', default='alone,view,page')
     args = parser.parse_args()
     import tempfile
-    rows = {mode: [] for mode in ('alone', 'view', 'page')}
+    rows = {mode: [] for mode in args.modes.split(',')}
     with tempfile.TemporaryDirectory() as log_dir:
         for _ in range(args.runs):
             for mode in rows:
-                rows[mode].append(one_run(mode, args.seconds, log_dir))
+                rows[mode].append(one_run(mode, args.seconds, log_dir, args.catch_up))
                 print(mode, rows[mode][-1], flush=True)
     labels = {'alone': 'node + controller (no view)', 'view': '+ jointsim_view, no page',
               'page': '+ jointsim_view + its page in headless Chromium'}

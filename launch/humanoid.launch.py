@@ -64,7 +64,7 @@ def generate_launch_description():
                 'robot_description': robot_description,
                 'config_file': config,
                 'publish_rate': 200.0,
-                'catch_up_ticks': 1.0,
+                'catch_up_ticks': 1.4,
                 'publish_clock': True,
                 'use_sim_time': use_sim_time,
             }],
