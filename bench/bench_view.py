@@ -2,7 +2,8 @@
 The browser view's cost (issue 33): its CPU at 30 Hz updates and the node's real-time factor.
 
 The humanoid walks through the node as ``make run ARGS=--humanoid`` runs it (jointsim_node at
-real time, 200 Hz publishing, catch_up_ticks 1, and jointsim_humanoid_controller), in three
+real time, 200 Hz publishing, catch_up_ticks 1.4 (--catch-up), and
+jointsim_humanoid_controller), in three
 set-ups measured in the same run, each ``--runs`` times over ``--seconds``:
   a. node and controller alone (the peer: no view);
   b. with jointsim_view (30 Hz), no page open;
@@ -114,8 +115,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[1])
     parser.add_argument('--runs', type=int, default=3)
     parser.add_argument('--seconds', type=float, default=20.0)
-    parser.add_argument('--catch-up', type=float, default=1.0,
-                        help="the node's catch_up_ticks (make run's: 1)")
+    parser.add_argument('--catch-up', type=float, default=1.4,
+                        help="the node's catch_up_ticks (make run's: 1.4)")
     parser.add_argument('--modes', default='alone,view,page')
     args = parser.parse_args()
     import tempfile
@@ -129,7 +130,7 @@ def main():
               'page': '+ jointsim_view + its page in headless Chromium'}
     lines = ["# The browser view's cost (bench/bench_view.py)", '',
              f'Command: `.venv/bin/python bench/bench_view.py --runs {args.runs} --seconds '
-             f'{args.seconds:g}`; medians of {args.runs} runs.', '',
+             f'{args.seconds:g} --catch-up {args.catch_up:g}`; medians of {args.runs} runs.', '',
              '| set-up | node real-time factor | view CPU (% of a core) | browser CPU (% of a '
              'core) | machine busy (2 cores) |', '|---|---|---|---|---|']
     for mode, runs in rows.items():
