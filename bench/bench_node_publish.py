@@ -43,7 +43,7 @@ PER_TICK = {'joint_states': 1, 'dynamic_joint_states': 1, '/tf': 1, 'wrench (x4 
 
 
 def link_by_link(tree):
-    """The moving transforms as FrameTree made them before stop 37 (one link at a time)."""
+    """Return the moving transforms as FrameTree made them before stop 37 (link by link)."""
     sim = tree.sim
     poses = {}
 
