@@ -28,7 +28,9 @@ it, turns it half a turn with wrist force feedback and lets go.  Its last line i
 """
 import argparse
 import math
+import signal
 import sys
+import threading
 import time
 
 import numpy as np
@@ -350,13 +352,20 @@ def _pace(shown, sim, wall0, state):
 def _serve(shown, out):
     """Keep drawing the last state until Ctrl-C."""
     print('  view: the run is over; the page stays up until Ctrl-C', file=out, flush=True)
+    # Ctrl-C sets a flag rather than raising KeyboardInterrupt wherever the main thread is: in
+    # the view server's code, a lock or future left behind by the exception could hang its
+    # stop (a loaded CI machine's run did not end within 20 s of SIGINT)
+    stop = threading.Event()
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread else None
     try:
-        while True:
+        while not stop.wait(1.0 / VIEW_RATE):
             shown.update()
-            time.sleep(1.0 / VIEW_RATE)
     except KeyboardInterrupt:
         pass
     finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
         shown.close()
 
 

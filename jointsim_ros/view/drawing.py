@@ -14,6 +14,7 @@ import io
 import logging
 import math
 import socket
+import threading
 
 import numpy as np
 
@@ -32,6 +33,8 @@ TORQUE_COLOUR = (30, 90, 220)
 CONTACT_COLOUR = (250, 220, 0)
 #: Samples a plot keeps (at the plots' rate, 10 Hz: 30 s).
 PLOT_SAMPLES = 300
+#: s: the longest wait for the view server to stop (ViewScene.close).
+CLOSE_TIMEOUT = 5.0
 #: A link that moved less than this (m, and in quaternion components) is not sent again.
 SAME_POSE = 1e-4
 #: Where the page's camera starts: position and the point looked at (world, m), vertical field
@@ -412,10 +415,14 @@ class ViewScene:
         if fov is not None:
             camera.fov = float(fov)
 
-    def close(self):
-        """Stop the server."""
-        with contextlib.redirect_stdout(io.StringIO()):
-            self.server.stop()
+    def close(self, timeout=CLOSE_TIMEOUT):
+        """Stop the server, waiting at most ``timeout`` s (its threads end with the process)."""
+        def stop():
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.server.stop()
+        stopping = threading.Thread(target=stop, name='jointsim_view_stop', daemon=True)
+        stopping.start()
+        stopping.join(timeout)
 
 
 def _stroke(k):
