@@ -88,10 +88,19 @@ class Browser:
                     raise RuntimeError(f'{method}: {message["error"]}')
                 return message.get('result', {})
 
-    def load(self, url):
-        """Load a page."""
+    def load(self, url, timeout=60.0):
+        """Load a page; return once its document is complete (a loaded machine takes seconds)."""
         self.call('Page.enable')
         self.call('Page.navigate', url=url)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.evaluate('document.readyState') == 'complete':
+                    return
+            except RuntimeError:        # the navigation is still under way
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f'{url} did not load in {timeout:g} s')
 
     def evaluate(self, expression):
         """Run JavaScript in the page; return its value."""
@@ -101,7 +110,15 @@ class Browser:
     def screenshot(self):
         """Return the page as an (height, width, 3) uint8 RGB array."""
         from PIL import Image
-        data = base64.b64decode(self.call('Page.captureScreenshot', format='png')['data'])
+        for attempt in range(20):
+            try:
+                shot = self.call('Page.captureScreenshot', format='png')
+                break
+            except RuntimeError:        # 'Not attached to an active page' while it loads
+                if attempt == 19:
+                    raise
+                time.sleep(0.5)
+        data = base64.b64decode(shot['data'])
         return np.asarray(Image.open(io.BytesIO(data)).convert('RGB'))
 
     def click_button(self, label):

@@ -174,6 +174,11 @@ def test_in_a_browser_the_arm_is_drawn_where_tf_puts_it_and_pause_stops_the_cloc
 
                 page = browser.Browser()
                 page.load(f'http://127.0.0.1:{port}')
+                # the page has drawn the robot (a loaded machine drawing with software WebGL
+                # took more than the 4 s below for its first frame with the meshes)
+                deadline = time.monotonic() + 60.0
+                while orange(page.screenshot()).sum() < 200 and time.monotonic() < deadline:
+                    client.spin_for(0.5)
                 seen = []
                 for targets in ({}, {'joint_a2': 1.2}):
                     # servo targets held for 3 s: the arm stands there, /tf says where
@@ -181,10 +186,16 @@ def test_in_a_browser_the_arm_is_drawn_where_tf_puts_it_and_pause_stops_the_cloc
                         **targets)))
                     link = link_position('link_4')
                     assert link is not None
-                    time.sleep(1.0)    # the page draws at 30 Hz
-                    image = page.screenshot()
-                    assert image.shape == (browser.HEIGHT, browser.WIDTH, 3)
                     box = box_pixels(link, LINK_RADIUS, browser.WIDTH, browser.HEIGHT)
+                    # the page draws at 30 Hz; a loaded machine's page some frames later
+                    deadline = time.monotonic() + 20.0
+                    while True:
+                        time.sleep(1.0)
+                        image = page.screenshot()
+                        if (fraction_inside(orange(image), box) > 0.3
+                                or time.monotonic() > deadline):
+                            break
+                    assert image.shape == (browser.HEIGHT, browser.WIDTH, 3)
                     seen.append((link, box, orange(image)))
                 (before, box0, mask0), (after, box1, mask1) = seen
                 assert np.linalg.norm(after - before) > 0.2      # the link moved
