@@ -142,6 +142,7 @@ class RosClient:
         self.node = rclpy.create_node(name, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
+        self._clients = {}
 
     def subscribe(self, msg_type, topic, qos=10):
         """Subscribe; return the list that receives every message."""
@@ -181,15 +182,24 @@ class RosClient:
         return bool(condition())
 
     def call(self, srv_type, name, request=None, timeout=WAIT):
-        """Call a service and return the response (fails the test if it does not come)."""
-        client = self.node.create_client(srv_type, name)
-        try:
+        """
+        Call a service and return the response (fails the test if it does not come).
+
+        One client per service, kept: ``service_is_ready`` says the request can reach the
+        service, not that its answer can reach this client yet, and a request sent on a client
+        made a moment before once went unanswered on a loaded CI machine (``no response from
+        /robot/reset``).  So a new client waits a quarter second after it is ready.
+        """
+        key = (srv_type, name)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = self.node.create_client(srv_type, name)
             assert self.wait_for(client.service_is_ready, timeout), f'no service {name}'
-            future = client.call_async(request or srv_type.Request())
-            assert self.wait_for(future.done, timeout), f'no response from {name}'
-            return future.result()
-        finally:
-            self.node.destroy_client(client)
+            self.spin_for(0.25)
+        assert self.wait_for(client.service_is_ready, timeout), f'no service {name}'
+        future = client.call_async(request or srv_type.Request())
+        assert self.wait_for(future.done, timeout), f'no response from {name}'
+        return future.result()
 
     def close(self):
         """Destroy the node and shut the context down."""
