@@ -78,13 +78,11 @@ class MessageTemplate:
             stamps.append(at)
             at = raw.find(pattern, at + 1)
         self._stamps = {}           # alignment (offset mod 4) -> (view, indices of the seconds)
-        for at in stamps:
-            entry = self._stamps.setdefault(at % 4, [])
-            entry.append((at - at % 4) // 4)
-        for shift, indices in list(self._stamps.items()):
+        for shift in {at % 4 for at in stamps}:
             view = np.frombuffer(self._buffer, dtype=order + 'u4', offset=shift,
                                  count=(len(self._buffer) - shift) // 4)
-            self._stamps[shift] = (view, np.array(indices))
+            self._stamps[shift] = (view, np.array([(at - shift) // 4 for at in stamps
+                                                   if at % 4 == shift]))
         self.stamps = len(stamps)
 
     def fill(self, values, seconds):

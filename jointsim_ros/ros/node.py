@@ -627,7 +627,7 @@ class JointsimNode(Node):
         prefix = self.frames.prefix
         if prefix and link.startswith(prefix):
             link = link[len(prefix):]
-        at = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        at = messages.stamp_seconds(msg.header.stamp)
         w = msg.wrench
         try:
             self.runner.schedule_wrench(link, (w.force.x, w.force.y, w.force.z),

@@ -1,7 +1,7 @@
 """
 The browser view fed from a Simulator, no ROS: ``jointsim_headless --view`` (docs/view.md).
 
-The same drawing as ``jointsim_view`` (drawing.py): links at ``Simulator.link_pose``, contacts
+The same drawing as ``jointsim_view`` (drawing.py): links at ``Simulator.link_poses``, contacts
 from ``Simulator.contacts()``, each force-torque sensor's exact reading as arrows at its frame,
 each IMU's frame, plots of joint positions and drive currents and voltages; the buttons set
 flags the stepping loop reads (pause, resume, step, reset).
@@ -39,7 +39,9 @@ class SimulatorView:
     def update(self):
         """Draw the Simulator's state now."""
         sim = self.sim
-        self.scene.set_poses({link: sim.link_pose(link) for link in sim.model.links})
+        links = tuple(sim.model.links)
+        xyz, quat = sim.link_poses(links)
+        self.scene.set_poses(dict(zip(links, zip(xyz, quat))))
         contacts = sim.contacts()
         self.scene.set_contacts([c.position for c in contacts],
                                 [(c.position, c.position + 0.002 * c.normal_force * c.normal)
