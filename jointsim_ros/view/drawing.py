@@ -348,9 +348,11 @@ class ViewScene:
                                                     colors=CONTACT_COLOUR, line_width=3.0)]
             return
         cloud, lines = self._contacts
-        cloud.points, cloud.colors = points, np.tile(CONTACT_COLOUR, (len(points), 1))
+        # one colour for all (never resent): a page rebuilds a point cloud's material, and
+        # compiles its shader again, whenever its colours change (100 ms or more in software
+        # WebGL), and a walk's contacts change in number several times a second
+        cloud.points = points
         lines.points = segments
-        lines.colors = np.tile(np.array(CONTACT_COLOUR, np.uint8), (len(segments), 2, 1))
         cloud.visible = lines.visible = True
 
     def set_wrench(self, name, arrows):
