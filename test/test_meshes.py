@@ -247,6 +247,23 @@ def test_ply_and_off_are_read_too(tmp_path):
                                atol=1e-6)
 
 
+def test_a_glb_scene_is_read_with_its_node_transforms(tmp_path):
+    # glTF binary, written by trimesh's exporter: a tetrahedron placed by its node at
+    # (1, 2, 3) and turned 90 deg about z; read back placed, then scaled by the URDF's scale
+    import trimesh
+    faces = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]
+    place = np.eye(4)
+    place[:3, :3] = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]
+    place[:3, 3] = [1.0, 2.0, 3.0]
+    scene = trimesh.Scene()
+    scene.add_geometry(trimesh.Trimesh(TETRA, faces, process=False), transform=place)
+    path = tmp_path / 'part.glb'
+    path.write_bytes(scene.export(file_type='glb'))
+    expected = (TETRA @ place[:3, :3].T + place[:3, 3]) * [1.0, 1.0, 2.0]
+    np.testing.assert_allclose(sorted_rows(load_mesh_vertices(path, scale=(1.0, 1.0, 2.0))),
+                               sorted_rows(expected), atol=1e-6)
+
+
 @pytest.mark.parametrize('name, content, words', [
     ('part.3ds', b'MM', ['part.3ds', '.stl, .obj, .dae, .ply, .glb, .gltf, .off']),
     ('bad.ply', b'ply\n', ['bad.ply', 'not a readable PLY file']),
@@ -441,10 +458,36 @@ TIES_IN_ANOTHER_ORDER = {
     'example-robot-data/romeo_description/meshes/V1/collision/RWristPitch.dae|1,1,1',
     'example-robot-data/tiago_description/meshes/head/head_1_collision.dae|1,1,1',
 }
+#: The hulls nearer the full hull than before (docs/contacts.md gives their volumes): the old
+#: growth stopped early with points still outside.
+BETTER = {
+    'example-robot-data/alex_description/meshes/cycloidal_arm/LeftElbowPitchLink.obj|1,1,1',
+    'example-robot-data/alex_description/meshes/cycloidal_arm/LeftWristYawLink.obj|1,1,1',
+    'example-robot-data/alex_description/meshes/cycloidal_arm/RightElbowPitchLink.obj|1,1,1',
+    'example-robot-data/alex_description/meshes/cycloidal_arm/RightWristYawLink.obj|1,1,1',
+    'example-robot-data/hextilt_description/meshes/base_link.dae|1,1,1',
+    'example-robot-data/hextilt_description/meshes/link_3.dae|1,1,1',
+    'example-robot-data/hextilt_description/meshes/link_4.dae|1,1,1',
+    'example-robot-data/icub_description/meshes/upmc/collision/'
+    'icub_simple_collision_l_thigh.dae|1,1,1',
+    'example-robot-data/icub_description/meshes/upmc/collision/'
+    'icub_simple_collision_r_shank.dae|1,1,1',
+    'example-robot-data/kinova_description/meshes/base.dae|1,1,1',
+    'example-robot-data/romeo_description/meshes/V1/collision/LHipPitch.dae|1,1,1',
+    'example-robot-data/romeo_description/meshes/V1/collision/LKneePitch.dae|1,1,1',
+    'example-robot-data/romeo_description/meshes/V1/collision/LWristPitch.dae|1,1,1',
+    'example-robot-data/romeo_description/meshes/V1/collision/LWristYaw.dae|1,1,1',
+    'example-robot-data/romeo_description/meshes/V1/collision/RWristYaw.dae|1,1,1',
+}
+#: "The same" (issue 32): within 1e-6 of the largest side of the bounding box (box, planes)
+#: and of its cube (volume).
+SAME = 1e-6
 #: The old hulls' planes came from points snapped to a grid of 2**20 steps across the bounding
-#: box and merged within 4 steps (HULL_TOLERANCE): "the same" is within that, of the largest
-#: side (planes) and of its cube (volume).
-SAME = 4.0 / 2 ** 20
+#: box and merged within 4 steps (HULL_TOLERANCE), so they were only good to that: 141 hulls
+#: have the same box within SAME but the mesh's own points, which are the new hull's vertices,
+#: lie outside an old plane by 1e-6 to 3.8e-6 of the side (the volume then differs by up to
+#: that of its cube).  Counted as "the old grid's": the new planes pass through mesh points.
+OLD_GRID = 4.0 / 2 ** 20
 
 
 @pytest.mark.slow
@@ -465,8 +508,9 @@ def test_the_corpus_hulls_are_the_ones_of_before():
         pytest.skip('pybullet_data and example-robot-data not installed (requirements-test.txt)')
     reference, errors = hull_reference.load_reference()
     assert set(meshes) == set(reference) | set(errors)
-    new = hull_reference.corpus_summaries(meshes, reference, SAME)  # two processes, 1417 files
-    counts = {'same': 0, 'better': 0, 'unreferenced': 0, 'ties': 0}
+    new = hull_reference.corpus_summaries(meshes, reference, OLD_GRID)  # two processes
+    counts = {'same': 0, 'old grid': 0, 'better': 0, 'unreferenced': 0, 'ties': 0}
+    better = set()
     for key in meshes:
         if key in errors:
             assert isinstance(new[key], str), key       # refused alike (MeshError)
@@ -476,8 +520,8 @@ def test_the_corpus_hulls_are_the_ones_of_before():
         old_box, old_volume, old_planes, _ = reference[key]
         extent = float(np.max(old_box[3:] - old_box[:3]))
         if key in UNREFERENCED_POSITIONS:
-            assert np.all(box[:3] >= old_box[:3] - SAME * extent), key
-            assert np.all(box[3:] <= old_box[3:] + SAME * extent), key
+            assert np.all(box[:3] >= old_box[:3] - OLD_GRID * extent), key
+            assert np.all(box[3:] <= old_box[3:] + OLD_GRID * extent), key
             assert volume < 0.9 * old_volume, key
             counts['unreferenced'] += 1
             continue
@@ -485,6 +529,9 @@ def test_the_corpus_hulls_are_the_ones_of_before():
         outside = np.max(vertices @ old_planes[:, :3].T - old_planes[:, 3])
         if abs(volume - old_volume) <= SAME * extent ** 3 and outside <= SAME * extent:
             counts['same'] += 1
+            continue
+        if abs(volume - old_volume) <= OLD_GRID * extent ** 3 and outside <= OLD_GRID * extent:
+            counts['old grid'] += 1
             continue
         if full is None:        # the volume is the same, the planes are not: the full hull
             full = ConvexHull(load_mesh_vertices(*meshes[key])).volume
@@ -495,5 +542,9 @@ def test_the_corpus_hulls_are_the_ones_of_before():
             continue
         assert full - volume < full - old_volume, (key, volume, old_volume, full)
         counts['better'] += 1
-    # 1386 the same, 15 better (docs/contacts.md names them), 5 + 10 above, 1 refused alike
-    assert counts == {'same': 1386, 'better': 15, 'unreferenced': 5, 'ties': 10}, counts
+        better.add(key)
+    # 1245 the same, 141 off by the old grid, 15 better (named below and in docs/contacts.md),
+    # 5 + 10 above, 1 refused alike
+    assert counts == {'same': 1245, 'old grid': 141, 'better': 15, 'unreferenced': 5,
+                      'ties': 10}, counts
+    assert better == BETTER
