@@ -93,6 +93,21 @@ def test_a_spawned_box_falls_as_semi_implicit_euler_says_and_reports_its_acceler
     np.testing.assert_allclose(state.quat, [1.0, 0.0, 0.0, 0.0], atol=1e-15)
 
 
+def test_a_urdf_file_spawns_by_path_and_by_file_uri_as_its_text_does(tmp_path):
+    path = tmp_path / 'bar.urdf'
+    path.write_text(BAR)
+    sims = [Simulator.from_urdf(ARM, ARM_CONFIG) for _ in range(3)]
+    for sim, source in zip(sims, (BAR, str(path), path.as_uri())):
+        assert sim.entities.spawn('', source, position=(1.0, 1.0, 1.0),
+                                  angular_velocity=(0.0, 0.0, 2.0)) == 'bar'
+        sim.step(800)                     # falls, lands, spins on the ground
+    states = [sim.entities.state('bar') for sim in sims]
+    assert states[0].position[2] < 0.1    # it fell
+    for other in states[1:]:
+        np.testing.assert_array_equal(other.position, states[0].position)
+        np.testing.assert_array_equal(other.quat, states[0].quat)
+
+
 def test_a_urdf_object_spins_about_its_centre_of_mass_which_moves_on_a_straight_line():
     config = load_config(ARM_CONFIG)
     sim = Simulator.from_urdf(ARM, config_from_dict(

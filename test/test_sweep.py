@@ -32,6 +32,10 @@ def rows_of(path):
     (['humanoid-push', '--param', 'force=abc'], "'abc' is not a number"),
     (['humanoid-push', '--param', 'force=,'], 'no values'),
     (['humanoid-push', '--trials', '0'], '--trials 0'),
+    (['humanoid-push', '--trials', 'x'], "--trials: invalid int value: 'x'"),
+    (['humanoid-push', '--workers', '2.5'], "--workers: invalid int value: '2.5'"),
+    (['humanoid-push', '--seed', 's'], "--seed: invalid int value: 's'"),
+    (['humanoid-push', '--speed', '2'], 'unrecognized arguments: --speed 2'),
 ])
 def test_bad_input_is_one_line_exit_2_and_starts_nothing(tmp_path, args, message):
     result = run_cli(*args, '--out', str(tmp_path / 'out'))
@@ -92,6 +96,16 @@ def test_arm_payload_on_ray_equals_the_same_trials_run_one_by_one(tmp_path):
             assert row[key] == outcomes[key]          # bitwise: the same trial, another worker
     # the heavier payload needs more current
     assert rows[1]['max_current'] > rows[0]['max_current']
+
+
+def test_arm_payload_keeps_a_simulator_per_mass_and_a_kept_one_repeats_a_fresh_one():
+    cache = {}
+    first = run_trial(arm_payload, {'mass': 2.0, 'seconds': 1.2}, 1, cache)[0]
+    sim = cache['arm', 2.0]
+    run_trial(arm_payload, {'mass': 2.0, 'seconds': 1.2, 'amplitude': 0.8}, 2, cache)
+    again = run_trial(arm_payload, {'mass': 2.0, 'seconds': 1.2}, 3, cache)[0]
+    assert cache['arm', 2.0] is sim                   # kept: no load, no build
+    assert again == first                             # reset: as if new, to the bit
 
 
 @pytest.mark.slow

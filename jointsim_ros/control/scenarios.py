@@ -87,8 +87,9 @@ def arm_payload(params, seed, cache):
     Carry a payload on the bundled arm's servo loops; return how well it tracks.
 
     The payload is a solid sphere (radius 0.05 m) fixed to the flange (tool0), so each mass is
-    its own model: a worker keeps the parsed description and the compiled engine, and builds
-    the Simulator per trial.  Every joint follows ``home + amplitude sin(2 pi t / period +
+    its own model: a worker keeps the parsed description and, for each mass it has met, its
+    loaded Simulator, reset at the start of every trial (a grid over masses and other
+    parameters builds each mass once per worker).  Every joint follows ``home + amplitude sin(2 pi t / period +
     i pi / 4)`` for ``seconds``, blended in over the first second.  Outcomes: ``rms_error``
     and ``max_error`` (rad, over every joint after the first second), ``max_current`` (A).
     """
@@ -102,12 +103,17 @@ def arm_payload(params, seed, cache):
             *resources.DEFAULT_CONFIG))))
     xml, config = cache['arm']
     mass = max(float(p['mass']), 1e-6)
-    inertia = 0.4 * mass * 0.05 ** 2
-    payload = (f'<link name="payload"><inertial><origin xyz="0 0 0.05"/><mass value="{mass}"/>'
-               f'<inertia ixx="{inertia}" ixy="0" ixz="0" iyy="{inertia}" iyz="0" '
-               f'izz="{inertia}"/></inertial></link><joint name="payload_mount" type="fixed">'
-               '<parent link="tool0"/><child link="payload"/></joint></robot>')
-    sim = Simulator(*load_model(xml.replace('</robot>', payload), dict(config)))
+    if ('arm', mass) not in cache:
+        inertia = 0.4 * mass * 0.05 ** 2
+        payload = (f'<link name="payload"><inertial><origin xyz="0 0 0.05"/>'
+                   f'<mass value="{mass!r}"/><inertia ixx="{inertia!r}" ixy="0" ixz="0" '
+                   f'iyy="{inertia!r}" iyz="0" izz="{inertia!r}"/></inertial></link>'
+                   '<joint name="payload_mount" type="fixed"><parent link="tool0"/>'
+                   '<child link="payload"/></joint></robot>')
+        cache['arm', mass] = Simulator(*load_model(xml.replace('</robot>', payload),
+                                                   dict(config)))
+    sim = cache['arm', mass]
+    sim.reset()
     home = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0])
     phase = np.arange(7) * math.pi / 4
     names = list(sim.joint_names)

@@ -41,9 +41,16 @@ class SweepError(Exception):
     """Bad input: the message names it; nothing was started."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (``jointsim_sweep: ...``), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f'jointsim_sweep: {message} (jointsim_sweep --help lists the options)\n')
+
+
 def parse_args(argv):
     """Command-line arguments."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[1])
+    parser = _Parser(description=__doc__.split('\n')[1])
     parser.add_argument('scenario', help='humanoid-push, arm-payload or module:function')
     parser.add_argument('--trials', type=int, default=1,
                         help='trials (per grid point when a grid is given); default 1')
