@@ -89,9 +89,9 @@ def arm_payload(params, seed, cache):
     The payload is a solid sphere (radius 0.05 m) fixed to the flange (tool0), so each mass is
     its own model: a worker keeps the parsed description and, for each mass it has met, its
     loaded Simulator, reset at the start of every trial (a grid over masses and other
-    parameters builds each mass once per worker).  Every joint follows ``home + amplitude sin(2 pi t / period +
-    i pi / 4)`` for ``seconds``, blended in over the first second.  Outcomes: ``rms_error``
-    and ``max_error`` (rad, over every joint after the first second), ``max_current`` (A).
+    parameters builds each mass once per worker).  Every joint follows ``home + amplitude
+    sin(2 pi t / period + i pi / 4)`` for ``seconds``, blended in over the first second.
+    Outcomes: ``rms_error`` and ``max_error`` (rad, over every joint after the first second), ``max_current`` (A).
     """
     p = {name: spec[0] for name, spec in arm_payload.PARAMETERS.items()}
     p.update(params)
