@@ -91,7 +91,8 @@ def arm_payload(params, seed, cache):
     loaded Simulator, reset at the start of every trial (a grid over masses and other
     parameters builds each mass once per worker).  Every joint follows ``home + amplitude
     sin(2 pi t / period + i pi / 4)`` for ``seconds``, blended in over the first second.
-    Outcomes: ``rms_error`` and ``max_error`` (rad, over every joint after the first second), ``max_current`` (A).
+    Outcomes: ``rms_error`` and ``max_error`` (rad, over every joint after the first
+    second), ``max_current`` (A).
     """
     p = {name: spec[0] for name, spec in arm_payload.PARAMETERS.items()}
     p.update(params)
