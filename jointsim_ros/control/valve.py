@@ -15,8 +15,9 @@ method (docs/valve.md, "The controller"):
    estimator sees it; a joint PD in volts with feed-forward torques for the arm's own weight
    and for the force the hand should push with (``J^T f``).
 3. **Reach**: a minimum-jerk move in joint space from where the arm is to the IK solution 6 cm
-   in front of its rim point, then a straight Cartesian path (IK at every period) onto the rim; an integral of the hand's position error (forward kinematics
-   of the encoders) takes out what the model leaves (sag, the torso's lean).
+   in front of its rim point, then a straight Cartesian path (IK at every period) onto the
+   rim; an integral of the hand's position error (forward kinematics of the encoders) takes
+   out what the model leaves (sag, the torso's lean).
 4. **Grasp**: within ``grasp_distance`` of the rim the controller asks for the grasp (the
    caller switches it: ``sim.grasps`` or the node's ``grasp/NAME`` service) and waits for the
    answer.
