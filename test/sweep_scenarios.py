@@ -1,5 +1,6 @@
-"""Scenarios for test_sweep.py: a quick analytic one and one that raises for some values."""
+"""Scenarios for test_sweep.py: a quick analytic one that raises for some values; a slow one."""
 import math
+import time
 
 import numpy as np
 
@@ -11,3 +12,9 @@ def falling_ball(params, seed):
     rng = np.random.default_rng(seed)
     return {'fall_time': math.sqrt(2.0 * params.get('height', 1.0) / 9.81),
             'draw': float(rng.random())}
+
+
+def slow_ball(params, seed):
+    """falling_ball after ``pause`` s of wall time (default 0.5): a sweep to interrupt."""
+    time.sleep(params.get('pause', 0.5))
+    return falling_ball(params, seed)

@@ -48,3 +48,22 @@ def test_sensor_noise_puts_encoders_on_every_joint_and_noise_on_the_ankles(tmp_p
         headless.resources.share_file('config', 'jointsim_humanoid.yaml'), False)
     assert 'joint_sensors' not in plain
     assert pytest.approx(0.1) == headless.PUSH_SECONDS
+
+
+VALVE_RESULT = re.compile(r'^result: valve turned (-?\d+) deg, squeeze (\d+\.\d) N \(RMS error '
+                          r'(\d+\.\d) N\), feet slip (\d+\.\d\d) mm, fell: (no|yes.*)$')
+
+
+@pytest.mark.slow
+def test_the_valve_command_with_twice_the_friction_says_it_stopped_and_ends_on_its_line(capsys):
+    # the command itself (test_valve.py runs the scenario's function): 6 N m, twice the
+    # xacro's, is more than the arms give (5 N m), so the turn stops with a log line
+    assert headless.main(['--humanoid', '--valve', '--valve-friction', '6',
+                          '--seconds', '8']) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    match = VALVE_RESULT.match(lines[-1])
+    assert match, lines[-1]
+    assert abs(int(match.group(1))) < 10 and match.group(5) == 'no'
+    assert float(match.group(4)) < 1.0
+    assert any('turn stopped at' in line and 'does not turn at 5.0 N m' in line
+               for line in lines)

@@ -334,6 +334,13 @@ def test_the_simulation_state_reset_scopes_and_the_trigger_aliases(node):
     assert client.call(Trigger, '/pause').success
     assert (call(client, GetSimulationState, 'get_simulation_state').state.state
             == SimulationState.STATE_PAUSED)
+    # the reset alias is SCOPE_ALL: the time to 0 and what was spawned gone
+    spawn(client, 'ball', (1.0, -1.0, 0.5), (1, 0, 0, 0),
+          resource='{shape: sphere, radius: 0.1, mass: 1.0}')
+    assert client.call(Trigger, '/reset').success
+    assert 'ball' not in call(client, GetEntities, 'get_entities').entities
+    stamp = call(client, GetEntityState, 'get_entity_state', entity='link_7').state.header.stamp
+    assert (stamp.sec, stamp.nanosec) == (0, 0)
     # STOPPED: paused and reset to the start; PLAYING goes on from there
     answer = call(client, SetSimulationState, 'set_simulation_state',
                   state=SimulationState(state=SimulationState.STATE_STOPPED))

@@ -2,8 +2,10 @@
 import csv
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 from jointsim_ros.control.scenarios import arm_payload
 from jointsim_ros.tools.sweep import make_trials, parse_params, run_trial, sweep, SweepError
@@ -66,6 +68,12 @@ def test_a_sweep_on_ray_writes_every_row_and_a_raising_trial_does_not_stop_it(tm
     assert '2 trials raised' in result.stdout
     rows = sorted(rows_of(tmp_path / 'results.csv'), key=lambda r: int(r['trial']))
     assert [r['trial'] for r in rows] == ['0', '1', '2', '3', '4', '5']
+    # the summary of a scenario other than humanoid-push: its outcomes over the parameter
+    assert (tmp_path / 'summary.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    # the progress bar: one update per trial, the last with nothing left
+    bars = [b for b in result.stderr.replace('\n', '\r').split('\r') if '/6 trials' in b]
+    assert [b.split()[1] for b in bars] == [f'{k}/6' for k in range(1, 7)]
+    assert re.search(r'\] 6/6 trials, \d+ s, about 0 s left', bars[-1])
     for row in rows:
         height = float(row['height'])
         if height < 0:
@@ -81,6 +89,29 @@ def test_a_sweep_on_ray_writes_every_row_and_a_raising_trial_does_not_stop_it(tm
     rows_again = sorted(rows_of(again / 'results.csv'), key=lambda r: int(r['trial']))
     strip = [{k: v for k, v in r.items() if k != 'wall_s'} for r in rows]
     assert [{k: v for k, v in r.items() if k != 'wall_s'} for r in rows_again] == strip
+
+
+def test_ctrl_c_keeps_the_finished_rows(tmp_path):
+    env = dict(os.environ, PYTHONPATH=TEST_DIR + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'jointsim_ros.tools.sweep', 'sweep_scenarios:slow_ball',
+         '--trials', '40', '--workers', '1', '--param', 'pause=0.3', '--out', str(tmp_path)],
+        cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    results = tmp_path / 'results.csv'
+    deadline = time.monotonic() + 120
+    while not (results.exists() and len(rows_of(results)) >= 3):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    rows = rows_of(results)
+    assert 3 <= len(rows) < 40
+    assert f'stopped: {len(rows)} of 40 trials finished, kept in {results}' in out
+    assert all(float(r['fall_time']) == pytest.approx((2 / 9.81) ** 0.5) for r in rows)
+    last = out.strip().splitlines()[-1]
+    assert re.fullmatch(rf'{len(rows)} trials in [\d.]+ s on 1 workers \([\d.]+ trials/s\)',
+                        last)
 
 
 def test_arm_payload_on_ray_equals_the_same_trials_run_one_by_one(tmp_path):

@@ -271,6 +271,8 @@ def sweep(scenario_name, trials, workers, seed, out, params=(), address=None,
     if scenario_name == 'humanoid-push':
         line += f': {sum(1 for r in ordered if r.get("fell") is True)} fell'
         plot_pushes(ordered, out / 'summary.png')
+    else:
+        plot_outcomes(ordered, names, out / 'summary.png')
     failed = sum(1 for r in ordered if r['error'])
     if failed:
         print(f'{failed} trials raised (their errors are in the error column)', file=stream)
@@ -301,6 +303,41 @@ def plot_pushes(rows, path):
     ax.set_title('humanoid-push: push direction (0 = forward, 90 = left) and force (N)',
                  fontsize=9)
     ax.legend(loc='lower left', fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+#: The most outcomes plot_outcomes draws (one panel each).
+PLOTTED_OUTCOMES = 4
+
+
+def plot_outcomes(rows, names, path):
+    """
+    Write a sweep's summary (PNG): each numeric outcome against the first swept parameter.
+
+    One panel per outcome (at most PLOTTED_OUTCOMES, in the scenario's order); against the
+    trial number when no parameter was swept.  Trials that raised are left out.
+    """
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    done = [r for r in rows if not r['error']]
+    skip = {'trial', 'seed', 'wall_s', 'error', *names}
+    outcomes = [k for k in (done[0] if done else {}) if k not in skip
+                and all(isinstance(r.get(k), (int, float)) for r in done)][:PLOTTED_OUTCOMES]
+    if not outcomes:
+        return
+    x_name = names[0] if names else 'trial'
+    x = np.array([r[x_name] for r in done], dtype=float)
+    fig, axes = plt.subplots(len(outcomes), 1, figsize=(6, 2.2 * len(outcomes)), sharex=True,
+                             squeeze=False)
+    for ax, key in zip(axes[:, 0], outcomes):
+        ax.plot(x, [float(r[key]) for r in done], 'o', ms=4)
+        ax.set_ylabel(key, fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel(x_name, fontsize=8)
+    fig.suptitle(f'{len(done)} trials', fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
