@@ -1,5 +1,6 @@
-"""Scenarios for test_sweep.py: a quick analytic one that raises for some values; a slow one."""
+"""Scenarios for test_sweep.py: an analytic one, a slow one, one that ends its worker."""
 import math
+import os
 import time
 
 import numpy as np
@@ -17,4 +18,11 @@ def falling_ball(params, seed):
 def slow_ball(params, seed):
     """falling_ball after ``pause`` s of wall time (default 0.5): a sweep to interrupt."""
     time.sleep(params.get('pause', 0.5))
+    return falling_ball(params, seed)
+
+
+def dying_ball(params, seed):
+    """falling_ball, but a negative height ends the worker's process (as a segfault would)."""
+    if params.get('height', 1.0) < 0:
+        os._exit(3)
     return falling_ball(params, seed)

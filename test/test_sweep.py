@@ -2,9 +2,12 @@
 import csv
 import os
 import re
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 from jointsim_ros.control.scenarios import arm_payload
@@ -15,8 +18,9 @@ import pytest
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_cli(*args, cwd=None):
-    env = dict(os.environ, PYTHONPATH=TEST_DIR + os.pathsep + os.environ.get('PYTHONPATH', ''))
+def run_cli(*args, cwd=None, env=None):
+    env = dict(env or os.environ,
+               PYTHONPATH=TEST_DIR + os.pathsep + os.environ.get('PYTHONPATH', ''))
     return subprocess.run([sys.executable, '-m', 'jointsim_ros.tools.sweep', *args],
                           cwd=cwd or PACKAGE_ROOT, env=env, capture_output=True, text=True,
                           timeout=300)
@@ -127,6 +131,73 @@ def test_arm_payload_on_ray_equals_the_same_trials_run_one_by_one(tmp_path):
             assert row[key] == outcomes[key]          # bitwise: the same trial, another worker
     # the heavier payload needs more current
     assert rows[1]['max_current'] > rows[0]['max_current']
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+def test_address_runs_the_sweep_on_a_running_cluster(tmp_path):
+    # a cluster as docs/sweep.md starts one, its own processes ended by SIGTERM; token
+    # authentication off on both sides (Ray turns it on where ~/.ray/auth_token exists)
+    env = dict(os.environ, RAY_AUTH_MODE='disabled')
+    port = free_port()
+    # its own temp dir (short: Ray's socket paths): the default one's ray_current_cluster would
+    # name it to every Ray started without an address on this machine
+    temp_dir = tempfile.mkdtemp(prefix='ray', dir='/tmp')
+    head = subprocess.Popen(
+        [os.path.join(os.path.dirname(sys.executable), 'ray'), 'start', '--head',
+         f'--port={port}', '--node-ip-address=127.0.0.1', '--num-cpus=2',
+         f'--temp-dir={temp_dir}', '--include-dashboard=false', '--disable-usage-stats',
+         '--block'], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in head.stdout:
+            if 'Ray runtime started' in line:
+                break
+        else:
+            pytest.fail(f'ray start ended with {head.wait()}')
+        result = run_cli('arm-payload', '--trials', '1', '--workers', '2', '--seed', '5',
+                         '--param', 'mass=0,4', '--param', 'seconds=1.5',
+                         '--address', f'127.0.0.1:{port}', '--out', str(tmp_path), env=env)
+    finally:
+        head.terminate()
+        head.wait(timeout=60)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    assert result.returncode == 0, result.stderr
+    assert 'Connected to Ray cluster' in result.stderr      # Ray says which: not a new one
+    assert re.match(r'2 trials in [\d.]+ s on 2 workers', result.stdout.splitlines()[-1])
+    # the cluster's rows are the rows of the same trials run in this process
+    cache = {}
+    for row in rows_of(tmp_path / 'results.csv'):
+        outcomes, _, error = run_trial(arm_payload, {'mass': float(row['mass']),
+                                                     'seconds': 1.5}, int(row['seed']), cache)
+        assert error == '' and row['error'] == ''
+        assert float(row['rms_error']) == outcomes['rms_error']
+    # no cluster there: one line naming the address and what to do, exit 2, nothing written
+    result = run_cli('sweep_scenarios:falling_ball', '--address', f'127.0.0.1:{port}',
+                     '--out', str(tmp_path / 'none'), env=env)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        f'jointsim_sweep: --address 127.0.0.1:{port}: no Ray cluster answered')
+    assert 'ray start --head' in result.stderr and not (tmp_path / 'none').exists()
+
+
+def test_a_trial_that_ends_its_worker_is_a_row_and_a_new_worker_goes_on(tmp_path):
+    result = run_cli('sweep_scenarios:dying_ball', '--trials', '1', '--workers', '2',
+                     '--param', 'height=1,-1,2,-2,3', '--out', str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    rows = sorted(rows_of(tmp_path / 'results.csv'), key=lambda r: int(r['trial']))
+    assert [r['height'] for r in rows] == ['1.0', '-1.0', '2.0', '-2.0', '3.0']
+    for row in rows:
+        if float(row['height']) < 0:
+            assert row['error'].startswith('worker died: ') and row['fall_time'] == ''
+        else:
+            assert row['error'] == ''
+            assert float(row['fall_time']) == pytest.approx((2 * float(row['height']) / 9.81)
+                                                            ** 0.5)
+    assert '2 trials raised' in result.stdout
 
 
 def test_arm_payload_keeps_a_simulator_per_mass_and_a_kept_one_repeats_a_fresh_one():

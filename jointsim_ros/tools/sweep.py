@@ -30,6 +30,7 @@ import inspect
 import math
 import os
 from pathlib import Path
+import socket
 import sys
 import time
 import traceback
@@ -212,11 +213,27 @@ def sweep(scenario_name, trials, workers, seed, out, params=(), address=None,
     workers = workers or os.cpu_count() or 1
     workers = min(workers, len(plan))
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     if address:
-        ray.init(address=address, log_to_driver=False)
+        hint = (f'--address {address}: no Ray cluster answered (%s); start one with `ray start '
+                '--head --port=6379` and give HEAD:6379 (auto on one of its machines); '
+                'RAY_AUTH_MODE must be here what it is on the head (token where the head has '
+                '~/.ray/auth_token)')
+        host, _, port = address.rpartition(':')
+        if host and port.isdigit():
+            # Ray retries a silent address for minutes: a closed port is known at once
+            try:
+                socket.create_connection((host, int(port)), timeout=5.0).close()
+            except OSError as error:
+                raise SweepError(hint % error) from None
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except (ConnectionError, RuntimeError) as error:
+            raise SweepError(hint % type(error).__name__) from None
     else:
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        # 'local': a new Ray on this machine's cores, never a cluster someone left running
+        ray.init(address='local', num_cpus=workers, include_dashboard=False,
+                 log_to_driver=False)
+    out.mkdir(parents=True, exist_ok=True)
     names = sorted(set(sampled) | set(grid))
     rows = {}
     started = time.monotonic()
@@ -231,15 +248,22 @@ def sweep(scenario_name, trials, workers, seed, out, params=(), address=None,
         for actor in actors:
             if queue:
                 i, s, p = queue.pop(0)
-                pending[actor.run.remote(i, s, p)] = actor
+                pending[actor.run.remote(i, s, p)] = actor, i
         with open(out / 'results.csv', 'w', newline='') as stream_csv:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
-                actor = pending.pop(ready[0])
-                index, outcomes, wall, error = ray.get(ready[0])
+                actor, index = pending.pop(ready[0])
+                try:
+                    _, outcomes, wall, error = ray.get(ready[0])
+                except ray.exceptions.RayActorError as died:
+                    # the trial took its worker down (a crash, os._exit, out of memory): it is
+                    # a row with the error, and a new worker takes the dead one's place
+                    outcomes, wall = {}, 0.0
+                    error = ('worker died: ' + str(died).strip().splitlines()[0])[:300]
+                    actor = worker_class.remote(scenario_name)
                 if queue:
                     i, s, p = queue.pop(0)
-                    pending[actor.run.remote(i, s, p)] = actor
+                    pending[actor.run.remote(i, s, p)] = actor, i
                 _, trial_seed, p = plan[index]
                 row = {'trial': index, 'seed': trial_seed, **{n: p.get(n) for n in names},
                        **outcomes, 'wall_s': round(wall, 4), 'error': error}
