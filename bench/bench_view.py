@@ -8,7 +8,12 @@ set-ups measured in the same run, each ``--runs`` times over ``--seconds``:
   a. node and controller alone (the peer: no view);
   b. with jointsim_view (30 Hz), no page open;
   c. with jointsim_view and its page open in a headless Chromium (software WebGL: the browser
-     draws on these CPUs too, as it would not on a desktop with a GPU).
+     draws on these CPUs too, as it would not on a desktop with a GPU);
+  d. (``page-user``) as c, the browser without CAP_SYS_NICE, as a desktop user's runs: run as
+     root (as here), Chromium raises its browser and GPU processes to niceness -8, ahead of
+     the simulation; without the capability it stays at 0;
+  e. (``page-nice``) as d, the browser at niceness 19 (``nice -n 19 chromium``), as the view
+     runs: what the drawing takes is what the simulation leaves.
 Per set-up: the node's real-time factor over the window (simulated time on /clock over wall
 time), the view process's CPU (% of one core), the browser's CPU, the machine's busy share.
 Medians of the runs.
@@ -55,7 +60,7 @@ def tree_cpu(pid):
 
 
 def one_run(mode, seconds, log_dir, catch_up=1.0):
-    """Run one set-up ('alone', 'view', 'page'); return a dict of figures."""
+    """Run one set-up ('alone', 'view', 'page', 'page-user', 'page-nice'); return figures."""
     from rosgraph_msgs.msg import Clock
     parameters = {'robot_description_file': str(ROBOT), 'config_file': str(CONFIG),
                   'publish_rate': 200.0, 'real_time_factor': 1.0, 'catch_up_ticks': catch_up,
@@ -77,8 +82,9 @@ def one_run(mode, seconds, log_dir, catch_up=1.0):
                     stderr=subprocess.STDOUT, text=True)
                 children.append(view)
                 url = browser.view_url(view)
-                if mode == 'page':
-                    page = browser.Browser()
+                if mode.startswith('page'):
+                    page = browser.Browser(niceness=19 if mode == 'page-nice' else 0,
+                                           like_a_user=mode != 'page')
                     page.load(url)
             client = RosClient(domain_id, name='jointsim_bench_view')
             samples = []
@@ -86,6 +92,9 @@ def one_run(mode, seconds, log_dir, catch_up=1.0):
                 Clock, '/clock', lambda m: samples.append(
                     (time.monotonic(), m.clock.sec + 1e-9 * m.clock.nanosec)), 100)
             client.spin_for(5.0)   # warm up: the page connects, the robot stands up
+            if page is not None:   # the page's frames: animation frame callbacks
+                page.evaluate('window.benchFrames = 0; (function count() { '
+                              'window.benchFrames++; requestAnimationFrame(count); })(); 0')
             start = len(samples)
             cpu0 = {'view': process_cpu_seconds(view.pid) if view else 0.0,
                     'page': tree_cpu(page.process.pid) if page else 0.0}
@@ -94,12 +103,14 @@ def one_run(mode, seconds, log_dir, catch_up=1.0):
             cpu1 = {'view': process_cpu_seconds(view.pid) if view else 0.0,
                     'page': tree_cpu(page.process.pid) if page else 0.0}
             busy1 = busy()
+            frames = page.evaluate('window.benchFrames') if page is not None else 0
             window = samples[start:]
             wall = window[-1][0] - window[0][0]
             return {'rtf': (window[-1][1] - window[0][1]) / wall,
                     'view_cpu': 100.0 * (cpu1['view'] - cpu0['view']) / wall,
                     'page_cpu': 100.0 * (cpu1['page'] - cpu0['page']) / wall,
-                    'machine': (busy1[0] - busy0[0]) / (busy1[1] - busy0[1])}
+                    'machine': (busy1[0] - busy0[0]) / (busy1[1] - busy0[1]),
+                    'page_fps': frames / wall}
         finally:
             if page is not None:
                 page.close()
@@ -117,7 +128,7 @@ def main():
     parser.add_argument('--seconds', type=float, default=20.0)
     parser.add_argument('--catch-up', type=float, default=1.4,
                         help="the node's catch_up_ticks (make run's: 1.4)")
-    parser.add_argument('--modes', default='alone,view,page')
+    parser.add_argument('--modes', default='alone,view,page,page-user,page-nice')
     args = parser.parse_args()
     import tempfile
     rows = {mode: [] for mode in args.modes.split(',')}
@@ -127,16 +138,20 @@ def main():
                 rows[mode].append(one_run(mode, args.seconds, log_dir, args.catch_up))
                 print(mode, rows[mode][-1], flush=True)
     labels = {'alone': 'node + controller (no view)', 'view': '+ jointsim_view, no page',
-              'page': '+ jointsim_view + its page in headless Chromium'}
+              'page': '+ jointsim_view + its page in headless Chromium',
+              'page-user': '+ jointsim_view + its page, Chromium without CAP_SYS_NICE',
+              'page-nice': '+ jointsim_view + its page, Chromium without CAP_SYS_NICE at '
+                           'niceness 19'}
     lines = ["# The browser view's cost (bench/bench_view.py)", '',
              f'Command: `.venv/bin/python bench/bench_view.py --runs {args.runs} --seconds '
              f'{args.seconds:g} --catch-up {args.catch_up:g}`; medians of {args.runs} runs.', '',
              '| set-up | node real-time factor | view CPU (% of a core) | browser CPU (% of a '
-             'core) | machine busy (2 cores) |', '|---|---|---|---|---|']
+             'core) | page frames/s | machine busy (2 cores) |', '|---|---|---|---|---|---|']
     for mode, runs in rows.items():
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         lines.append(f'| {labels[mode]} | {med["rtf"]:.3f} | {med["view_cpu"]:.0f} | '
-                     f'{med["page_cpu"]:.0f} | {100 * med["machine"]:.0f} % |')
+                     f'{med["page_cpu"]:.0f} | {med["page_fps"]:.0f} | '
+                     f'{100 * med["machine"]:.0f} % |')
     text = '\n'.join(lines) + '\n'
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / 'view.md').write_text(text)

@@ -10,6 +10,7 @@ import base64
 import io
 import itertools
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -46,17 +47,28 @@ def _free_port():
 class Browser:
     """One headless Chromium with one page; close() ends it."""
 
-    def __init__(self, width=WIDTH, height=HEIGHT):
+    def __init__(self, width=WIDTH, height=HEIGHT, niceness=0, like_a_user=False):
+        """
+        Start the browser (at ``niceness``, 0-19, as nice(1) does: 19 the lowest priority).
+
+        Run as root, Chromium raises its browser and GPU processes to niceness -8 (it may, with
+        CAP_SYS_NICE), ahead of every process of the simulation; ``like_a_user`` takes that
+        capability away (util-linux's setpriv), as a desktop user's browser runs without it.
+        """
         from websockets.sync.client import connect
         self.width, self.height = width, height
         port = _free_port()
         self._profile = tempfile.TemporaryDirectory()
+        prefix = []
+        if like_a_user and os.geteuid() == 0 and shutil.which('setpriv'):
+            prefix = ['setpriv', '--inh-caps=-sys_nice', '--bounding-set=-sys_nice']
         self.process = subprocess.Popen(
-            [available(), '--headless=new', '--no-sandbox', '--use-angle=swiftshader',
+            [*prefix, available(), '--headless=new', '--no-sandbox', '--use-angle=swiftshader',
              '--enable-unsafe-swiftshader', '--hide-scrollbars', '--mute-audio',
              f'--remote-debugging-port={port}', f'--window-size={width},{height}',
              f'--user-data-dir={self._profile.name}', '--remote-allow-origins=*',
-             'about:blank'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             'about:blank'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
         deadline = time.monotonic() + 30.0
         target = None
         while target is None:
