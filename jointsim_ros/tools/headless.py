@@ -351,14 +351,15 @@ def _pace(shown, sim, wall0, state):
 
 def _serve(shown, out):
     """Keep drawing the last state until Ctrl-C."""
-    print('  view: the run is over; the page stays up until Ctrl-C', file=out, flush=True)
     # Ctrl-C sets a flag rather than raising KeyboardInterrupt wherever the main thread is: in
     # the view server's code, a lock or future left behind by the exception could hang its
-    # stop (a loaded CI machine's run did not end within 20 s of SIGINT)
+    # stop (a loaded CI machine's run did not end within 20 s of SIGINT). The flag is set up
+    # before the line that invites Ctrl-C (a SIGINT right after the line escaped once in CI)
     stop = threading.Event()
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if main_thread else None
     try:
+        print('  view: the run is over; the page stays up until Ctrl-C', file=out, flush=True)
         while not stop.wait(1.0 / VIEW_RATE):
             shown.update()
     except KeyboardInterrupt:
