@@ -345,7 +345,8 @@ class ViewScene:
                 self.server.scene.add_point_cloud('/contacts/points', points=points,
                                                   colors=CONTACT_COLOUR, point_size=0.02),
                 self.server.scene.add_line_segments('/contacts/forces', points=segments,
-                                                    colors=CONTACT_COLOUR, line_width=3.0)]
+                                                    colors=CONTACT_COLOUR, thickness=3.0,
+                                                    thickness_units='screen')]
             return
         cloud, lines = self._contacts
         # one colour for all (never resent): a page rebuilds a point cloud's material, and
@@ -362,7 +363,8 @@ class ViewScene:
         handle = self._wrench_handles.get(name)
         if handle is None:
             self._wrench_handles[name] = self.server.scene.add_line_segments(
-                f'/wrenches/{name}', points=segments, colors=colours, line_width=4.0)
+                f'/wrenches/{name}', points=segments, colors=colours, thickness=4.0,
+                thickness_units='screen')
         else:
             handle.points = segments
 
