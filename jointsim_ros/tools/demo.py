@@ -37,6 +37,7 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from jointsim_ros import resources
@@ -124,6 +125,10 @@ def stop(processes):
             process.wait()
 
 
+#: Set by Ctrl-C, a terminate or a hang-up while the demo runs: watch() then returns.
+STOP = threading.Event()
+
+
 def watch(seconds, processes, base=None, pushes=(), until=None, valve=False):
     """
     Print the joint positions once a second until Ctrl-C, a process ends, or time is up.
@@ -139,7 +144,9 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False):
     import rclpy
     from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
-    # Ctrl-C raises KeyboardInterrupt here (rclpy's handler would shut the context down)
+    # Ctrl-C sets STOP (run_node_and_controller's handler; rclpy's would shut the context
+    # down): a KeyboardInterrupt raised inside rclpy's take_message came out as pybind11's
+    # "Unable to convert call argument" RuntimeError with a traceback
     rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('jointsim_demo_status')
     latest = []
@@ -195,7 +202,7 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False):
     start_wall = time.monotonic()
     last_print, last_sim = start_wall, None
     try:
-        while not seconds or time.monotonic() - start_wall < seconds:
+        while not STOP.is_set() and (not seconds or time.monotonic() - start_wall < seconds):
             rclpy.spin_once(node, timeout_sec=0.1)
             if any(p.poll() is not None for p in processes):
                 return
@@ -291,10 +298,9 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
     instead of leaving them running.  Returns the exit status: the node's when it ended
     first, else 0.
     """
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, interrupt)
-    signal.signal(signal.SIGHUP, interrupt)
+    STOP.clear()
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda *_: STOP.set())
     node = start('jointsim_ros.ros.node', '--ros-args', *node_args)
     processes = [node]
     status = 0
