@@ -38,7 +38,8 @@ def view_url(process):
     raise RuntimeError('jointsim_view ended before it served')
 
 
-def _free_port():
+def free_port():
+    """Return a TCP port free on 127.0.0.1 now."""
     with socket.socket() as probe:
         probe.bind(('127.0.0.1', 0))
         return probe.getsockname()[1]
@@ -57,7 +58,7 @@ class Browser:
         """
         from websockets.sync.client import connect
         self.width, self.height = width, height
-        port = _free_port()
+        port = free_port()
         self._profile = tempfile.TemporaryDirectory()
         prefix = []
         if like_a_user and os.geteuid() == 0 and shutil.which('setpriv'):

@@ -4,12 +4,12 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+from browser import free_port
 from jointsim_ros.control.scenarios import arm_payload
 from jointsim_ros.tools.sweep import make_trials, parse_params, run_trial, sweep, SweepError
 from node_harness import PACKAGE_ROOT
@@ -18,12 +18,16 @@ import pytest
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+def cli_env(env=None):
+    """Return ``env`` (default: this process's) with test/ on PYTHONPATH (sweep_scenarios)."""
+    return dict(env or os.environ,
+                PYTHONPATH=TEST_DIR + os.pathsep + os.environ.get('PYTHONPATH', ''))
+
+
 def run_cli(*args, cwd=None, env=None):
-    env = dict(env or os.environ,
-               PYTHONPATH=TEST_DIR + os.pathsep + os.environ.get('PYTHONPATH', ''))
     return subprocess.run([sys.executable, '-m', 'jointsim_ros.tools.sweep', *args],
-                          cwd=cwd or PACKAGE_ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+                          cwd=cwd or PACKAGE_ROOT, env=cli_env(env), capture_output=True,
+                          text=True, timeout=300)
 
 
 def rows_of(path):
@@ -96,11 +100,11 @@ def test_a_sweep_on_ray_writes_every_row_and_a_raising_trial_does_not_stop_it(tm
 
 
 def test_ctrl_c_keeps_the_finished_rows(tmp_path):
-    env = dict(os.environ, PYTHONPATH=TEST_DIR + os.pathsep + os.environ.get('PYTHONPATH', ''))
     process = subprocess.Popen(
         [sys.executable, '-m', 'jointsim_ros.tools.sweep', 'sweep_scenarios:slow_ball',
          '--trials', '40', '--workers', '1', '--param', 'pause=0.3', '--out', str(tmp_path)],
-        cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=PACKAGE_ROOT, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
     results = tmp_path / 'results.csv'
     deadline = time.monotonic() + 120
     while not (results.exists() and len(rows_of(results)) >= 3):
@@ -131,12 +135,6 @@ def test_arm_payload_on_ray_equals_the_same_trials_run_one_by_one(tmp_path):
             assert row[key] == outcomes[key]          # bitwise: the same trial, another worker
     # the heavier payload needs more current
     assert rows[1]['max_current'] > rows[0]['max_current']
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return probe.getsockname()[1]
 
 
 def test_address_runs_the_sweep_on_a_running_cluster(tmp_path):

@@ -315,8 +315,6 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
             status = node.returncode or 1
             print(f'jointsim demo: the node ended with status {node.returncode}',
                   file=sys.stderr)
-    except KeyboardInterrupt:
-        pass
     finally:
         stop(processes)
     print('jointsim demo: stopped', flush=True)

@@ -165,9 +165,8 @@ def _worker_class(ray):
             self.scenario = load_scenario(name)
             self.cache = {}
 
-        def run(self, index, seed, params):
-            outcomes, wall, error = run_trial(self.scenario, params, seed, self.cache)
-            return index, outcomes, wall, error
+        def run(self, seed, params):
+            return run_trial(self.scenario, params, seed, self.cache)
     return Worker
 
 
@@ -248,13 +247,13 @@ def sweep(scenario_name, trials, workers, seed, out, params=(), address=None,
         for actor in actors:
             if queue:
                 i, s, p = queue.pop(0)
-                pending[actor.run.remote(i, s, p)] = actor, i
+                pending[actor.run.remote(s, p)] = actor, i
         with open(out / 'results.csv', 'w', newline='') as stream_csv:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 actor, index = pending.pop(ready[0])
                 try:
-                    _, outcomes, wall, error = ray.get(ready[0])
+                    outcomes, wall, error = ray.get(ready[0])
                 except ray.exceptions.RayActorError as died:
                     # the trial took its worker down (a crash, os._exit, out of memory): it is
                     # a row with the error, and a new worker takes the dead one's place
@@ -263,7 +262,7 @@ def sweep(scenario_name, trials, workers, seed, out, params=(), address=None,
                     actor = worker_class.remote(scenario_name)
                 if queue:
                     i, s, p = queue.pop(0)
-                    pending[actor.run.remote(i, s, p)] = actor, i
+                    pending[actor.run.remote(s, p)] = actor, i
                 _, trial_seed, p = plan[index]
                 row = {'trial': index, 'seed': trial_seed, **{n: p.get(n) for n in names},
                        **outcomes, 'wall_s': round(wall, 4), 'error': error}
