@@ -128,38 +128,25 @@ class Sensors:
         if sensor_name in self._imus:
             return self._imus[sensor_name].exact(self._sim)
         state = self._state(sensor_name)
-        spec = state.spec
-        model, engine = self._sim.model, self._sim._engine
-        joint = model.joints[state.joint]
+        engine = self._sim._engine
         force, torque_com, com, quat = engine.joint_wrench(state.joint)
         if not (quat[0] or quat[1] or quat[2] or quat[3]):
             return np.zeros(6)  # no step taken yet
-        child = model.links[joint.child_link]
+        point_in_body, mount_rot, parent_body, parent_rot = state.geometry(self._sim)
         rot = quat_to_matrix(quat)
-        link_rot = rot @ quat_to_matrix(child.quat)
-        link_origin = com + rot @ (np.asarray(child.pos) - engine.body_com[child.body])
-        if spec.frame == 'sensor':
-            point = link_origin + link_rot @ spec.pos
-            frame_rot = link_rot @ quat_to_matrix(spec.quat)
+        r = -(rot @ point_in_body)          # com - the sensor point
+        if parent_rot is None:
+            frame_rot = rot @ mount_rot
+        elif parent_body < 0:
+            frame_rot = parent_rot
         else:
-            point = link_origin  # the joint origin
-            frame_rot = link_rot
-            if spec.frame == 'parent':
-                parent = model.links[joint.parent_link]
-                if parent.body < 0:
-                    frame_rot = quat_to_matrix(parent.quat)
-                else:
-                    start = engine.work.backup[parent.body]
-                    frame_rot = quat_to_matrix(start[3:7]) @ quat_to_matrix(parent.quat)
-        r = com - point
-        # r x force written out: np.cross costs more than the rest of this method
-        torque = torque_com + np.array((r[1] * force[2] - r[2] * force[1],
-                                        r[2] * force[0] - r[0] * force[2],
-                                        r[0] * force[1] - r[1] * force[0]))
+            start = engine.work.backup[parent_body]
+            frame_rot = quat_to_matrix(start[3:7]) @ parent_rot
+        torque = torque_com + cross(r, force)
         out = np.empty(6)
         out[:3] = force @ frame_rot          # frame_rot.T @ force
         out[3:] = torque @ frame_rot
-        if spec.measure_direction == 'child_to_parent':
+        if state.spec.measure_direction == 'child_to_parent':
             out *= -1.0
         return out
 
@@ -226,6 +213,13 @@ class Sensors:
             state.take(self.measure(name), now, period)
 
 
+def cross(a, b):
+    """Return a x b of two 3-vectors (np.cross costs ten times more on vectors this short)."""
+    a0, a1, a2 = a
+    b0, b1, b2 = b
+    return np.array((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0))
+
+
 def keep_sample(state, value, now):
     """Make ``value`` a sensor state's latest sample at ``now`` and set its next sample time."""
     state.value = value
@@ -245,7 +239,34 @@ class _SensorState:
     def __init__(self, spec, joint):
         self.spec = spec
         self.joint = joint
+        self._geometry = (None, None)
         self.clear()
+
+    def geometry(self, sim):
+        """
+        Return where the sensor sits, fixed for its model: (sensor point in the child body's
+        frame about its centre of mass, sensor axes in the child body, the parent's body index,
+        the parent link's axes in its body or None when the reading is not in the parent's
+        frame).  Kept for the engine it was made for (a spawn makes a new one).
+        """
+        engine, made = self._geometry
+        if engine is sim._engine:
+            return made
+        spec, model = self.spec, sim.model
+        joint = model.joints[self.joint]
+        child = model.links[joint.child_link]
+        child_rot = quat_to_matrix(child.quat)
+        point = np.asarray(child.pos, dtype=float) - sim._engine.body_com[child.body]
+        mount_rot, parent_body, parent_rot = child_rot, -1, None
+        if spec.frame == 'sensor':
+            point = point + child_rot @ spec.pos
+            mount_rot = child_rot @ quat_to_matrix(spec.quat)
+        elif spec.frame == 'parent':
+            parent = model.links[joint.parent_link]
+            parent_body, parent_rot = parent.body, quat_to_matrix(parent.quat)
+        made = (point, mount_rot, parent_body, parent_rot)
+        self._geometry = (sim._engine, made)
+        return made
 
     def clear(self):
         """Forget the samples (reset)."""
@@ -325,16 +346,17 @@ class _ImuState:
         state = engine.state
         quat = state.body_quat[b]
         rot = quat_to_matrix(quat)
-        w = engine.body_angular_velocity(b)
-        v = state.body_lin_vel[b] + np.cross(w, rot @ self.offset)
+        inv_inertia = engine.bodies.inv_inertia[b]
+        w = rot @ (inv_inertia @ (state.body_ang_mom[b] @ rot))   # I_world^-1 L
+        v = state.body_lin_vel[b] + cross(w, rot @ self.offset)
         frame = rot @ self.rot_in_body
         start = engine.work.backup[b]
         accel = np.zeros(3)
         middle = frame
         if sim.time > 0.0 and (start[3] or start[4] or start[5] or start[6]):
             rot0 = quat_to_matrix(start[3:7])
-            w0 = rot0 @ engine.bodies.inv_inertia[b] @ rot0.T @ start[10:13]
-            v0 = start[7:10] + np.cross(w0, rot0 @ self.offset)
+            w0 = rot0 @ (inv_inertia @ (start[10:13] @ rot0))
+            v0 = start[7:10] + cross(w0, rot0 @ self.offset)
             accel = (v - v0) / sim.dt
             # the change over the step, seen in the sensor's axes halfway through it (the
             # normalised sum of the two quaternions is their exact slerp midpoint): a point
