@@ -97,11 +97,22 @@ def one_run(mode, seconds, log_dir, catch_up=1.0):
                               'window.benchFrames++; requestAnimationFrame(count); })(); 0')
             start = len(samples)
             cpu0 = {'view': process_cpu_seconds(view.pid) if view else 0.0,
-                    'page': tree_cpu(page.process.pid) if page else 0.0}
+                    'page': tree_cpu(page.process.pid) if page else 0.0,
+                    'node': process_cpu_seconds(node.process.pid),
+                    'controller': process_cpu_seconds(children[0].pid)}
+            if os.environ.get('BENCH_PROFILE'):   # py-spy's flame graph of a process
+                who = {'node': node.process.pid, 'view': view.pid if view else None,
+                       'controller': children[0].pid}[os.environ['BENCH_PROFILE']]
+                subprocess.Popen([os.environ.get('PY_SPY', 'py-spy'), 'record', '-p', str(who),
+                                  '-d', str(int(seconds) - 1), '-o',
+                                  f'/tmp/profile_{mode}.txt', '-f', 'raw', '--nonblocking'],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             busy0 = busy()
             client.spin_for(seconds)
             cpu1 = {'view': process_cpu_seconds(view.pid) if view else 0.0,
-                    'page': tree_cpu(page.process.pid) if page else 0.0}
+                    'page': tree_cpu(page.process.pid) if page else 0.0,
+                    'node': process_cpu_seconds(node.process.pid),
+                    'controller': process_cpu_seconds(children[0].pid)}
             busy1 = busy()
             frames = page.evaluate('window.benchFrames') if page is not None else 0
             window = samples[start:]
@@ -109,6 +120,8 @@ def one_run(mode, seconds, log_dir, catch_up=1.0):
             return {'rtf': (window[-1][1] - window[0][1]) / wall,
                     'view_cpu': 100.0 * (cpu1['view'] - cpu0['view']) / wall,
                     'page_cpu': 100.0 * (cpu1['page'] - cpu0['page']) / wall,
+                    'node_cpu': 100.0 * (cpu1['node'] - cpu0['node']) / wall,
+                    'controller_cpu': 100.0 * (cpu1['controller'] - cpu0['controller']) / wall,
                     'machine': (busy1[0] - busy0[0]) / (busy1[1] - busy0[1]),
                     'page_fps': frames / wall}
         finally:

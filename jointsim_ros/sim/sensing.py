@@ -244,10 +244,12 @@ class _SensorState:
 
     def geometry(self, sim):
         """
-        Return where the sensor sits, fixed for its model: (sensor point in the child body's
-        frame about its centre of mass, sensor axes in the child body, the parent's body index,
-        the parent link's axes in its body or None when the reading is not in the parent's
-        frame).  Kept for the engine it was made for (a spawn makes a new one).
+        Return where the sensor sits on its bodies, fixed for a model.
+
+        (sensor point in the child body's frame about its centre of mass, sensor axes in the
+        child body, the parent's body index, the parent link's axes in its body or None when
+        the reading is not in the parent's frame); kept for the engine it was made for (a
+        spawn makes a new one).
         """
         engine, made = self._geometry
         if engine is sim._engine:
