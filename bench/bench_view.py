@@ -100,13 +100,6 @@ def one_run(mode, seconds, log_dir, catch_up=1.0):
                     'page': tree_cpu(page.process.pid) if page else 0.0,
                     'node': process_cpu_seconds(node.process.pid),
                     'controller': process_cpu_seconds(children[0].pid)}
-            if os.environ.get('BENCH_PROFILE'):   # py-spy's flame graph of a process
-                who = {'node': node.process.pid, 'view': view.pid if view else None,
-                       'controller': children[0].pid}[os.environ['BENCH_PROFILE']]
-                subprocess.Popen([os.environ.get('PY_SPY', 'py-spy'), 'record', '-p', str(who),
-                                  '-d', str(int(seconds) - 1), '-o',
-                                  f'/tmp/profile_{mode}.txt', '-f', 'raw', '--nonblocking'],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             busy0 = busy()
             client.spin_for(seconds)
             cpu1 = {'view': process_cpu_seconds(view.pid) if view else 0.0,
@@ -157,12 +150,16 @@ def main():
                            'niceness 19'}
     lines = ["# The browser view's cost (bench/bench_view.py)", '',
              f'Command: `.venv/bin/python bench/bench_view.py --runs {args.runs} --seconds '
-             f'{args.seconds:g} --catch-up {args.catch_up:g}`; medians of {args.runs} runs.', '',
-             '| set-up | node real-time factor | view CPU (% of a core) | browser CPU (% of a '
-             'core) | page frames/s | machine busy (2 cores) |', '|---|---|---|---|---|---|']
+             f'{args.seconds:g} --catch-up {args.catch_up:g}`; medians of {args.runs} runs '
+             '(each run in brackets); CPU in % of a core.', '',
+             '| set-up | node real-time factor | node CPU | controller CPU | view CPU | browser '
+             'CPU | page frames/s | machine busy (2 cores) |',
+             '|---|---|---|---|---|---|---|---|']
     for mode, runs in rows.items():
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        lines.append(f'| {labels[mode]} | {med["rtf"]:.3f} | {med["view_cpu"]:.0f} | '
+        each = ', '.join(f'{r["rtf"]:.3f}' for r in runs)
+        lines.append(f'| {labels[mode]} | {med["rtf"]:.3f} ({each}) | {med["node_cpu"]:.0f} | '
+                     f'{med["controller_cpu"]:.0f} | {med["view_cpu"]:.0f} | '
                      f'{med["page_cpu"]:.0f} | {med["page_fps"]:.0f} | '
                      f'{100 * med["machine"]:.0f} % |')
     text = '\n'.join(lines) + '\n'
