@@ -207,10 +207,10 @@ def test_make_run_valve_turns_the_valve_through_the_node(tmp_path):
     assert re.search(r't = +[\d.]+ s  valve +[-+][\d.]+ deg, wrist sensors [\d.]+/[\d.]+ N', out)
     assert re.search(r'phase turning: valve \d+ deg, squeeze [-\d.]+/[-\d.]+ N, tangential', out)
     assert 'grasped the rim with both hands' in out
-    # no traceback while the task runs; one run in four on a loaded machine printed a pybind11
-    # cast error from a child as the demo stopped it after the result line (not understood
-    # yet: noted for the next session)
-    assert 'Traceback' not in out.split(lines[0])[0], out
+    # no traceback, also as the demo stops its children after the result line (one run in
+    # four printed pybind11's cast error there: the controller's SIGINT raised inside the
+    # executor; its signals only set a flag now, tools/spinning.py)
+    assert 'Traceback' not in out, out
 
 
 @pytest.mark.parametrize('signame', ['SIGTERM', 'SIGINT'])
