@@ -118,14 +118,16 @@ def one_run(mode, seconds, log_dir, catch_up=1.0):
                     'machine': (busy1[0] - busy0[0]) / (busy1[1] - busy0[1]),
                     'page_fps': frames / wall}
         finally:
-            if page is not None:
-                page.close()
-            if client is not None:
-                client.close()
-            for child in children:
-                child.terminate()
-                child.wait(timeout=10)
-            node.stop()
+            try:
+                if page is not None:
+                    page.close()
+                if client is not None:
+                    client.close()
+            finally:   # the simulation's processes end whatever the browser's close did
+                for child in children:
+                    child.terminate()
+                    child.wait(timeout=10)
+                node.stop()
 
 
 def main():

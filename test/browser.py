@@ -59,7 +59,9 @@ class Browser:
         from websockets.sync.client import connect
         self.width, self.height = width, height
         port = free_port()
-        self._profile = tempfile.TemporaryDirectory()
+        # its helper processes may still write to the profile as the browser ends: whatever
+        # is left then goes with the next cleanup of /tmp, not as an error of the test
+        self._profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
         prefix = []
         if like_a_user and os.geteuid() == 0 and shutil.which('setpriv'):
             prefix = ['setpriv', '--inh-caps=-sys_nice', '--bounding-set=-sys_nice']
@@ -153,4 +155,8 @@ class Browser:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-        self._profile.cleanup()
+        for _ in range(10):   # a helper still writing: 'Directory not empty'
+            self._profile.cleanup()
+            if not os.path.exists(self._profile.name):
+                break
+            time.sleep(0.2)
