@@ -19,9 +19,8 @@ Writes bench/results/node_publish.md.
 import argparse
 import os
 import statistics
-import time
 
-from benchlib import pin_to_one_core, REPO_ROOT, RESULTS_DIR, save_markdown
+from benchlib import mean_us, pin_to_one_core, REPO_ROOT, RESULTS_DIR, save_markdown
 
 from control_msgs.msg import DynamicJointState  # noqa: I100
 from geometry_msgs.msg import WrenchStamped
@@ -60,15 +59,6 @@ def link_by_link(tree):
         out.append(Transform(tree.frame(parent), tree.frame(child),
                              tuple(float(v) for v in xyz), relative_quat(parent_quat, child_quat)))
     return out
-
-
-def mean_us(call, calls):
-    """Return the mean wall time of ``call()`` over ``calls`` calls, microseconds."""
-    call()
-    start = time.perf_counter()
-    for _ in range(calls):
-        call()
-    return (time.perf_counter() - start) / calls * 1e6
 
 
 def main():

@@ -15,22 +15,13 @@ Writes bench/results/sensors.md.
 """
 import argparse
 import statistics
-import time
 
-from benchlib import pin_to_one_core, REPO_ROOT, RESULTS_DIR, save_markdown
+from benchlib import mean_us, pin_to_one_core, REPO_ROOT, RESULTS_DIR, save_markdown
 
 from jointsim_ros.sim.simulator import Simulator  # noqa: I100
 
 ROBOT = REPO_ROOT / 'urdf' / 'jointsim_humanoid.urdf.xacro'
 CONFIG = REPO_ROOT / 'config' / 'jointsim_humanoid.yaml'
-
-
-def mean_us(call, calls):
-    """Return the mean wall time of ``call()`` over ``calls`` calls, microseconds."""
-    start = time.perf_counter()
-    for _ in range(calls):
-        call()
-    return 1e6 * (time.perf_counter() - start) / calls
 
 
 def main():

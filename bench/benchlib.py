@@ -240,6 +240,15 @@ def verdict(value, target):
     return 'PASS' if value <= target else 'MISS'
 
 
+def mean_us(call, calls):
+    """Return the mean wall time of ``call()`` over ``calls`` calls (after one), microseconds."""
+    call()
+    start = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
 def save_markdown(out_dir, name, text):
     """Write text to out_dir/name.md and print it."""
     out_dir = Path(out_dir)
