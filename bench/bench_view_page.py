@@ -8,7 +8,7 @@ set-up, over ``--seconds`` after 5 s: the browser's CPU (% of a core; all its pr
 its GPU process alone) and the page's frames per second.  Set-ups, each cutting more of what
 is drawn:
   shadows        viser's default lights with their shadows (three cascades): the view before
-                 stop 39;
+                 f887c67;
   view           the view as it is (the default lights without shadows);
   no-env         and no environment map (image-based lighting);
   dpr-0.25       and a sixteenth of the pixels (viser's ``?fixedDpr=0.25``);
