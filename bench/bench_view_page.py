@@ -4,7 +4,8 @@ Where the view's page spends its CPU in a GPU-less browser (issue 33).
 The humanoid's view (``SimulatorView``: links, plots, buttons) is served alone, its links moved
 at 30 Hz as the walk moves them, and its page opened in headless Chromium (software WebGL,
 SwiftShader; the browser without CAP_SYS_NICE, niceness 0), nothing else running.  Per
-set-up, over ``--seconds`` after 5 s: the browser's CPU (% of a core; all its processes, and
+set-up, over ``--seconds`` after ``--warm-up`` s (the page's start: its environment map and
+shaders take seconds in software): the browser's CPU (% of a core; all its processes, and
 its GPU process alone) and the page's frames per second.  Set-ups, each cutting more of what
 is drawn:
   shadows        viser's default lights with their shadows (three cascades): the view before
@@ -16,7 +17,7 @@ is drawn:
   still-shadows  as 'shadows' with nothing moving (the page draws on demand);
   still          as 'view' with nothing moving.
 
-Run: .venv/bin/python bench/bench_view_page.py [--runs 3] [--seconds 10]
+Run: .venv/bin/python bench/bench_view_page.py [--runs 3] [--seconds 10] [--warm-up 15]
 Writes bench/results/view_page.md.
 """
 import argparse
@@ -45,16 +46,21 @@ CUT = {'shadows': 0, 'view': 1, 'no-env': 2, 'dpr-0.25': 3, 'one-box': 4,
        'still-shadows': 0, 'still': 1}
 
 
-def chromium_cpu():
-    """Return {'all': s, 'gpu': s}: CPU seconds of every chromium process and of its GPU one."""
+def descendants(pid):
+    """Return a process's pid and those of all its children, grandchildren..."""
+    children = subprocess.run(['pgrep', '-P', str(pid)], capture_output=True,
+                              text=True).stdout.split()
+    return [pid] + [p for c in children for p in descendants(int(c))]
+
+
+def chromium_cpu(pid):
+    """Return {'all': s, 'gpu': s}: CPU seconds of one browser's processes and its GPU one."""
     total = gpu = 0.0
     ticks = float(os.sysconf('SC_CLK_TCK'))
-    pids = subprocess.run(['pgrep', '-f', 'chromium'], capture_output=True,
-                          text=True).stdout.split()
-    for pid in pids:
+    for child in descendants(pid):
         try:
-            cmd = Path(f'/proc/{pid}/cmdline').read_text()
-            stat = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+            cmd = Path(f'/proc/{child}/cmdline').read_text()
+            stat = Path(f'/proc/{child}/stat').read_text().rsplit(')', 1)[1].split()
         except OSError:
             continue
         seconds = (int(stat[11]) + int(stat[12])) / ticks
@@ -64,7 +70,7 @@ def chromium_cpu():
     return {'all': total, 'gpu': gpu}
 
 
-def one_run(setup, seconds, port):
+def one_run(setup, seconds, port, warm_up):
     """Serve the view, open its page, move it as ``setup`` says; return its figures."""
     sim = Simulator.from_urdf(str(ROBOT), str(CONFIG))
     view = SimulatorView(sim, port=port, announce=lambda line: None)
@@ -97,12 +103,12 @@ def one_run(setup, seconds, port):
                                           0.5 + 0.05 * math.sin(0.1 * k)), (1.0, 0.0, 0.0, 0.0))
                                      for i, n in enumerate(names)})
                 time.sleep(1.0 / 30.0)
-        move(5.0)
+        move(warm_up)
         page.evaluate('window.benchFrames = 0; (function count() { window.benchFrames++; '
                       'requestAnimationFrame(count); })(); 0')
-        cpu0, wall0 = chromium_cpu(), time.monotonic()
+        cpu0, wall0 = chromium_cpu(page.process.pid), time.monotonic()
         move(seconds)
-        cpu1, wall = chromium_cpu(), time.monotonic() - wall0
+        cpu1, wall = chromium_cpu(page.process.pid), time.monotonic() - wall0
         frames = page.evaluate('window.benchFrames')
     finally:
         page.close()
@@ -115,16 +121,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[1])
     parser.add_argument('--runs', type=int, default=3)
     parser.add_argument('--seconds', type=float, default=10.0)
+    parser.add_argument('--warm-up', type=float, default=15.0)
     args = parser.parse_args()
     rows = {setup: [] for setup in SETUPS}
     for _ in range(args.runs):
         for setup in SETUPS:
-            rows[setup].append(one_run(setup, args.seconds, browser.free_port()))
+            rows[setup].append(one_run(setup, args.seconds, browser.free_port(), args.warm_up))
             print(setup, rows[setup][-1], flush=True)
     lines = ["# The view's page in a GPU-less browser (bench/bench_view_page.py)", '',
              f'Command: `.venv/bin/python bench/bench_view_page.py --runs {args.runs} '
-             f'--seconds {args.seconds:g}`; medians of {args.runs} runs; CPU in % of a core '
-             '(2 cores).', '',
+             f'--seconds {args.seconds:g} --warm-up {args.warm_up:g}`; medians of {args.runs} '
+             'runs; CPU in % of a core (2 cores).', '',
              '| set-up | browser CPU | its GPU process | page frames/s | CPU ms a frame |',
              '|---|---|---|---|---|']
     for setup, runs in rows.items():
