@@ -729,13 +729,27 @@ def make_executor(real_time_factor, context=None):
     return SingleThreadedExecutor(context=context)
 
 
-def spin(node, executor, stop):
-    """Spin until ``stop`` is set (SIGINT, SIGTERM) or the context shuts down."""
+def stop_on_signals():
+    """
+    Return an Event that SIGINT and SIGTERM set (call after ``rclpy.init`` without handlers).
+
+    They only ask the spin loop to end: Python's own handler would raise KeyboardInterrupt
+    inside whichever callback runs (the events executor logs it as a crash, or pybind11 prints
+    'Unable to convert call argument').
+    """
+    stop = threading.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    return stop
+
+
+def spin(node, executor, *stops):
+    """Spin until one of the ``stops`` Events is set or the context shuts down."""
     executor.add_node(node)
     context = node.context
     # spin_once in a loop rather than spin(): the events executor's spin() does not return on
     # Ctrl-C with rclpy 9.1 (kilted wheels); checking here works for every executor.
-    while context.ok() and not stop.is_set() and not node.quit_requested.is_set():
+    while context.ok() and not any(stop.is_set() for stop in stops):
         executor.spin_once(timeout_sec=0.1)
 
 
@@ -777,17 +791,13 @@ def main(args=None):
     if wants_help(args):
         sys.stdout.write(usage())
         return 0
-    # SIGINT and SIGTERM only ask the spin loop to end: the default handler would raise
-    # KeyboardInterrupt inside whichever callback runs (the events executor logs it as a crash).
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    stop = threading.Event()
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda *_: stop.set())
+    stop = stop_on_signals()
     node = None
     status = 0
     try:
         node = JointsimNode()
-        spin(node, make_executor(node.settings.real_time_factor), stop)
+        spin(node, make_executor(node.settings.real_time_factor), stop, node.quit_requested)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (JointsimError, FileNotFoundError) as error:

@@ -288,8 +288,8 @@ class ViewScene:
         self._plots = {}
         self.server.scene.set_up_direction('+z')
         # no shadows: viser's are three cascaded shadow maps, drawn again every frame; in a
-        # browser without a GPU a frame took 4-5 times as long with them, and the page kept
-        # drawing with nothing moving (docs/benchmarks.md, "Issue 33", bench_view_page.py)
+        # browser without a GPU a frame took about twice as long with them (docs/benchmarks.md,
+        # "Issue 33", bench_view_page.py)
         self.server.scene.configure_default_lights(True, cast_shadow=False)
         self.set_camera(CAMERA_POSITION, CAMERA_LOOK_AT, CAMERA_FOV)
         self.server.scene.add_grid('/ground', width=4.0, height=4.0, cell_size=0.25)

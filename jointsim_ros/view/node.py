@@ -15,9 +15,7 @@ It prints ``view: http://127.0.0.1:PORT`` when it serves.
 from collections import deque
 import logging
 import os
-import signal
 import sys
-import threading
 
 from control_msgs.msg import DynamicJointState
 from geometry_msgs.msg import WrenchStamped
@@ -35,7 +33,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, PlotBuffer, strip_prefix,
                       ViewScene, world_poses, wrench_arrows)
 from ..description.urdf import parse_urdf
-from ..ros.node import make_executor
+from ..ros.node import make_executor, spin, stop_on_signals
 
 NODE_NAME = 'jointsim_view'
 #: The plots are redrawn every PLOT_EVERY drawings (10 Hz at the default 30 Hz).
@@ -268,19 +266,14 @@ def main(args=None):
     except (OSError, ValueError):
         pass
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    stop = threading.Event()
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda *_: stop.set())
+    stop = stop_on_signals()
     logging.getLogger('jointsim_ros').setLevel(logging.WARNING)
     node = None
     try:
         node = ViewNode(announce=lambda text: print(text, flush=True))
         # the events executor spends far less per callback than the single-threaded one, and
         # the view gets over a thousand messages a second from a walking humanoid
-        executor = make_executor(1.0)
-        executor.add_node(node)
-        while rclpy.ok() and not stop.is_set():
-            executor.spin_once(timeout_sec=0.1)
+        spin(node, make_executor(1.0), stop)
     except KeyboardInterrupt:
         pass
     finally:
