@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / 'test'))
 sys.path.insert(0, str(ROOT / 'bench'))
 
-from benchlib import process_cpu_seconds  # noqa: E402, I100
+from benchlib import process_cpu_seconds, tree_cpu  # noqa: E402, I100
 import browser  # noqa: E402
 from node_harness import domain, NodeProcess, ROS_ENVIRONMENT, RosClient  # noqa: E402
 
@@ -49,14 +49,6 @@ def busy():
         fields = [int(x) for x in stat.readline().split()[1:]]
     ticks = os.sysconf('SC_CLK_TCK')
     return (sum(fields[:8]) - fields[3] - fields[4]) / ticks, sum(fields[:8]) / ticks
-
-
-def tree_cpu(pid):
-    """Return the CPU seconds of a process and its children (a browser's processes)."""
-    total = process_cpu_seconds(pid)
-    children = subprocess.run(['pgrep', '-P', str(pid)], capture_output=True,
-                              text=True).stdout.split()
-    return total + sum(tree_cpu(int(c)) for c in children if Path(f'/proc/{c}').exists())
 
 
 def one_run(mode, seconds, log_dir, catch_up=1.0):

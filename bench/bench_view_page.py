@@ -22,15 +22,13 @@ Writes bench/results/view_page.md.
 """
 import argparse
 import math
-import os
 from pathlib import Path
-import re
 import statistics
-import subprocess
 import sys
 import time
 
-from benchlib import REPO_ROOT, RESULTS_DIR, save_markdown
+from benchlib import (descendants, process_cpu_seconds, REPO_ROOT, RESULTS_DIR, save_markdown,
+                      tree_cpu)
 
 sys.path.insert(0, str(REPO_ROOT / 'test'))
 
@@ -46,28 +44,16 @@ CUT = {'shadows': 0, 'view': 1, 'no-env': 2, 'dpr-0.25': 3, 'one-box': 4,
        'still-shadows': 0, 'still': 1}
 
 
-def descendants(pid):
-    """Return a process's pid and those of all its children, grandchildren..."""
-    children = subprocess.run(['pgrep', '-P', str(pid)], capture_output=True,
-                              text=True).stdout.split()
-    return [pid] + [p for c in children for p in descendants(int(c))]
-
-
 def chromium_cpu(pid):
     """Return {'all': s, 'gpu': s}: CPU seconds of one browser's processes and its GPU one."""
-    total = gpu = 0.0
-    ticks = float(os.sysconf('SC_CLK_TCK'))
+    gpu = 0.0
     for child in descendants(pid):
         try:
-            cmd = Path(f'/proc/{child}/cmdline').read_text()
-            stat = Path(f'/proc/{child}/stat').read_text().rsplit(')', 1)[1].split()
-        except OSError:
-            continue
-        seconds = (int(stat[11]) + int(stat[12])) / ticks
-        total += seconds
-        if re.search('--type=gpu-process', cmd):
-            gpu += seconds
-    return {'all': total, 'gpu': gpu}
+            if '--type=gpu-process' in Path(f'/proc/{child}/cmdline').read_text():
+                gpu += process_cpu_seconds(child)
+        except OSError:     # ended since it was listed
+            pass
+    return {'all': tree_cpu(pid), 'gpu': gpu}
 
 
 def one_run(setup, seconds, port, warm_up):

@@ -124,6 +124,24 @@ def process_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
+def descendants(pid):
+    """Return a process's pid and those of its children, grandchildren... (a browser's)."""
+    children = subprocess.run(['pgrep', '-P', str(pid)], capture_output=True,
+                              text=True).stdout.split()
+    return [pid] + [p for c in children for p in descendants(int(c))]
+
+
+def tree_cpu(pid):
+    """Return the CPU seconds of a process and all its descendants (those still running)."""
+    total = 0.0
+    for each in descendants(pid):
+        try:
+            total += process_cpu_seconds(each)
+        except OSError:     # ended since it was listed
+            pass
+    return total
+
+
 def _version(module):
     try:
         return __import__(module).__version__
