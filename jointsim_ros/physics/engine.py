@@ -255,11 +255,11 @@ class Mechanism:
             return np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
         return self.state.body_pos[b].copy(), self.state.body_quat[b].copy()
 
-    def body_angular_velocity(self, b):
-        """World angular velocity w = I_world^-1 L of body b, rad/s."""
+    def body_angular_velocity(self, b, rot=None):
+        """World angular velocity w = I_world^-1 L of body b, rad/s (``rot``: its matrix)."""
         if b < 0:
             return np.zeros(3)
-        r = quat_to_matrix(self.state.body_quat[b])
+        r = quat_to_matrix(self.state.body_quat[b]) if rot is None else rot
         return r @ self.bodies.inv_inertia[b] @ r.T @ self.state.body_ang_mom[b]
 
     def set_body_state(self, b, pos, quat, lin_vel, ang_vel):

@@ -348,8 +348,7 @@ class _ImuState:
         state = engine.state
         quat = state.body_quat[b]
         rot = quat_to_matrix(quat)
-        inv_inertia = engine.bodies.inv_inertia[b]
-        w = rot @ (inv_inertia @ (state.body_ang_mom[b] @ rot))   # I_world^-1 L
+        w = engine.body_angular_velocity(b, rot)
         v = state.body_lin_vel[b] + cross(w, rot @ self.offset)
         frame = rot @ self.rot_in_body
         start = engine.work.backup[b]
@@ -357,7 +356,7 @@ class _ImuState:
         middle = frame
         if sim.time > 0.0 and (start[3] or start[4] or start[5] or start[6]):
             rot0 = quat_to_matrix(start[3:7])
-            w0 = rot0 @ (inv_inertia @ (start[10:13] @ rot0))
+            w0 = rot0 @ engine.bodies.inv_inertia[b] @ rot0.T @ start[10:13]
             v0 = start[7:10] + cross(w0, rot0 @ self.offset)
             accel = (v - v0) / sim.dt
             # the change over the step, seen in the sensor's axes halfway through it (the
