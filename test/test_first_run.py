@@ -114,10 +114,12 @@ def test_the_workers_compile_the_steps_stages_for_the_types_the_step_passes():
     second = precompile.job_stages('stages')
     first = precompile.job_stages('maximal')
     names = [s.py_func.__name__ for s, _ in second]
-    assert set(names) == {'find_contacts', 'prepare_contacts', 'warm_start_contacts',
+    assert set(names) == {'store_start_velocities', 'find_body_contacts',
+                          'prepare_body_contacts', 'warm_start_body_contacts',
                           'resting_on_compliant', *precompile.SHARED_STAGES}
-    assert names == ['find_contacts', 'prepare_free_friction', 'prepare_contacts',  # step order
-                     'warm_start_contacts', 'resting_on_compliant', 'diverged_body',
+    assert names == ['store_start_velocities', 'find_body_contacts',  # step order
+                     'prepare_free_friction', 'prepare_body_contacts',
+                     'warm_start_body_contacts', 'resting_on_compliant', 'diverged_body',
                      'update_joint_coordinates', 'project_limits']
     assert {'prepare_blocks', 'prepare_axes', 'solve_velocities',
             'integrate_velocities'} <= {s.py_func.__name__ for s, _ in first}

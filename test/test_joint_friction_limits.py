@@ -1,4 +1,9 @@
-"""Joint Coulomb friction, viscous damping and limits against their analytic behaviour."""
+"""
+Joint Coulomb friction, viscous damping and limits against their analytic behaviour.
+
+The scalar joints' tests run in both formulations (``formulation``): the rows are defined once
+(physics/axes.py) and each formulation solves them on its own velocities.
+"""
 import logging
 import math
 
@@ -8,6 +13,15 @@ import pytest
 from robots import inertial, joint, link, robot
 
 G = 9.81
+FORMULATIONS = ('maximal', 'tree')
+both = pytest.mark.parametrize('formulation', FORMULATIONS)
+
+
+def configured(config, formulation):
+    """Return config (a dict or None) with solver.formulation set."""
+    out = dict(config or {})
+    out['solver'] = {**out.get('solver', {}), 'formulation': formulation}
+    return out
 
 
 def door(friction=20.0, damping=0.0, limits=None):
@@ -25,9 +39,10 @@ def door(friction=20.0, damping=0.0, limits=None):
 
 
 @pytest.mark.parametrize('dt', [0.001, 0.01])
-def test_door_decelerates_linearly_and_stops(dt):
+@both
+def test_door_decelerates_linearly_and_stops(dt, formulation):
     inertia, w0, friction = 8.0, 1.3, 20.0
-    sim = Simulator.from_urdf(door(friction), {'dt': dt})
+    sim = Simulator.from_urdf(door(friction), configured({'dt': dt}, formulation))
     sim.set_joint_state({'hinge': 0.0}, {'hinge': w0})
     t_stop = inertia * w0 / friction
     angle = inertia * w0 ** 2 / (2 * friction)
@@ -52,10 +67,11 @@ def test_door_decelerates_linearly_and_stops(dt):
     assert abs(sim.joint_velocities()[0]) < 1e-9
 
 
-def test_revolute_joint_sticks_below_and_slides_above_breakaway():
+@both
+def test_revolute_joint_sticks_below_and_slides_above_breakaway(formulation):
     config = {'joints': {'hinge': {'friction': 20.0, 'static_friction': 30.0}},
               'gravity': [0, 0, 0]}
-    sim = Simulator.from_urdf(door(), config)
+    sim = Simulator.from_urdf(door(), configured(config, formulation))
     sim.set_joint_efforts({'hinge': 25.0})  # above sliding, below breakaway friction
     sim.step(60000)  # a simulated minute
     assert abs(sim.joint_positions()[0]) < 1e-9
@@ -67,12 +83,13 @@ def test_revolute_joint_sticks_below_and_slides_above_breakaway():
     assert accel == pytest.approx((31.0 - 20.0) / 8.0, rel=1e-4)
 
 
-def test_prismatic_joint_sticks_and_slides():
+@both
+def test_prismatic_joint_sticks_and_slides(formulation):
     sled = robot('sled', link('rail'), link('carriage', inertial(4.0, 0.1, 0.1, 0.1)),
                  joint('slide', 'prismatic', 'rail', 'carriage', axis='1 0 0',
                        extra='<limit lower="-100" upper="100" effort="100" velocity="10"/>'
                              '<dynamics friction="8"/>'))
-    sim = Simulator.from_urdf(sled, None)
+    sim = Simulator.from_urdf(sled, configured(None, formulation))
     sim.set_joint_efforts({'slide': 7.9})
     sim.step(10000)
     assert abs(sim.joint_positions()[0]) < 1e-9
@@ -84,9 +101,11 @@ def test_prismatic_joint_sticks_and_slides():
 
 
 @pytest.mark.parametrize('dt', [0.001, 0.01])
-def test_damping_decays_exponentially(dt):
+@both
+def test_damping_decays_exponentially(dt, formulation):
     c, inertia, w0 = 4.0, 8.0, 2.0
-    sim = Simulator.from_urdf(door(friction=0.0, damping=c), {'dt': dt})
+    sim = Simulator.from_urdf(door(friction=0.0, damping=c),
+                              configured({'dt': dt}, formulation))
     sim.set_joint_state({'hinge': 0.0}, {'hinge': w0})
     for _ in range(5):
         sim.step(int(round(0.4 / dt)))
@@ -98,8 +117,10 @@ def test_damping_decays_exponentially(dt):
                                                           rel=c * dt / inertia * sim.time)
 
 
-def test_huge_damping_is_slow_not_unstable():
-    sim = Simulator.from_urdf(door(friction=0.0, damping=1e9), {'dt': 0.01})
+@both
+def test_huge_damping_is_slow_not_unstable(formulation):
+    sim = Simulator.from_urdf(door(friction=0.0, damping=1e9),
+                              configured({'dt': 0.01}, formulation))
     sim.set_joint_state({'hinge': 0.0}, {'hinge': 100.0})
     sim.step(10)
     assert 0.0 < sim.joint_positions()[0] < 100.0 * 8.0 / 1e9 * 1.01
@@ -107,9 +128,10 @@ def test_huge_damping_is_slow_not_unstable():
 
 
 @pytest.mark.parametrize('restitution', [1.0, 0.5, 0.0])
-def test_limit_bounce(restitution):
+@both
+def test_limit_bounce(restitution, formulation):
     sim = Simulator.from_urdf(door(friction=0.0, limits=(-0.5, 0.5)),
-                              {'limits': {'restitution': restitution}})
+                              configured({'limits': {'restitution': restitution}}, formulation))
     sim.set_joint_state({'hinge': 0.0}, {'hinge': 1.7})
     sim.step(int(0.5 / 1.7 / sim.dt) + 20)  # past the first impact
     assert sim.joint_velocities()[0] == pytest.approx(-restitution * 1.7, abs=1e-5)
@@ -118,12 +140,13 @@ def test_limit_bounce(restitution):
     assert energy_ratio == pytest.approx(restitution ** 2, abs=0.01)
 
 
-def test_bouncing_pendulum_keeps_its_energy_with_restitution_one():
+@both
+def test_bouncing_pendulum_keeps_its_energy_with_restitution_one(formulation):
     bob = inertial(2.0, 1e-3, 1e-3, 1e-3, xyz='0 0 -0.5')
     pendulum = robot('bell', link('base'), link('bob', bob),
                      joint('hinge', 'revolute', 'base', 'bob', axis='0 1 0',
                            extra='<limit lower="-0.3" upper="0.3" effort="10" velocity="10"/>'))
-    sim = Simulator.from_urdf(pendulum, {'limits': {'restitution': 1.0}})
+    sim = Simulator.from_urdf(pendulum, configured({'limits': {'restitution': 1.0}}, formulation))
     sim.set_joint_state({'hinge': 0.0}, {'hinge': 3.0})
     e0 = sum(sim.mechanical_energy())
     bounces, previous = 0, 3.0
@@ -137,12 +160,14 @@ def test_bouncing_pendulum_keeps_its_energy_with_restitution_one():
     assert bounces >= 8
 
 
-def test_pendulum_rests_on_its_limit_without_jitter_or_creep():
+@both
+def test_pendulum_rests_on_its_limit_without_jitter_or_creep(formulation):
     arm = robot('arm', link('base'), link('arm', inertial(3.0, 0.01, 0.05, 0.05,
                                                           xyz='0.4 0 0')),
                 joint('shoulder', 'revolute', 'base', 'arm', axis='0 1 0',
                       extra='<limit lower="-1" upper="0.3" effort="10" velocity="10"/>'))
-    sim = Simulator.from_urdf(arm, None)  # a positive angle lowers the arm onto the limit
+    # a positive angle lowers the arm onto the limit
+    sim = Simulator.from_urdf(arm, configured(None, formulation))
     sim.step(2000)
     for _ in range(8):
         sim.step(1000)
@@ -150,11 +175,12 @@ def test_pendulum_rests_on_its_limit_without_jitter_or_creep():
         assert abs(sim.joint_velocities()[0]) < 1e-6
 
 
-def test_fast_prismatic_joint_does_not_tunnel_through_its_limit():
+@both
+def test_fast_prismatic_joint_does_not_tunnel_through_its_limit(formulation):
     sled = robot('sled', link('rail'), link('carriage', inertial(1.0, 0.01, 0.01, 0.01)),
                  joint('slide', 'prismatic', 'rail', 'carriage', axis='1 0 0',
                        extra='<limit lower="-0.1" upper="0.1" effort="10" velocity="100"/>'))
-    sim = Simulator.from_urdf(sled, {'gravity': [0, 0, 0]})
+    sim = Simulator.from_urdf(sled, configured({'gravity': [0, 0, 0]}, formulation))
     sim.set_joint_state({'slide': 0.0}, {'slide': 50.0})  # 5 cm per step, 10 cm to go
     for _ in range(20):
         sim.step(1)
@@ -163,21 +189,24 @@ def test_fast_prismatic_joint_does_not_tunnel_through_its_limit():
     assert abs(sim.joint_velocities()[0]) < 1e-9
 
 
-def test_effort_limit_clips_commands():
-    sim = Simulator.from_urdf(door(friction=0.0, limits=(-10, 10)), {'gravity': [0, 0, 0]})
+@both
+def test_effort_limit_clips_commands(formulation):
+    sim = Simulator.from_urdf(door(friction=0.0, limits=(-10, 10)),
+                              configured({'gravity': [0, 0, 0]}, formulation))
     # the door's URDF effort limit is 1000 N m
     assert sim.set_joint_efforts({'hinge': 2500.0}) == {'hinge': 1000.0}
     sim.step(100)
     assert sim.joint_velocities()[0] == pytest.approx(1000.0 / 8.0 * sim.time, rel=1e-3)
     assert sim.joint_efforts()[0] == 1000.0
     free = Simulator.from_urdf(door(friction=0.0, limits=(-10, 10)),
-                               {'limits': {'enforce_effort': False}})
+                               configured({'limits': {'enforce_effort': False}}, formulation))
     assert free.set_joint_efforts({'hinge': 2500.0}) == {}
 
 
-def test_velocity_limit_reported_once_or_enforced(caplog):
+@both
+def test_velocity_limit_reported_once_or_enforced(caplog, formulation):
     fast = door(friction=0.0, limits=(-100, 100)).replace('velocity="100"', 'velocity="1.5"')
-    sim = Simulator.from_urdf(fast, {'gravity': [0, 0, 0]})
+    sim = Simulator.from_urdf(fast, configured({'gravity': [0, 0, 0]}, formulation))
     sim.set_joint_efforts({'hinge': 80.0})
     with caplog.at_level(logging.WARNING, logger='jointsim_ros'):
         for _ in range(5):
@@ -185,20 +214,22 @@ def test_velocity_limit_reported_once_or_enforced(caplog):
     assert sim.joint_velocities()[0] > 1.5
     messages = [r.getMessage() for r in caplog.records if 'velocity limit' in r.getMessage()]
     assert len(messages) == 1 and "'hinge'" in messages[0]
-    held = Simulator.from_urdf(fast, {'gravity': [0, 0, 0],
-                                      'limits': {'enforce_velocity': True}})
+    held = Simulator.from_urdf(fast, configured({'gravity': [0, 0, 0],
+                                                 'limits': {'enforce_velocity': True}},
+                                                formulation))
     held.set_joint_efforts({'hinge': 80.0})
     held.step(500)
     assert held.joint_velocities()[0] == pytest.approx(1.5, rel=1e-9)
 
 
-def test_friction_holds_a_driven_joint_with_its_rotor():
+@both
+def test_friction_holds_a_driven_joint_with_its_rotor(formulation):
     # the friction row acts on link and geared rotor together: a 25 N m load against 30 N m of
     # friction does not move the joint even though the rotor adds N^2 J_m of inertia
     drive = {'resistance': 1e6, 'inductance': 0.0, 'torque_constant': 0.05,
              'rotor_inertia': 1e-4, 'gear_ratio': 100.0}
-    sim = Simulator.from_urdf(door(friction=30.0), {'gravity': [0, 0, 0],
-                                                    'drives': {'hinge': drive}})
+    sim = Simulator.from_urdf(door(friction=30.0), configured(
+        {'gravity': [0, 0, 0], 'drives': {'hinge': drive}}, formulation))
     sim.set_joint_efforts({'hinge': 25.0})
     sim.step(5000)
     assert abs(sim.joint_positions()[0]) < 1e-9

@@ -3,7 +3,7 @@ from jointsim_ros import CommandError, ConfigError, Simulator
 from jointsim_ros.physics.engine import Engine, Mechanism
 import numpy as np
 import pytest
-from robots import biped, chain, double_pendulum, free_box, inertial, joint, link, robot
+from robots import chain, double_pendulum, free_box, inertial, joint, link, robot
 
 TREE = {'formulation': 'tree'}
 
@@ -22,9 +22,11 @@ def test_both_engines_are_mechanisms_and_the_tree_builds_no_maximal_solver_array
         for name in ('step', 'joint_rates', 'place_children', 'close_loops', 'kernel'):
             assert callable(getattr(engine, name))
     assert not isinstance(tree, Engine)
-    for name in ('blocks', 'work', 'free', 'shapes', 'cwork'):
+    for name in ('blocks', 'work', 'free'):
         assert hasattr(maximal, name) and not hasattr(tree, name)
-    assert tree.contacts is None and len(tree.state.row_impulse) == 0
+    # one contact pipeline: both hold its arrays, each with its own mechanics' row width
+    assert tree.contacts is not None and len(tree.state.row_impulse) == 0
+    assert maximal.cwork.row_J.shape[-1] == 6 and tree.cwork.row_J.shape[-1] == tree.n_dof
 
 
 @pytest.mark.parametrize('config, key', [
@@ -51,19 +53,17 @@ def mimic_pair():
 
 
 @pytest.mark.parametrize('urdf, config, key', [
-    (free_box(), {'base': 'floating'}, 'ground.enabled'),   # ground auto: on when floating
-    (biped(), {'base': 'floating', 'ground': {'enabled': True}}, 'ground.enabled'),
-    (chain(2), {'scene': {'crate': {'shape': 'box', 'size': [0.1, 0.1, 0.1],
-                                    'pose': {'position': [1.0, 0.0, 0.0]}}}}, 'scene'),
-    (chain(3), {'collision': {'self_collision': True}}, 'collision.self_collision'),
+    (free_box(), {'base': 'floating', 'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
     (chain(3), {'loop_joints': {'close': {'type': 'spherical', 'parent': 'base',
                                           'child': 'link2'}}}, 'loop_joints'),
     (chain(2), {'linear_actuators': {'ram': {'link_a': 'base', 'link_b': 'link1'}}},
      'linear_actuators'),
     (chain(2), {'path_points': {'tip': {'link': 'link1'}}}, 'path_points'),
     (chain(2), {'force_torque_sensors': {'ft': {'joint': 'joint1'}}}, 'force_torque_sensors'),
-    (chain(2), {'joints': {'joint0': {'friction': 0.1}}}, 'joints.joint0.friction'),
-    (chain(2), {'limits': {'enforce_velocity': True}}, 'limits.enforce_velocity'),
+    (chain(2), {'joints': {'joint0': {'friction': 0.1}}, 'solver': {'integrator': 'rk4'}},
+     'joints.joint0.friction'),
+    (chain(2), {'limits': {'enforce_velocity': True}, 'solver': {'integrator': 'rk4'}},
+     'limits.enforce_velocity'),
     (chain(2), {'drives': {'joint0': {'resistance': 1.0, 'inductance': 0.0,
                                       'torque_constant': 0.1, 'rotor_inertia': 1e-5}},
                 'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
@@ -94,10 +94,13 @@ def test_prescribed_motion_is_refused_with_a_command_error():
         sim.prescribed.joints([0.0, 1.0], [[0.0, 0.0], [0.1, 0.1]])
 
 
-def test_position_limits_are_not_enforced_and_said_once(caplog):
+def test_position_limits_are_enforced_but_by_rk4_which_says_so_once(caplog):
     with caplog.at_level('WARNING', logger='jointsim_ros'):
-        sim = Simulator.from_urdf(double_pendulum(), {'solver': TREE})
-    assert sum('does not enforce joint position limits' in r.message
+        Simulator.from_urdf(double_pendulum(), {'solver': TREE})
+    assert not any('limits' in r.message for r in caplog.records)
+    with caplog.at_level('WARNING', logger='jointsim_ros'):
+        sim = Simulator.from_urdf(double_pendulum(), {'solver': {**TREE, 'integrator': 'rk4'}})
+    assert sum('rk4 does not enforce joint position limits' in r.message
                for r in caplog.records) == 1
     assert sim.joint_names == ('shoulder', 'elbow')
 

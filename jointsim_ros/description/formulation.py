@@ -34,10 +34,10 @@ def check_formulation(model, config):
     check_tree_config(model, config)
     limited = [j.name for j in model.joints if j.type in ('revolute', 'prismatic')
                and (math.isfinite(j.lower) or math.isfinite(j.upper))]
-    if limited:
-        return [f'solver.formulation tree does not enforce joint position limits '
-                f'({", ".join(limited)} have some); use solver.formulation: maximal to '
-                f'enforce them.']
+    if limited and solver.integrator == 'rk4':
+        return [f'solver.integrator rk4 does not enforce joint position limits '
+                f'({", ".join(limited)} have some); use solver.integrator: '
+                f'semi_implicit_euler or symplectic_euler to enforce them.']
     return []
 
 
@@ -50,8 +50,9 @@ def check_tree_config(model, config):
         config: SimConfig with ``solver.formulation == 'tree'``.
 
     Raises:
-        ConfigError: contacts, closed loops, linear actuators, force-torque sensors, mimic
-            joints, joint Coulomb friction, enforced velocity limits, or drives with RK4.
+        ConfigError: closed loops, linear actuators, path points, grasps, force-torque
+            sensors, IMUs, mimic joints, Coulomb friction of spherical and planar joints;
+            with RK4 also drives, contacts, joint friction and enforced velocity limits.
     """
     src = config.source
     fix = 'or use solver.formulation: maximal'
@@ -60,17 +61,14 @@ def check_tree_config(model, config):
         raise ConfigError(f'{src}: solver.formulation tree does not simulate {what} (key '
                           f"'{key}'); {how}, {fix}.")
 
-    if config.solver.integrator == 'rk4' and model.drives:
+    rk4 = config.solver.integrator == 'rk4'
+    if rk4 and model.drives:
         refuse('drives with the rk4 integrator', 'solver.integrator',
                'use integrator semi_implicit_euler or symplectic_euler, or remove the drives')
-    if any(s.body < 0 and s.kind == 'plane' for s in model.shapes):
-        refuse('contacts with the ground', 'ground.enabled',
-               'set ground.enabled: false (auto turns it on for a floating base)')
-    if model.objects or any(s.body < 0 for s in model.shapes):
-        refuse('scene objects', 'scene', 'remove the scene section')
-    if config.collision.self_collision or config.collision.self_collision_pairs:
-        refuse('self-collision', 'collision.self_collision',
-               'set collision.self_collision: false and remove collision.self_collision_pairs')
+    if rk4 and model.shapes:
+        refuse('contacts with the rk4 integrator', 'solver.integrator',
+               'use integrator semi_implicit_euler or symplectic_euler, or set '
+               'ground.enabled: false and remove the scene and collision shapes')
     if config.linear_actuators:
         refuse('linear actuators', 'linear_actuators', 'remove the linear_actuators section')
     if config.path_points:
@@ -89,9 +87,11 @@ def check_tree_config(model, config):
             refuse(f'mimic joints ({j.name!r})', f'<mimic> of {j.name}',
                    'remove the <mimic> tag from the URDF')
         static = j.static_friction if j.static_friction is not None else j.friction
-        if j.friction > 0.0 or static > 0.0:
-            refuse(f'joint Coulomb friction ({j.name!r})', f'joints.{j.name}.friction',
+        friction = j.friction > 0.0 or static > 0.0
+        if friction and (rk4 or j.type in ('spherical', 'planar')):
+            refuse(f'joint Coulomb friction ({j.name!r}, {j.type}'
+                   f'{" with rk4" if rk4 else ""})', f'joints.{j.name}.friction',
                    f'set joints: {{{j.name}: {{friction: 0, static_friction: 0}}}}')
-    if config.limits.enforce_velocity:
-        refuse('enforced velocity limits', 'limits.enforce_velocity',
+    if config.limits.enforce_velocity and rk4:
+        refuse('enforced velocity limits with the rk4 integrator', 'limits.enforce_velocity',
                'set limits.enforce_velocity: false')

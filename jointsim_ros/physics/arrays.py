@@ -251,9 +251,14 @@ ContactWork = by_reference(namedtuple('ContactWork', [
     'plane_pos',    # (8, 3) points of one shape against a plane
     'plane_depth',  # (8,)
     'scratch',      # narrow-phase scratch (collide.py)
-    'rx',           # (n_max, 2, 3, 3) r x d for A and B, rows n, t1, t2
-    'irx',          # (n_max, 2, 3, 3) I^-1 (r x d)
-    'idir',         # (n_max, 2, 3, 3) I^-1 d
+    # each point's rows (contacts.N_ROWS: along n, t1, t2; about n, t1, t2) as the formulation's
+    # mechanics sees them (physics/body_mechanics.py, physics/tree_rows.py): two segments of
+    # the velocity vector x per row, the row's Jacobian and its response M^-1 J^T on each
+    'row_seg',      # (n_max, 6, 2) int64 first entry of x of each segment, -1 = none
+    'row_len',      # (n_max, 6, 2) int64 entries of each segment
+    'row_J',        # (n_max, 6, 2, width) the row's Jacobian on each segment
+    'row_U',        # (n_max, 6, 2, width) velocity response to a unit impulse on each segment
+    'k_normal',     # (n_max,) the normal row's inverse effective mass J M^-1 J^T, 1/kg
     'kinv',         # (n_max, 6) inverse effective masses: along n, t1, t2; about n, t1, t2
     'target',       # (n_max,) normal velocity target, m/s
     'soft',         # (n_max, 2) normal row: effective mass with softness, kg; gamma, 1/kg
@@ -268,6 +273,11 @@ ContactWork = by_reference(namedtuple('ContactWork', [
     'push_bias',    # (n_row,) joint rows' drift C / dt in the push solve, m/s or rad/s
     'push_impulse',  # (n_row,) accumulated pseudo-impulse of each joint row in the push solve
     'push_limit',   # (n_axis, 4) the push's limit rows: lower, upper target rate; their impulses
+    # the maximal formulation's velocity vectors, flat views (the bodies' twists, 6 a body)
+    'vel_flat',     # (6 n_body,) Work.vel
+    'start_vel',    # (n_body, 6) the bodies' twists at the start of the step, before forces
+    'start_flat',   # (6 n_body,) start_vel
+    'push_flat',    # (6 n_body,) push_vel
 ]))
 
 #: Results of the last step (float64 array, indices below).

@@ -168,36 +168,57 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
             n_gear = axes.gear[x]
             geared = 1.0 / (1.0 / k_coord + n_gear * n_gear * axes.rotor_inertia[x])
         work.axis_kg[x] = geared
-        rows = work.axis_rows
-        # friction: static bound while at rest at the start of the step, dynamic when sliding
-        rest = abs(state.axis_rate[x]) <= REST_SPEED
-        bound = dt * (axes.static_friction[x] if rest else axes.friction[x])
-        set_row(rows, x, FRICTION, bound > 0.0, 0.0, -bound, bound, 0.0)
-        damp = dt * axes.damping[x]
-        set_row(rows, x, DAMPING, damp > 0.0, 0.0, -np.inf, np.inf,
-                1.0 / damp if damp > 0.0 else 0.0)
-        # limits: speculative activation and velocity targets
-        q = state.joint_q[j]
-        for side in range(2):
-            gap = q - axes.lower[x] if side == 0 else axes.upper[x] - q
-            approach = qdot if side == 0 else -qdot  # < 0 when moving towards the limit
-            active = gap + dt * approach <= 0.0
-            target = -max(gap, 0.0) / dt  # may close the gap within the step, never cross
-            if active and approach < -RESTITUTION_SPEED and axes.restitution[x] > 0.0:
-                target = max(target, -axes.restitution[x] * approach)
-            if side == 0:
-                set_row(rows, x, LOWER, active, target, 0.0, np.inf, 0.0)
-            else:
-                set_row(rows, x, UPPER, active, -target, -np.inf, 0.0, 0.0)
-            if not active:
-                state.axis_impulse[x, LOWER + side] = 0.0
-        speed = axes.velocity_limit[x]
-        limited = speed < np.inf
-        set_row(rows, x, SPEED_UP, limited, speed, -np.inf, 0.0, 0.0)
-        set_row(rows, x, SPEED_DOWN, limited, -speed, 0.0, np.inf, 0.0)
-        set_row(rows, x, PRESCRIBED, state.axis_prescribed[x] > 0.0,
-                state.axis_target_rate[x], -np.inf, np.inf, 0.0)
+        coordinate_rows(axes, x, work.axis_rows, state.joint_q[j], qdot, state.axis_rate[x],
+                        state.axis_prescribed[x], state.axis_target_rate[x],
+                        state.axis_impulse, dt, True)
     work.axis_live_n[0] = n_live
+
+
+@jit_inline
+def coordinate_rows(axes, x, rows, q, qdot, rate, prescribed, target_rate, impulses, dt,
+                    damping):
+    """
+    Write this step's coordinate rows of axis x (the module docstring's), both formulations.
+
+    Args:
+        axes: arrays.Axes.
+        x: axis index.
+        rows: (n_axis, 7, 5) the rows to write (set_row).
+        q: the joint coordinate at the start of the step, rad or m.
+        qdot: its rate after this step's forces, rad/s or m/s.
+        rate: its rate at the end of the last step (static friction holds at rest).
+        prescribed: 1.0 where the joint follows a prescribed motion.
+        target_rate: the prescribed motion's rate at the end of the step.
+        impulses: (n_axis, 7) accumulated impulses (an inactive limit's is cleared).
+        dt: step, s.
+        damping: False where the formulation integrates the joint damping itself.
+    """
+    # friction: static bound while at rest at the start of the step, dynamic when sliding
+    rest = abs(rate) <= REST_SPEED
+    bound = dt * (axes.static_friction[x] if rest else axes.friction[x])
+    set_row(rows, x, FRICTION, bound > 0.0, 0.0, -bound, bound, 0.0)
+    damp = dt * axes.damping[x] if damping else 0.0
+    set_row(rows, x, DAMPING, damp > 0.0, 0.0, -np.inf, np.inf,
+            1.0 / damp if damp > 0.0 else 0.0)
+    # limits: speculative activation and velocity targets
+    for side in range(2):
+        gap = q - axes.lower[x] if side == 0 else axes.upper[x] - q
+        approach = qdot if side == 0 else -qdot  # < 0 when moving towards the limit
+        active = gap + dt * approach <= 0.0
+        target = -max(gap, 0.0) / dt  # may close the gap within the step, never cross
+        if active and approach < -RESTITUTION_SPEED and axes.restitution[x] > 0.0:
+            target = max(target, -axes.restitution[x] * approach)
+        if side == 0:
+            set_row(rows, x, LOWER, active, target, 0.0, np.inf, 0.0)
+        else:
+            set_row(rows, x, UPPER, active, -target, -np.inf, 0.0, 0.0)
+        if not active:
+            impulses[x, LOWER + side] = 0.0
+    speed = axes.velocity_limit[x]
+    limited = speed < np.inf
+    set_row(rows, x, SPEED_UP, limited, speed, -np.inf, 0.0, 0.0)
+    set_row(rows, x, SPEED_DOWN, limited, -speed, 0.0, np.inf, 0.0)
+    set_row(rows, x, PRESCRIBED, prescribed > 0.0, target_rate, -np.inf, np.inf, 0.0)
 
 
 @jit_inline

@@ -271,12 +271,14 @@ def keep_deepest(out_pos, out_depth, count, p, depth):
 
 
 @jit
-def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
+def find_contacts(shapes, polys, contacts, cwork, state, rot, vel, param, dt):
     """
     Contact points of this step, matched to the last step's; returns -1 on overflow.
 
     Overflow (more candidate pairs or points than the arrays hold) keeps what fits and is
-    reported so the engine can grow the arrays for the next step.
+    reported so the engine can grow the arrays for the next step.  ``rot`` (n_body, 3, 3) and
+    ``vel`` (n_body, 6: COM velocity, angular velocity, world) are the bodies' rotations and
+    velocities after this step's forces, from either formulation.
     """
     margin = param[P_MARGIN]
     match = param[P_MATCH_DISTANCE]
@@ -287,7 +289,7 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
     wpos = cwork.wpos
     wrot = cwork.wrot
     update_shapes(shape_body, shapes.pos, shapes.quat, shapes.aabb_center, shapes.aabb_half,
-                  kind, state.body_pos, work.rot, work.vel, dt, margin, wpos, wrot, cwork.box,
+                  kind, state.body_pos, rot, vel, dt, margin, wpos, wrot, cwork.box,
                   cwork.reach)
     overflow = 0
     n_pairs = find_pairs(cwork.order, cwork.box, shape_body, shapes.link, shapes.pair_filter,
@@ -351,7 +353,7 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
                 d = cwork.plane_depth[i]
                 q = read3(cwork.plane_pos, i)
                 # q is on the shape; the plane's point is q + d n; the contact sits midway
-                add_contact(contacts, shapes, state.body_pos, work.rot, s, p,
+                add_contact(contacts, shapes, state.body_pos, rot, s, p,
                             vadd(q, vscale(n, 0.5 * d)), n, d, count, head, chain, match)
                 cwork.kept[count] = False
                 count += 1
@@ -360,10 +362,10 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
         a = cwork.pairs[k, 0]
         b = cwork.pairs[k, 1]
         within = margin + cwork.reach[a] + cwork.reach[b]
-        t_rel, q_rel = relative_pose(state, work.rot, shape_body[a], shape_body[b])
+        t_rel, q_rel = relative_pose(state, rot, shape_body[a], shape_body[b])
         first = kept_manifold(contacts, head, chain, a, b, t_rel, q_rel)
         if first >= 0:
-            m = kept_points(contacts, state, work.rot, chain, first, b, within, out_pos,
+            m = kept_points(contacts, state, rot, chain, first, b, within, out_pos,
                             out_normal, out_depth, cwork.out_prev)
         else:
             m = collide.collide_shapes(
@@ -374,7 +376,7 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
             if count >= capacity:
                 overflow = 1
                 break
-            add_contact(contacts, shapes, state.body_pos, work.rot, a, b, read3(out_pos, i),
+            add_contact(contacts, shapes, state.body_pos, rot, a, b, read3(out_pos, i),
                         read3(out_normal, i), out_depth[i], count, head, chain, match,
                         cwork.out_prev[i] if first >= 0 else -1)
             cwork.kept[count] = first >= 0
@@ -382,7 +384,7 @@ def find_contacts(shapes, polys, contacts, cwork, state, work, param, dt):
                 for c in range(N_MANIFOLD):
                     contacts.manifold[count, c] = contacts.prev_manifold[first, c]
             else:
-                store_manifold(contacts, work.rot, shape_body[a], count, t_rel, q_rel,
+                store_manifold(contacts, rot, shape_body[a], count, t_rel, q_rel,
                                read3(out_normal, i))
             count += 1
     contacts.count[0] = count
@@ -582,84 +584,108 @@ def combine_materials(shape_material, sa, sb, out, i):
     out[i, M_MAX_PUSH] = min(fa[M_MAX_PUSH], fb[M_MAX_PUSH])
 
 
+#: A point's rows (ContactWork.row_*, kinv columns): linear along n, t1, t2, then angular about
+#: n (spinning), t1 and t2 (rolling); the impulse column (Contacts.impulse) of each row.
+N_ROWS = 6
+ROW_IMPULSE = (I_NORMAL, I_T1, I_T2, I_SPIN, I_R1, I_R2)
+
+
 @jit
-def prepare_contacts(contacts, cwork, bodies, state, work, param, dt):
+def row_dot(x, seg, length, row_J, i, k):
     """
-    Lever arms, row effective masses, softness and normal targets of every point.
+    Velocity along row k of point i: J x over the row's two segments of the velocity vector.
+
+    The formulation's velocity vector x (the bodies' twists in maximal coordinates, the
+    generalized velocities in the tree) and the row's segments (``ContactWork.row_seg``,
+    ``row_len``, ``row_J``) are its mechanics; this function is the same for both.
+    """
+    v = 0.0
+    for s in range(2):
+        start = seg[i, k, s]
+        if start < 0:
+            continue
+        acc = 0.0
+        for m in range(length[i, k, s]):
+            acc += row_J[i, k, s, m] * x[start + m]
+        v += acc
+    return v
+
+
+@jit
+def row_apply(x, seg, length, row_U, i, k, impulse):
+    """Apply an impulse along row k of point i: x += M^-1 J^T impulse (the row's response)."""
+    for s in range(2):
+        start = seg[i, k, s]
+        if start < 0:
+            continue
+        for m in range(length[i, k, s]):
+            x[start + m] += row_U[i, k, s, m] * impulse
+
+
+@jit
+def has_angular_rows(material, i):
+    """Return True where the material of point i has rolling or spinning friction."""
+    return material[i, M_ROLLING] > 0.0 or material[i, M_SPINNING] > 0.0
+
+
+@jit
+def leave_out(contacts, cwork, i, vel, body_pos, dt):
+    """
+    Return True (and clear point i's impulses) when point i stays out of this step's solve.
 
     A point still apart, of a pair that kept its points (at rest against each other,
-    ``kept_manifold``), that its bodies' present motion does not bring to the surface within
-    the step is left out of this step's solve (``soft[i, 0]`` = 0, no impulse, no warm start):
-    its speculative row could only act if other rows drove the bodies together, and the next
-    step looks at it again (a resting pile's stacks touching side by side make hundreds).
+    ``kept_manifold``), that its bodies' present motion (``vel``: the bodies' COM velocity and
+    angular velocity, world) does not bring to the surface within the step: its speculative
+    row could only act if other rows drove the bodies together, and the next step looks at it
+    again (a resting pile's stacks touching side by side make hundreds).  A point in the solve
+    gets the rigid row's softness (effective mass ``kinv[i, 0]``, gamma 0) from its mechanics.
+    """
+    depth = contacts.depth[i]
+    if cwork.kept[i] and depth < 0.0 and dt * approach_speed(
+            vel, body_pos, contacts.body[i, 0], contacts.body[i, 1], read3(contacts.pos, i),
+            read3(contacts.normal, i)) < -depth:
+        cwork.soft[i, 0] = 0.0
+        cwork.soft[i, 1] = 0.0
+        for c in range(6):
+            contacts.impulse[i, c] = 0.0
+        return True
+    return False
+
+
+@jit
+def contact_targets(contacts, cwork, x, x_start, param, dt):
+    """
+    Softness and normal velocity target of every point in the solve (the rows' definitions).
+
+    Run after the formulation's mechanics filled each point's rows (``row_seg`` .. ``row_U``,
+    ``kinv``, ``k_normal``, and ``soft`` = (kinv[i, 0], 0): a rigid row).  ``x`` is the
+    velocity vector now (gravity and efforts in), ``x_start`` the one at the start of the step
+    (before this step's forces), both in the formulation's coordinates.
     """
     threshold = param[P_RESTITUTION_SPEED]
     compliant = param[P_COMPLIANT] > 0.0
-    vel = work.vel
-    inv_inertia = work.inv_inertia_w
+    seg = cwork.row_seg
+    length = cwork.row_len
+    row_J = cwork.row_J
     for i in range(contacts.count[0]):
-        n = read3(contacts.normal, i)
-        pos = read3(contacts.pos, i)
+        if cwork.soft[i, 0] <= 0.0:
+            continue  # out of this step's solve (leave_out)
         depth = contacts.depth[i]
-        if cwork.kept[i] and depth < 0.0 and dt * approach_speed(
-                vel, state.body_pos, contacts.body[i, 0], contacts.body[i, 1], pos, n) < -depth:
-            cwork.soft[i, 0] = 0.0
-            cwork.soft[i, 1] = 0.0
-            for c in range(6):
-                contacts.impulse[i, c] = 0.0
-            continue
-        ktot = cwork.k6
-        for k in range(6):
-            ktot[k] = 0.0
-        # the angular rows (rolling, spinning) only where the material has them
-        angular = (contacts.material[i, M_ROLLING] > 0.0
-                   or contacts.material[i, M_SPINNING] > 0.0)
-        zero = (0.0, 0.0, 0.0)
-        for side in range(2):
-            b = contacts.body[i, side]
-            if b < 0:
-                for k in range(3):
-                    write3(cwork.rx[i, side], k, zero)
-                    write3(cwork.irx[i, side], k, zero)
-                    write3(cwork.idir[i, side], k, zero)
-                continue
-            r = vsub(pos, read3(state.body_pos, b))
-            im = read_mat(inv_inertia, b)
-            for k in range(3):
-                d = (contacts.frame[i, k, 0], contacts.frame[i, k, 1], contacts.frame[i, k, 2])
-                rx = cross(r, d)
-                irx = mat_vec(im, rx)
-                write3(cwork.rx[i, side], k, rx)
-                write3(cwork.irx[i, side], k, irx)
-                ktot[k] += bodies.inv_mass[b] + dot3(rx, irx)
-                if angular:
-                    idir = mat_vec(im, d)
-                    write3(cwork.idir[i, side], k, idir)
-                    ktot[3 + k] += dot3(d, idir)
-                else:
-                    write3(cwork.idir[i, side], k, zero)
-        for k in range(6):
-            cwork.kinv[i, k] = 1.0 / ktot[k] if ktot[k] > 0.0 else 0.0
         # approach speed now (gravity and efforts already in the velocities)
-        vn = row_velocity(vel, contacts.body[i, 0], contacts.body[i, 1], n, cwork.rx[i, 0, 0],
-                          cwork.rx[i, 1, 0])
+        vn = row_dot(x, seg, length, row_J, i, 0)
         target = 0.0
         if depth < 0.0:
             target = depth / dt  # a gap: it may close within the step, not more
-        # the rigid row: effective mass of the normal row, no softness
-        cwork.soft[i, 0] = cwork.kinv[i, 0]
-        cwork.soft[i, 1] = 0.0
         e = contacts.material[i, M_RESTITUTION]
         if e > 0.0 and vn < -threshold and vn * dt < depth:
             # bounce on the approach speed at the start of the step (Box2D v3): with e = 1 the
             # quantity symplectic Euler conserves in free flight, v^2 / 2 + g x - g dt v / 2,
             # is then the same after the bounce as before, so the apex heights repeat; the
             # speed after this step's forces, -e v, would gain g |v| dt per bounce
-            v0 = start_velocity(state, inv_inertia, contacts.body[i, 0], contacts.body[i, 1],
-                                n, cwork.rx[i, 0, 0], cwork.rx[i, 1, 0])
+            v0 = row_dot(x_start, seg, length, row_J, i, 0)
             target = max(target, -e * v0)
         elif compliant and (depth >= 0.0 or vn * dt < depth):
-            target = soften(contacts.material, cwork.soft, i, ktot[0], depth, vn, dt)
+            target = soften(contacts.material, cwork.soft, i, cwork.k_normal[i], depth, vn, dt)
         cwork.target[i] = target
 
 
@@ -705,152 +731,79 @@ def soften(material, soft, i, k_row, depth, vn, dt):
 
 
 @jit
-def start_velocity(state, inv_inertia, a, b, d, rxa, rxb):
-    """Relative velocity along d at the start of the step (before forces), from the state."""
-    v = 0.0
-    for side in range(2):
-        body = a if side == 0 else b
-        if body < 0:
-            continue
-        rx = rxa if side == 0 else rxb
-        w = mat_vec(read_mat(inv_inertia, body), read3(state.body_ang_mom, body))
-        part = dot3(d, read3(state.body_lin_vel, body)) + dot3(rx, w)
-        v += part if side == 0 else -part
-    return v
-
-
-@jit
-def row_velocity(vel, a, b, d, rxa, rxb):
-    """Relative velocity of A against B along the linear row d (levers' r x d given)."""
-    v = 0.0
-    if a >= 0:
-        v += (d[0] * vel[a, 0] + d[1] * vel[a, 1] + d[2] * vel[a, 2]
-              + rxa[0] * vel[a, 3] + rxa[1] * vel[a, 4] + rxa[2] * vel[a, 5])
-    if b >= 0:
-        v -= (d[0] * vel[b, 0] + d[1] * vel[b, 1] + d[2] * vel[b, 2]
-              + rxb[0] * vel[b, 3] + rxb[1] * vel[b, 4] + rxb[2] * vel[b, 5])
-    return v
-
-
-@jit
-def apply_linear(vel, inv_mass, frame, rx_irx, i, k, a, b, impulse):
-    """Apply an impulse along linear row k of point i (+ on A, - on B)."""
-    irx = rx_irx
-    if a >= 0:
-        for c in range(3):
-            vel[a, c] += inv_mass[a] * frame[i, k, c] * impulse
-            vel[a, 3 + c] += irx[i, 0, k, c] * impulse
-    if b >= 0:
-        for c in range(3):
-            vel[b, c] -= inv_mass[b] * frame[i, k, c] * impulse
-            vel[b, 3 + c] -= irx[i, 1, k, c] * impulse
-
-
-@jit
-def apply_angular(vel, idir, i, k, a, b, impulse):
-    """Apply an angular impulse about direction k of point i (+ on A, - on B)."""
-    if a >= 0:
-        for c in range(3):
-            vel[a, 3 + c] += idir[i, 0, k, c] * impulse
-    if b >= 0:
-        for c in range(3):
-            vel[b, 3 + c] -= idir[i, 1, k, c] * impulse
-
-
-@jit
-def angular_velocity(vel, frame, i, k, a, b):
-    """Relative angular velocity of A against B about direction k of point i."""
-    w = 0.0
-    for c in range(3):
-        if a >= 0:
-            w += frame[i, k, c] * vel[a, 3 + c]
-        if b >= 0:
-            w -= frame[i, k, c] * vel[b, 3 + c]
-    return w
-
-
-@jit
-def warm_start_contacts(contacts, cwork, bodies, work, warm):
+def warm_start_contacts(contacts, cwork, x, warm):
     """Apply the matched impulses of the last step (or clear them without warm start)."""
-    vel = work.vel
     for i in range(contacts.count[0]):
-        a = contacts.body[i, 0]
-        b = contacts.body[i, 1]
         if not warm:
             for c in range(6):
                 contacts.impulse[i, c] = 0.0
             continue
         if cwork.soft[i, 0] <= 0.0:
-            continue  # out of this step's solve, its impulses cleared (prepare_contacts)
-        for k in range(3):
-            apply_linear(vel, bodies.inv_mass, contacts.frame, cwork.irx, i, k, a, b,
-                         contacts.impulse[i, k])
-        apply_angular(vel, cwork.idir, i, 0, a, b, contacts.impulse[i, I_SPIN])
-        apply_angular(vel, cwork.idir, i, 1, a, b, contacts.impulse[i, I_R1])
-        apply_angular(vel, cwork.idir, i, 2, a, b, contacts.impulse[i, I_R2])
+            continue  # out of this step's solve, its impulses cleared (leave_out)
+        for k in range(N_ROWS):
+            row_apply(x, cwork.row_seg, cwork.row_len, cwork.row_U, i, k,
+                      contacts.impulse[i, ROW_IMPULSE[k]])
 
 
 @jit
-def solve_contacts(vel, inv_mass, n_contact, body, frame, material, impulse, rx, irx, idir, kinv,
-                   target, soft):
+def solve_contacts(x, n_contact, material, impulse, seg, length, row_J, row_U, kinv, target,
+                   soft):
     """
     One sweep over the contact points; returns the largest impulse change (N s or N m s).
 
-    ``soft`` (n, 2): the normal row's effective mass and softness gamma of each point
-    (``soften``; gamma 0 and the rigid effective mass for a rigid row).  Plain arrays in
-    (numba pays reference counts for container access inside loops).
+    ``x`` is the formulation's velocity vector and the rows (``seg``, ``length``, ``row_J``,
+    ``row_U``: ContactWork.row_*) its mechanics (``row_dot``, ``row_apply``); the rows'
+    definitions and their projection are the same for both formulations.  ``soft`` (n, 2):
+    the normal row's effective mass and softness gamma of each point (``soften``; gamma 0 and
+    the rigid effective mass for a rigid row).  Plain arrays in (numba pays reference counts
+    for container access inside loops).
     """
     largest = 0.0
     for i in range(n_contact):
         if soft[i, 0] <= 0.0:
-            continue  # out of this step's solve (prepare_contacts)
-        a = body[i, 0]
-        b = body[i, 1]
+            continue  # out of this step's solve (leave_out)
         ln = impulse[i, I_NORMAL]
         # spinning: angular row about n, |l| <= mu_s l_n
         mu_s = material[i, M_SPINNING]
         if mu_s > 0.0:
-            w = angular_velocity(vel, frame, i, 0, a, b)
+            w = row_dot(x, seg, length, row_J, i, 3)
             old = impulse[i, I_SPIN]
             bound = mu_s * ln
             new = min(max(old - kinv[i, K_SPIN] * w, -bound), bound)
             impulse[i, I_SPIN] = new
-            apply_angular(vel, idir, i, 0, a, b, new - old)
+            row_apply(x, seg, length, row_U, i, 3, new - old)
             largest = max(largest, abs(new - old))
         # rolling: angular rows about t1, t2 on the disc |l| <= mu_r l_n
         mu_r = material[i, M_ROLLING]
         if mu_r > 0.0:
             o1 = impulse[i, I_R1]
             o2 = impulse[i, I_R2]
-            n1 = o1 - kinv[i, K_R1] * angular_velocity(vel, frame, i, 1, a, b)
-            n2 = o2 - kinv[i, K_R2] * angular_velocity(vel, frame, i, 2, a, b)
+            n1 = o1 - kinv[i, K_R1] * row_dot(x, seg, length, row_J, i, 4)
+            n2 = o2 - kinv[i, K_R2] * row_dot(x, seg, length, row_J, i, 5)
             n1, n2 = onto_disc(n1, n2, mu_r * ln)
             impulse[i, I_R1] = n1
             impulse[i, I_R2] = n2
-            apply_angular(vel, idir, i, 1, a, b, n1 - o1)
-            apply_angular(vel, idir, i, 2, a, b, n2 - o2)
+            row_apply(x, seg, length, row_U, i, 4, n1 - o1)
+            row_apply(x, seg, length, row_U, i, 5, n2 - o2)
             largest = max(largest, abs(n1 - o1), abs(n2 - o2))
         # Coulomb friction: tangent rows on the disc |l| <= mu l_n
         mu = material[i, M_FRICTION]
         if mu > 0.0:
             o1 = impulse[i, I_T1]
             o2 = impulse[i, I_T2]
-            v1 = row_velocity(vel, a, b, (frame[i, 1, 0], frame[i, 1, 1], frame[i, 1, 2]),
-                              rx[i, 0, 1], rx[i, 1, 1])
-            v2 = row_velocity(vel, a, b, (frame[i, 2, 0], frame[i, 2, 1], frame[i, 2, 2]),
-                              rx[i, 0, 2], rx[i, 1, 2])
+            v1 = row_dot(x, seg, length, row_J, i, 1)
+            v2 = row_dot(x, seg, length, row_J, i, 2)
             n1, n2 = onto_disc(o1 - kinv[i, 1] * v1, o2 - kinv[i, 2] * v2, mu * ln)
             impulse[i, I_T1] = n1
             impulse[i, I_T2] = n2
-            apply_linear(vel, inv_mass, frame, irx, i, 1, a, b, n1 - o1)
-            apply_linear(vel, inv_mass, frame, irx, i, 2, a, b, n2 - o2)
+            row_apply(x, seg, length, row_U, i, 1, n1 - o1)
+            row_apply(x, seg, length, row_U, i, 2, n2 - o2)
             largest = max(largest, abs(n1 - o1), abs(n2 - o2))
         # normal: v_n+ + gamma lambda >= target with an accumulated impulse lambda >= 0
-        vn = row_velocity(vel, a, b, (frame[i, 0, 0], frame[i, 0, 1], frame[i, 0, 2]),
-                          rx[i, 0, 0], rx[i, 1, 0])
+        vn = row_dot(x, seg, length, row_J, i, 0)
         new = max(ln - soft[i, 0] * (vn - target[i] + soft[i, 1] * ln), 0.0)
         impulse[i, I_NORMAL] = new
-        apply_linear(vel, inv_mass, frame, irx, i, 0, a, b, new - ln)
+        row_apply(x, seg, length, row_U, i, 0, new - ln)
         largest = max(largest, abs(new - ln))
     return largest
 

@@ -344,41 +344,9 @@ class Mechanism:
     def close_loops(self):
         """Switch elements off and close loops at the initial state (none here)."""
 
-
-class Engine(Mechanism):
-    """
-    Arrays, state and stepping of one robot in maximal coordinates (the Mechanism protocol).
-
-    Args:
-        as Mechanism, and ``collision``: description.config.CollisionSettings or None.
-    """
-
-    def __init__(self, model, dt, gravity, solver, limits=None, collision=None):
-        super().__init__(model, dt, gravity, solver, limits)
-        n_body = len(model.bodies)
-        n_row = len(self.state.row_impulse)
-        n_axis = len(self.axes.joint)
-        n_drive = len(self.drives.joint)
-        n_free = len(self.free.joint)
-        n_block = len(self.blocks.dim)
-        self.work = Work(
-            rot=np.zeros((n_body, 3, 3)), inertia_w=np.zeros((n_body, 3, 3)),
-            inv_inertia_w=np.zeros((n_body, 3, 3)), vel=np.zeros((n_body, 6)),
-            pred_pos=np.zeros((n_body, 3)), pred_quat=np.zeros((n_body, 4)),
-            backup=np.zeros((n_body, 13)), row_J=np.zeros((n_row, 4, 6)),
-            row_MJ=np.zeros((n_row, 4, 6)), row_bias=np.zeros(n_row), row_C=np.zeros(n_row),
-            block_kinv=np.zeros((n_block, 6, 6)), clock=np.zeros(2, dtype=np.int64),
-            mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
-            C_pred=np.zeros(6), jrow=np.zeros((1, 4, 6)),
-            vec12=np.zeros(12), axis_J=np.zeros((n_axis, 2, 6)),
-            axis_u=np.zeros((n_axis, 2, 6)), axis_k=np.zeros(n_axis), axis_kg=np.zeros(n_axis),
-            axis_kcw=np.zeros((n_axis, 6)), axis_rows=np.zeros((n_axis, 7, 5)),
-            axis_live=np.zeros(n_axis, dtype=np.int64),
-            axis_live_n=np.zeros(1, dtype=np.int64), drive_soft=np.zeros((n_drive, 5)),
-            drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
-            free_J=np.zeros((n_free, 3, 2, 6)), free_u=np.zeros((n_free, 3, 2, 6)),
-            free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
-            free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)))
+    # -- contacts (one pipeline, physics/contacts.py; each formulation its mechanics) ---------
+    def _setup_contacts(self, model, solver, collision):
+        """Take the model's shape tables and allocate the contact arrays."""
         if model.collision_tables is None:
             raise ValueError('the model has no collision tables: build it with '
                              'jointsim_ros.description.build_model')
@@ -387,57 +355,14 @@ class Engine(Mechanism):
         self.contact_param = self._contact_param(collision)
         self.contact_param[ct.P_DRIFT] = getattr(solver, 'contact_position_tolerance', 1e-7)
         self._allocate_contacts(self._contact_capacity(), self._pair_capacity())
-        self._step_fn = None
-        self._loops_closed = False  # close_loops finds the loop joints' child frames once
 
-    # -- construction -------------------------------------------------------------------------
-    def _build_solver_rows(self):
-        """Build the joint blocks and the multi-DOF friction rows; return (n_row, n_free)."""
-        self.blocks, n_row = self._build_blocks()
-        self.free = self._build_free_friction(self.model)
-        return n_row, len(self.free.joint)
+    def _row_width(self):
+        """Entries of a contact row's segment of the formulation's velocity vector."""
+        raise NotImplementedError
 
-    def _build_blocks(self):
-        kind, source, row0, dim, body = [], [], [], [], []
-        n_row = 0
-        for j in range(len(self.joints.type)):
-            d = jt.N_ROWS[int(self.joints.type[j])]
-            if d == 0:
-                continue
-            self.joints.block[j] = len(kind)
-            kind.append(BLOCK_JOINT)
-            source.append(j)
-            row0.append(n_row)
-            dim.append(d)
-            body.append((self.joints.body[j, 0], self.joints.body[j, 1], -1, -1))
-            n_row += d
-        for m in range(len(self.mimics.follower)):
-            f, ld = self.mimics.follower[m], self.mimics.leader[m]
-            kind.append(BLOCK_MIMIC)
-            source.append(m)
-            row0.append(n_row)
-            dim.append(1)
-            body.append((self.joints.body[f, 0], self.joints.body[f, 1],
-                         self.joints.body[ld, 0], self.joints.body[ld, 1]))
-            n_row += 1
-        blocks = Blocks(kind=np.array(kind, dtype=np.int64), source=np.array(source, np.int64),
-                        row0=np.array(row0, dtype=np.int64), dim=np.array(dim, dtype=np.int64),
-                        body=np.array(body, dtype=np.int64).reshape(-1, 4))
-        return blocks, n_row
-
-    @staticmethod
-    def _build_free_friction(model):
-        """Friction of spherical (3 rows) and planar (2 sliding rows) joints that have some."""
-        rows = []
-        for i, j in enumerate(model.joints):
-            static = j.static_friction if j.static_friction is not None else j.friction
-            if j.type in ('spherical', 'planar') and (j.friction > 0 or static > 0):
-                rows.append((i, 3 if j.type == 'spherical' else 2, j.friction, static))
-        cols = list(zip(*rows)) if rows else [(), (), (), ()]
-        return FreeFriction(joint=np.array(cols[0], dtype=np.int64),
-                            dim=np.array(cols[1], dtype=np.int64),
-                            friction=np.array(cols[2], dtype=float),
-                            static_friction=np.array(cols[3], dtype=float))
+    def _contact_velocities(self):
+        """Return the formulation's (velocity vector, start twists (n_body, 6), push twists)."""
+        raise NotImplementedError
 
     @staticmethod
     def _contact_param(collision):
@@ -488,6 +413,8 @@ class Engine(Mechanism):
                 getattr(self.contacts, name)[:m] = getattr(old, name)[:m]
             self.contacts.count[:] = old.count
             self.contacts.next_id[:] = old.next_id
+        width = self._row_width()
+        vel_flat, start_vel, push_vel = self._contact_velocities()
         self.cwork = ContactWork(
             wpos=np.zeros((n_shape, 3)), wrot=np.zeros((n_shape, 3, 3)),
             box=np.zeros((n_shape, 6)), reach=np.zeros(n_shape), order=order,
@@ -499,19 +426,122 @@ class Engine(Mechanism):
             plane_pos=np.zeros((ct.MAX_PLANE_POINTS, 3)),
             plane_depth=np.zeros(ct.MAX_PLANE_POINTS),
             scratch=collide.scratch_arrays(self._max_face_vertices()),
-            rx=np.zeros((n_max, 2, 3, 3)),
-            irx=np.zeros((n_max, 2, 3, 3)), idir=np.zeros((n_max, 2, 3, 3)),
+            row_seg=np.full((n_max, ct.N_ROWS, 2), -1, dtype=np.int64),
+            row_len=np.zeros((n_max, ct.N_ROWS, 2), dtype=np.int64),
+            row_J=np.zeros((n_max, ct.N_ROWS, 2, width)),
+            row_U=np.zeros((n_max, ct.N_ROWS, 2, width)), k_normal=np.zeros(n_max),
             kinv=np.zeros((n_max, 6)), target=np.zeros(n_max), soft=np.zeros((n_max, 2)),
             kept=np.zeros(n_max, dtype=np.bool_),
             k6=np.zeros(6), push=np.zeros((n_max, 6)), push_target=np.zeros(n_max),
             push_soft=np.zeros((n_max, 2)),
-            push_vel=np.zeros((len(self.state.body_pos), 6)),
-            push_bias=np.zeros(len(self.work.row_C)), push_impulse=np.zeros(len(self.work.row_C)),
-            push_limit=np.zeros((len(self.axes.joint), 4)))
+            push_vel=push_vel, push_bias=np.zeros(len(self.state.row_impulse)),
+            push_impulse=np.zeros(len(self.state.row_impulse)),
+            push_limit=np.zeros((len(self.axes.joint), 4)), vel_flat=vel_flat,
+            start_vel=start_vel, start_flat=start_vel.reshape(-1),
+            push_flat=push_vel.reshape(-1))
 
     def _max_face_vertices(self):
         starts = self.polytopes.face_vert_start
         return int(np.diff(starts).max()) if len(starts) > 1 else 4
+
+    def clear_contacts(self):
+        """Forget the contact points (after the state was set by hand: nothing to warm-start)."""
+        self.contacts.count[:] = 0
+
+
+class Engine(Mechanism):
+    """
+    Arrays, state and stepping of one robot in maximal coordinates (the Mechanism protocol).
+
+    Args:
+        as Mechanism, and ``collision``: description.config.CollisionSettings or None.
+    """
+
+    def __init__(self, model, dt, gravity, solver, limits=None, collision=None):
+        super().__init__(model, dt, gravity, solver, limits)
+        n_body = len(model.bodies)
+        n_row = len(self.state.row_impulse)
+        n_axis = len(self.axes.joint)
+        n_drive = len(self.drives.joint)
+        n_free = len(self.free.joint)
+        n_block = len(self.blocks.dim)
+        self.work = Work(
+            rot=np.zeros((n_body, 3, 3)), inertia_w=np.zeros((n_body, 3, 3)),
+            inv_inertia_w=np.zeros((n_body, 3, 3)), vel=np.zeros((n_body, 6)),
+            pred_pos=np.zeros((n_body, 3)), pred_quat=np.zeros((n_body, 4)),
+            backup=np.zeros((n_body, 13)), row_J=np.zeros((n_row, 4, 6)),
+            row_MJ=np.zeros((n_row, 4, 6)), row_bias=np.zeros(n_row), row_C=np.zeros(n_row),
+            block_kinv=np.zeros((n_block, 6, 6)), clock=np.zeros(2, dtype=np.int64),
+            mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
+            C_pred=np.zeros(6), jrow=np.zeros((1, 4, 6)),
+            vec12=np.zeros(12), axis_J=np.zeros((n_axis, 2, 6)),
+            axis_u=np.zeros((n_axis, 2, 6)), axis_k=np.zeros(n_axis), axis_kg=np.zeros(n_axis),
+            axis_kcw=np.zeros((n_axis, 6)), axis_rows=np.zeros((n_axis, 7, 5)),
+            axis_live=np.zeros(n_axis, dtype=np.int64),
+            axis_live_n=np.zeros(1, dtype=np.int64), drive_soft=np.zeros((n_drive, 5)),
+            drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
+            free_J=np.zeros((n_free, 3, 2, 6)), free_u=np.zeros((n_free, 3, 2, 6)),
+            free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
+            free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)))
+        self._setup_contacts(model, solver, collision)
+        self._step_fn = None
+        self._loops_closed = False  # close_loops finds the loop joints' child frames once
+
+    # -- construction -------------------------------------------------------------------------
+    def _row_width(self):
+        return 6  # a body's twist (physics/body_mechanics.py)
+
+    def _contact_velocities(self):
+        n_body = len(self.state.body_pos)
+        return self.work.vel.reshape(-1), np.zeros((n_body, 6)), np.zeros((n_body, 6))
+
+    def _build_solver_rows(self):
+        """Build the joint blocks and the multi-DOF friction rows; return (n_row, n_free)."""
+        self.blocks, n_row = self._build_blocks()
+        self.free = self._build_free_friction(self.model)
+        return n_row, len(self.free.joint)
+
+    def _build_blocks(self):
+        kind, source, row0, dim, body = [], [], [], [], []
+        n_row = 0
+        for j in range(len(self.joints.type)):
+            d = jt.N_ROWS[int(self.joints.type[j])]
+            if d == 0:
+                continue
+            self.joints.block[j] = len(kind)
+            kind.append(BLOCK_JOINT)
+            source.append(j)
+            row0.append(n_row)
+            dim.append(d)
+            body.append((self.joints.body[j, 0], self.joints.body[j, 1], -1, -1))
+            n_row += d
+        for m in range(len(self.mimics.follower)):
+            f, ld = self.mimics.follower[m], self.mimics.leader[m]
+            kind.append(BLOCK_MIMIC)
+            source.append(m)
+            row0.append(n_row)
+            dim.append(1)
+            body.append((self.joints.body[f, 0], self.joints.body[f, 1],
+                         self.joints.body[ld, 0], self.joints.body[ld, 1]))
+            n_row += 1
+        blocks = Blocks(kind=np.array(kind, dtype=np.int64), source=np.array(source, np.int64),
+                        row0=np.array(row0, dtype=np.int64), dim=np.array(dim, dtype=np.int64),
+                        body=np.array(body, dtype=np.int64).reshape(-1, 4))
+        return blocks, n_row
+
+    @staticmethod
+    def _build_free_friction(model):
+        """Friction of spherical (3 rows) and planar (2 sliding rows) joints that have some."""
+        rows = []
+        for i, j in enumerate(model.joints):
+            static = j.static_friction if j.static_friction is not None else j.friction
+            if j.type in ('spherical', 'planar') and (j.friction > 0 or static > 0):
+                rows.append((i, 3 if j.type == 'spherical' else 2, j.friction, static))
+        cols = list(zip(*rows)) if rows else [(), (), (), ()]
+        return FreeFriction(joint=np.array(cols[0], dtype=np.int64),
+                            dim=np.array(cols[1], dtype=np.int64),
+                            friction=np.array(cols[2], dtype=float),
+                            static_friction=np.array(cols[3], dtype=float))
 
     # -- loops and elements -----------------------------------------------------------------
     def close_loops(self):
@@ -567,10 +597,6 @@ class Engine(Mechanism):
         block = self.joints.block[j]
         r0 = self.blocks.row0[block]
         return self.state.row_impulse[r0:r0 + self.blocks.dim[block]].copy()
-
-    def clear_contacts(self):
-        """Forget the contact points (after the state was set by hand: nothing to warm-start)."""
-        self.contacts.count[:] = 0
 
     # -- stepping -----------------------------------------------------------------------------
     def _step_args(self, n):

@@ -20,9 +20,10 @@ from .arrays import (BLOCK_JOINT, INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INF
                      STOP_TIME_BUDGET, STOP_TOLERANCE)
 from .axes import (prepare_axes, prepare_push_limits, project_limits, solve_axes,
                    solve_push_limits, warm_start_axes)
+from .body_mechanics import (find_body_contacts, prepare_body_contacts, store_start_velocities,
+                             warm_start_body_contacts)
 from .compile.clock import monotonic
-from .contacts import (find_contacts, P_DRIFT, prepare_contacts, prepare_push,
-                       resting_on_compliant, solve_contacts, warm_start_contacts)
+from .contacts import P_DRIFT, prepare_push, resting_on_compliant, solve_contacts
 from .drives import finish_drives, prepare_drives, warm_start_drives
 from .free_friction import prepare_free_friction, solve_free_friction, warm_start_free_friction
 from .math3d import (entry, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul,
@@ -173,7 +174,6 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
     inv_rotor = drives.inv_rotor_inertia
     n_live = work.axis_live_n[0]
     n_contact = contacts.count[0]  # (0 without collision shapes: find_contacts never runs)
-    inv_mass = bodies.inv_mass
     for it in range(iterations):
         largest = sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, block_body, row0,
                                dim, row_impulse)
@@ -186,9 +186,8 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
             largest = max(largest, solve_free_friction(free, blocks, joints, state, work))
         if n_contact > 0:
             largest = max(largest, solve_contacts(
-                vel, inv_mass, n_contact, contacts.body, contacts.frame, contacts.material,
-                contacts.impulse, cwork.rx, cwork.irx, cwork.idir, cwork.kinv, cwork.target,
-                cwork.soft))
+                cwork.vel_flat, n_contact, contacts.material, contacts.impulse, cwork.row_seg,
+                cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv, cwork.target, cwork.soft))
         if it == 0 and iterations > 1:
             curvature_bias(blocks, joints, mimics, state, work, dt)
         used = it + 1
@@ -270,9 +269,9 @@ def push_out_penetration(blocks, joints, mimics, axes, state, work, bodies, cont
             largest = max(largest, solve_push_limits(
                 push, work.axis_J, work.axis_u, work.axis_k, cwork.push_limit, work.axis_live,
                 n_live, axes.joint, joints.body))
-        largest = max(largest, solve_contacts(push, bodies.inv_mass, n_contact, contacts.body,
-                                              contacts.frame, contacts.material, cwork.push,
-                                              cwork.rx, cwork.irx, cwork.idir, cwork.kinv,
+        largest = max(largest, solve_contacts(cwork.push_flat, n_contact, contacts.material,
+                                              cwork.push, cwork.row_seg, cwork.row_len,
+                                              cwork.row_J, cwork.row_U, cwork.kinv,
                                               cwork.push_target, cwork.push_soft))
         if largest < tolerance:
             break
@@ -428,12 +427,14 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         save_backup(state, work)
         # 1. orientation-dependent inertia, w = I^-1 L
         update_world_inertia(bodies, state, work)
+        if touching:
+            store_start_velocities(work, cwork)  # for the contacts' restitution
         # 2. external forces: gravity and joint efforts
         integrate_velocities(bodies, joints, state, work, dt, gravity)
         # 2b. contact points at x, matched to the last step's
         if touching:
-            if find_contacts(shapes, polys, contacts, cwork, state, work, contact_param,
-                             dt) < 0:
+            if find_body_contacts(shapes, polys, contacts, cwork, state, work, contact_param,
+                                  dt) < 0:
                 # more pairs or points than the arrays hold: undo this step and return, the
                 # engine grows the arrays and takes it again
                 restore_backup(state, work)
@@ -448,14 +449,14 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
         if free.joint.shape[0] > 0:
             prepare_free_friction(free, blocks, bodies, joints, state, work, dt)
         if touching:
-            prepare_contacts(contacts, cwork, bodies, state, work, contact_param, dt)
+            prepare_body_contacts(contacts, cwork, bodies, state, work, contact_param, dt)
         # 4. warm start from the previous step's impulses
         warm_start(blocks, work, state.row_impulse, warm)
         warm_start_axes(axes, bodies, joints, state, work, warm)
         warm_start_drives(bodies, joints, drives, state, work, warm)
         warm_start_free_friction(free, bodies, joints, state, work, warm)
         if touching:
-            warm_start_contacts(contacts, cwork, bodies, work, warm)
+            warm_start_body_contacts(contacts, cwork, warm)
         # 5. sequential impulses
         solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bodies,
                          shapes, contacts, cwork, dt, iterations, tolerance, time_budget, info)

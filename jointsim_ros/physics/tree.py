@@ -50,14 +50,21 @@ from collections import namedtuple
 
 import numpy as np
 
-from .arrays import State
+from .arrays import (INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW, INFO_PENETRATION,
+                     INFO_POS_ERROR, INFO_RESIDUAL, INFO_STOP, State, STATUS_CONTACT_OVERFLOW,
+                     STOP_ITERATIONS, STOP_TIME_BUDGET, STOP_TOLERANCE)
+from .compile.clock import monotonic
 from .compile.containers import by_reference
 from .compile.flat import declare, in_order, unpack
+from .contacts import (contact_targets, find_contacts, P_COMPLIANT, prepare_push, solve_contacts,
+                       warm_start_contacts)
 from .drives import current_after_step, gear_gain, limited_motor_row, output_effort
 from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
 from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_conj,
                      quat_from_rotvec, quat_mul, quat_normalized, quat_to_mat, read3, read4,
                      read_mat, write3, write4)
+from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows, solve_axes,
+                        solve_push_axes, warm_start_axes)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -89,6 +96,13 @@ TreeModel = by_reference(namedtuple('TreeModel', [
     'efficiency',     # (n_drive,) 1
     'current_limit',  # (n_drive,) A
     'rotor_inertia',  # (n_drive,) kg m^2
+    # groups: the robot and each free scene object are separate trees (physics/tree_rows.py)
+    'body_node',      # (n_body,) int64 node of each body
+    'node_group',     # (n_node,) int64 group of each node
+    'group_node',     # (n_group + 1,) int64 first node of each group (nodes contiguous)
+    'group_v',        # (n_group + 1,) int64 first coordinate of each group (contiguous)
+    'axis_v',         # (n_axis,) int64 coordinate of each axis (arrays.Axes)
+    'axis_always',    # (n_axis,) int64 1 where the axis has rows every step (friction, speed)
 ]))
 
 #: Mutable tree state; the body_* , joint_*, drive_* and time arrays are the facade's State
@@ -103,7 +117,7 @@ TreeState = by_reference(namedtuple('TreeState', [
                       # motor drives the load, (2 - eta) N when the load drives the motor
     'joint_effort', 'drive_voltage', 'drive_current', 'rotor_speed',
     'body_wrench', 'body_pos', 'body_quat', 'body_lin_vel', 'body_ang_mom', 'joint_q', 'time',
-    'drive_effort',
+    'drive_effort', 'axis_impulse', 'axis_rate',
 ]))
 
 #: Scratch arrays of the recursion and the integrators.
@@ -120,6 +134,16 @@ TreeWork = by_reference(namedtuple('TreeWork', [
     'q_backup', 'rel_backup', 'qd_backup', 'p_backup', 'drive_backup',
     'fallbacks',                      # (1,) steps that fell back to the velocity form
     'stage_q', 'stage_rel', 'stage_qd', 'k_q', 'k_rel', 'k_qd', 'sum_q', 'sum_rel', 'sum_qd',
+    # the rows (physics/tree_rows.py)
+    'body_vel',       # (n_body, 6) COM velocity, angular velocity, world
+    'axis_U',         # (n_axis, width) response of the axis' group to a unit coordinate impulse
+    'axis_k',         # (n_axis,) inverse effective mass of the coordinate
+    'axis_rows',      # (n_axis, 7, 5) this step's coordinate rows (axes.coordinate_rows)
+    'unit', 'resp',   # (n_v,) right-hand side and result of one articulated solve
+    'push_qd',        # (n_v,) pseudo-velocities of the penetration push
+    'axis_live',      # (n_axis,) int64 the axes with rows this step, first axis_live_n[0]
+    'axis_live_n',    # (1,) int64
+    'clock',          # (2,) int64 clock_gettime scratch
 ]))
 
 #: The TreeState fields the tree engine owns; the others are the facade's State arrays.
@@ -130,12 +154,13 @@ TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:
 # TreeCoordinates (source 0, in order) and the facade's packed State (source 1: each field's
 # row is that of the State field of the same name).
 declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 f1 i1 '
-                            'f1 f1 f1 f1 f1 f1 f1 f1 f1'))
+                            'f1 f1 f1 f1 f1 f1 f1 f1 f1 i1 i1 i1 i1 i1 i1'))
 declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
-                           'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1'))
-declare(TreeState, in_order('f1 f2 f1 f1 f1 f1') + [  # then joint_effort .. drive_effort:
+                           'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 '
+                           'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1'))
+declare(TreeState, in_order('f1 f2 f1 f1 f1 f1') + [  # then joint_effort .. axis_rate:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
-        TreeState._fields[6:], (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1))])
+        TreeState._fields[6:], (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1))])
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
@@ -605,8 +630,8 @@ def _articulated_factor(tm, wk, dof_extra):
     """
     Inward pass of the articulated inertias (no bias): U_i, D_i^-1 and I^A for (H + diag).
 
-    After it, ``_articulated_solve`` applies (H + diag(dof_extra))^-1 to any right-hand side
-    in two O(n) vector sweeps.
+    After it, ``tree_rows.articulated_solve`` applies (H + diag(dof_extra))^-1 to any
+    right-hand side in two O(n) vector sweeps.
     """
     n = tm.parent.shape[0]
     for i in range(n):
@@ -628,51 +653,6 @@ def _articulated_factor(tm, wk, dof_extra):
                     for m in range(d):
                         acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.U[i, m, s]
                 wk.IA[p, r, s] += wk.IA[i, r, s] - acc
-
-
-@jit
-def _articulated_solve(tm, wk, rhs, out):
-    """Return in out (H + diag)^-1 rhs for generalized impulses rhs, by the factor's two sweeps."""
-    n = tm.parent.shape[0]
-    for i in range(n):
-        for r in range(6):
-            wk.PA[i, r] = 0.0
-    for i in range(n - 1, -1, -1):
-        d = tm.dof[i]
-        v0 = tm.v0[i]
-        for k in range(d):
-            acc = rhs[v0 + k]
-            for r in range(6):
-                acc -= wk.S[i, k, r] * wk.PA[i, r]
-            wk.u[i, k] = acc
-        p = tm.parent[i]
-        if p < 0:
-            continue
-        for r in range(6):
-            acc = wk.PA[i, r]
-            for k in range(d):
-                for m in range(d):
-                    acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.u[i, m]
-            wk.PA[p, r] += acc
-    for i in range(n):
-        p = tm.parent[i]
-        d = tm.dof[i]
-        v0 = tm.v0[i]
-        for m in range(6):
-            wk.acc[i, m] = wk.acc[p, m] if p >= 0 else 0.0
-        for k in range(d):
-            acc = wk.u[i, k]
-            for r in range(6):
-                acc -= wk.U[i, k, r] * wk.acc[i, r]
-            wk.vec6a[k] = acc
-        for k in range(d):
-            acc = 0.0
-            for m in range(d):
-                acc += wk.Dinv[i, k, m] * wk.vec6a[m]
-            out[v0 + k] = acc
-        for k in range(d):
-            for r in range(6):
-                wk.acc[i, r] += wk.S[i, k, r] * out[v0 + k]
 
 
 @jit
@@ -702,7 +682,7 @@ def _symplectic_step(tm, ts, wk, dt, gravity, info):
         _lagrangian_force(tm, wk, gravity, ts.body_wrench, wk.dqd)
         for v in range(n_v):
             wk.rhs[v] = ts.p[v] + dt * (wk.force[v] + wk.dqd[v])
-        _articulated_solve(tm, wk, wk.rhs, wk.dqd)
+        articulated_solve(tm, wk, wk.rhs, wk.dqd, 0, tm.parent.shape[0])
         change = 0.0
         size = 0.0
         for v in range(n_v):
@@ -725,8 +705,6 @@ def _symplectic_step(tm, ts, wk, dt, gravity, info):
         for v in range(n_v):
             ts.qd[v] = wk.qd_backup[v]
         _velocity_change_step(tm, ts, wk, dt, gravity)
-    _node_velocities(tm, ts.qd, wk)
-    tree_momentum(tm, ts.qd, wk, ts.p)
 
 
 @jit
@@ -843,8 +821,109 @@ def _healthy(tm, ts):
     return -1
 
 
+@jit
+def _solve_rows(tm, ts, wk, axes, contacts, cwork, dt, iterations, tolerance, time_budget,
+                warm, info):
+    """
+    Sequential impulses on qd: the live axes' rows and the contact points, warm-started.
+
+    Stops at the tolerance (largest impulse change, N s or N m s), the iteration cap or the
+    wall-clock budget, as the maximal solver; writes the sweeps, the residual and the stop
+    reason into info.
+    """
+    t0 = monotonic(wk.clock) if time_budget > 0.0 else 0.0
+    warm_start_axes(tm, ts, wk, warm)
+    warm_start_contacts(contacts, cwork, ts.qd, warm)
+    n_contact = contacts.count[0]
+    stop = STOP_ITERATIONS
+    largest = 0.0
+    used = 0
+    for it in range(iterations):
+        largest = solve_axes(tm, ts, wk)
+        if n_contact > 0:
+            largest = max(largest, solve_contacts(
+                ts.qd, n_contact, contacts.material, contacts.impulse, cwork.row_seg,
+                cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv, cwork.target, cwork.soft))
+        used = it + 1
+        if largest < tolerance:
+            stop = STOP_TOLERANCE
+            break
+        if time_budget > 0.0 and monotonic(wk.clock) - t0 > time_budget:
+            stop = STOP_TIME_BUDGET
+            break
+    info[INFO_ITERATIONS] = used
+    info[INFO_RESIDUAL] = largest
+    info[INFO_STOP] = stop
+
+
+@jit
+def _project_limits(tm, ts, axes, tolerance):
+    """Put a coordinate past a limit by more than the tolerance back on it (positions only)."""
+    for x in range(axes.joint.shape[0]):
+        i = tm.v_node[tm.axis_v[x]]
+        q = ts.node_q[i]
+        if q < axes.lower[x] - tolerance:
+            ts.node_q[i] = axes.lower[x]
+        elif q > axes.upper[x] + tolerance:
+            ts.node_q[i] = axes.upper[x]
+        else:
+            continue
+        _set_scalar_pose(tm, i, ts.node_q[i], ts.node_rel)
+
+
+@jit
+def _push_out(tm, ts, wk, axes, contacts, cwork, param, dt, iterations, tolerance, info):
+    """
+    Split impulse of the rigid contact model on the pseudo-velocities u (positions only).
+
+    As ``step.push_out_penetration``: the contact rows ask their push targets
+    (``contacts.prepare_push``) and the live limits keep the push from crossing them; then
+    q += dt u.  The joints are exact, so there is no joint drift to correct; the velocities are
+    untouched.  Returns True when there was penetration to remove.
+    """
+    n_contact = contacts.count[0]
+    deepest = prepare_push(contacts, cwork, ts, param, dt) if n_contact > 0 else 0.0
+    info[INFO_PENETRATION] = deepest
+    if deepest <= 0.0:
+        return False
+    for v in range(ts.qd.shape[0]):
+        wk.push_qd[v] = 0.0
+    for t in range(wk.axis_live_n[0]):
+        x = wk.axis_live[t]
+        cwork.push_limit[x, 2] = 0.0
+        cwork.push_limit[x, 3] = 0.0
+    for it in range(iterations):
+        largest = solve_push_axes(tm, wk, wk.push_qd, ts.node_q, axes.lower, axes.upper,
+                                  cwork.push_limit, dt)
+        largest = max(largest, solve_contacts(
+            wk.push_qd, n_contact, contacts.material, cwork.push, cwork.row_seg, cwork.row_len,
+            cwork.row_J, cwork.row_U, cwork.kinv, cwork.push_target, cwork.push_soft))
+        if largest < tolerance:
+            break
+    tree_integrate_positions(tm, ts.node_q, ts.node_rel, wk.push_qd, dt)
+    return True
+
+
+@jit
+def _restore(tm, ts, wk):
+    """Undo the step: coordinates, velocities, impulses and the drives' state."""
+    for i in range(tm.parent.shape[0]):
+        ts.node_q[i] = wk.q_backup[i]
+        for m in range(7):
+            ts.node_rel[i, m] = wk.rel_backup[i, m]
+    for v in range(ts.qd.shape[0]):
+        ts.qd[v] = wk.qd_backup[v]
+        ts.p[v] = wk.p_backup[v]
+    for d in range(tm.drive_v.shape[0]):
+        ts.drive_current[d] = wk.drive_backup[d, 0]
+        ts.rotor_speed[d] = wk.drive_backup[d, 1]
+    tree_kinematics(tm, ts.node_rel, wk)
+    tree_fill_state(tm, ts, wk, ts.qd)
+
+
 @jit_views
-def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
+def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravity, integrator,
+              iterations, tolerance, time_budget, position_tolerance, warm, info, n_steps):
     """
     Advance n_steps of dt; returns the steps taken (fewer when the state diverged).
 
@@ -852,14 +931,27 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
         tm: TreeModel.
         ts: TreeState.
         wk: TreeWork.
+        axes: arrays.Axes (limits, friction, speed limits of the scalar joints).
+        shapes: arrays.Shapes (empty: nothing touches).
+        polys: arrays.Polytopes.
+        contacts: arrays.Contacts.
+        cwork: arrays.ContactWork.
+        param: (contacts.N_PARAM,) contact settings.
         dt: step, s.
         gravity: (3,) m/s^2.
-        integrator: SEMI_IMPLICIT_EULER, SYMPLECTIC_EULER or RK4.
-        info: (INFO_SIZE,) results (iterations, residual, status, body).
+        integrator: SEMI_IMPLICIT_EULER, SYMPLECTIC_EULER or RK4 (no rows).
+        iterations: the rows' sweep cap (as the maximal solver's).
+        tolerance: the largest impulse change that ends the sweeps, N s or N m s.
+        time_budget: wall-clock budget of the sweeps, s (0: none).
+        position_tolerance: a limit overlap beyond it is projected away, rad or m.
+        warm: warm-start the rows from the last step's impulses.
+        info: (INFO_SIZE,) results (iterations, residual, stop, status, body, contacts).
         n_steps: steps to take.
     """
     n_node = tm.parent.shape[0]
     n_v = ts.qd.shape[0]
+    touching = shapes.body.shape[0] > 0
+    rows = touching or axes.joint.shape[0] > 0
     for step in range(n_steps):
         # back-up for divergence
         for i in range(n_node):
@@ -872,35 +964,62 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
         for d in range(tm.drive_v.shape[0]):
             wk.drive_backup[d, 0] = ts.drive_current[d]
             wk.drive_backup[d, 1] = ts.rotor_speed[d]
-        if integrator == SEMI_IMPLICIT_EULER:
-            _velocity_step(tm, ts, wk, dt, gravity, info)
-            _finish_drives(tm, ts, wk.qd_backup, ts.qd, dt)
-            tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)
-        elif integrator == SYMPLECTIC_EULER:
-            _symplectic_step(tm, ts, wk, dt, gravity, info)
-            _finish_drives(tm, ts, wk.qd_backup, ts.qd, dt)
-            tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)
-        else:
+        if integrator == RK4:
             _rk4_step(tm, ts, wk, dt, gravity)
             info[0] = 4.0  # recursions per step
             info[1] = 0.0
             info[2] = 0.0
+        else:
+            # 1. the free velocity change: forces, gravity, drives (the factor stays in wk)
+            if integrator == SEMI_IMPLICIT_EULER:
+                _velocity_step(tm, ts, wk, dt, gravity, info)
+            else:
+                _symplectic_step(tm, ts, wk, dt, gravity, info)
+            if rows:
+                # 2. contact points at the start-of-step poses, matched to the last step's
+                if touching:
+                    body_velocities(tm, wk, ts.qd)
+                    if find_contacts(shapes, polys, contacts, cwork, ts, wk.body_rot,
+                                     wk.body_vel, param, dt) < 0:
+                        _restore(tm, ts, wk)
+                        info[INFO_OVERFLOW] = 1.0
+                        info[4] = STATUS_CONTACT_OVERFLOW
+                        return step
+                    info[INFO_CONTACTS] = contacts.count[0]
+                    # 3. the rows on qd (tree_rows.py) and their targets (contacts.py)
+                    contact_rows(tm, wk, contacts, cwork, ts.body_pos, dt)
+                    contact_targets(contacts, cwork, ts.qd, wk.qd_backup, param, dt)
+                axis_rows(tm, ts, wk, axes, dt)
+                # 4-5. warm start and sequential impulses (without rows, the integrator's
+                # report stands)
+                if wk.axis_live_n[0] > 0 or (touching and contacts.count[0] > 0):
+                    _solve_rows(tm, ts, wk, axes, contacts, cwork, dt, iterations, tolerance,
+                                time_budget, warm, info)
+                for x in range(axes.joint.shape[0]):
+                    ts.axis_rate[x] = ts.qd[tm.axis_v[x]]
+            if integrator == SYMPLECTIC_EULER:
+                _node_velocities(tm, ts.qd, wk)
+                tree_momentum(tm, ts.qd, wk, ts.p)
+            # 6. drives, 7. positions
+            _finish_drives(tm, ts, wk.qd_backup, ts.qd, dt)
+            tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)
+            if axes.joint.shape[0] > 0:
+                _project_limits(tm, ts, axes, position_tolerance)
         tree_kinematics(tm, ts.node_rel, wk)
         tree_fill_state(tm, ts, wk, ts.qd)
+        # 8. the rigid contacts' penetration, by positions only
+        info[INFO_POS_ERROR] = 0.0
+        if touching and param[P_COMPLIANT] <= 0.0 and integrator != RK4:
+            if _push_out(tm, ts, wk, axes, contacts, cwork, param, dt, iterations, tolerance,
+                         info):
+                if axes.joint.shape[0] > 0:
+                    _project_limits(tm, ts, axes, position_tolerance)
+                tree_kinematics(tm, ts.node_rel, wk)
+                tree_fill_state(tm, ts, wk, ts.qd)
+        # 9. divergence
         bad = _healthy(tm, ts)
         if bad >= 0:
-            for i in range(n_node):
-                ts.node_q[i] = wk.q_backup[i]
-                for m in range(7):
-                    ts.node_rel[i, m] = wk.rel_backup[i, m]
-            for v in range(n_v):
-                ts.qd[v] = wk.qd_backup[v]
-                ts.p[v] = wk.p_backup[v]
-            for d in range(tm.drive_v.shape[0]):
-                ts.drive_current[d] = wk.drive_backup[d, 0]
-                ts.rotor_speed[d] = wk.drive_backup[d, 1]
-            tree_kinematics(tm, ts.node_rel, wk)
-            tree_fill_state(tm, ts, wk, ts.qd)
+            _restore(tm, ts, wk)
             info[4] = _DIVERGED
             info[5] = bad
             return step
@@ -911,7 +1030,9 @@ def tree_step(tm, ts, wk, dt, gravity, integrator, info, n_steps):
 
 @entry
 def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, state,
-                     state_layout, work, work_layout, dt, gravity, integrator, info, n_steps):
+                     state_layout, work, work_ints, work_layout, axes, shapes, polys, contacts,
+                     cwork, param, dt, gravity, integrator, iterations, tolerance, time_budget,
+                     position_tolerance, warm, info, n_steps):
     """
     :func:`tree_step` on containers packed by flat.pack (the TreeEngine's per-call entry).
 
@@ -923,18 +1044,31 @@ def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, st
         own_layout: its layout.
         state: the packed facade State's buffer (the TreeState's other arrays).
         state_layout: its layout.
-        work: the packed TreeWork's buffer.
+        work: the packed TreeWork's float64 buffer.
+        work_ints: its int64 buffer.
         work_layout: its layout.
+        axes: as :func:`tree_step` (by reference, as the next five).
+        shapes: as :func:`tree_step`.
+        polys: as :func:`tree_step`.
+        contacts: as :func:`tree_step`.
+        cwork: as :func:`tree_step`.
+        param: as :func:`tree_step`.
         dt: step, s.
         gravity: (3,) m/s^2.
         integrator: SEMI_IMPLICIT_EULER, SYMPLECTIC_EULER or RK4.
+        iterations: as :func:`tree_step`.
+        tolerance: as :func:`tree_step`.
+        time_budget: as :func:`tree_step`.
+        position_tolerance: as :func:`tree_step`.
+        warm: as :func:`tree_step`.
         info: (INFO_SIZE,) results.
         n_steps: steps to take.
     """
     return tree_step(unpack(TreeModel, ((model_floats, model_layout), (model_ints, model_layout))),
                      unpack(TreeState, ((own, own_layout), (state, state_layout))),
-                     unpack(TreeWork, ((work, work_layout),)), dt, gravity, integrator, info,
-                     n_steps)
+                     unpack(TreeWork, ((work, work_layout), (work_ints, work_layout))), axes,
+                     shapes, polys, contacts, cwork, param, dt, gravity, integrator, iterations,
+                     tolerance, time_budget, position_tolerance, warm, info, n_steps)
 
 
 @jit

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import joints as jt
 from . import tree
-from .arrays import INFO_STATUS
+from .arrays import INFO_OVERFLOW, INFO_STATUS, STATUS_CONTACT_OVERFLOW
 from .compile import flat
 from .compile import kernels
 from .engine import _compiled_entry_point, Mechanism
@@ -39,6 +39,8 @@ class TreeEngine(Mechanism):
         n_v = len(self.tree.v_node)
         n_body = len(model.bodies)
         n_drive = len(self.tree.drive_v)
+        n_axis = len(self.axes.joint)
+        self._width = int(np.diff(self.tree.group_v).max()) if n_v else 1
         st = self.state
         own, own_buffer, _, own_layout = flat.pack(tree.TreeCoordinates(
             node_q=np.zeros(n_node),
@@ -51,7 +53,8 @@ class TreeEngine(Mechanism):
             rotor_speed=st.rotor_speed,
             body_wrench=st.body_wrench, body_pos=st.body_pos, body_quat=st.body_quat,
             body_lin_vel=st.body_lin_vel, body_ang_mom=st.body_ang_mom, joint_q=st.joint_q,
-            time=st.time, drive_effort=st.drive_effort)
+            time=st.time, drive_effort=st.drive_effort, axis_impulse=st.axis_impulse,
+            axis_rate=st.axis_rate)
         z6 = np.zeros((n_node, 6))
         z66 = np.zeros((n_node, 6, 6))
         work = tree.TreeWork(
@@ -67,26 +70,58 @@ class TreeEngine(Mechanism):
             drive_backup=np.zeros((n_drive, 2)),
             stage_q=np.zeros(n_node), stage_rel=np.zeros((n_node, 7)), stage_qd=np.zeros(n_v),
             k_q=np.zeros(n_node), k_rel=np.zeros((n_node, 7)), k_qd=np.zeros(n_v),
-            sum_q=np.zeros(n_node), sum_rel=np.zeros((n_node, 7)), sum_qd=np.zeros(n_v))
-        self.tree_work, work_buffer, _, work_layout = flat.pack(work)
+            sum_q=np.zeros(n_node), sum_rel=np.zeros((n_node, 7)), sum_qd=np.zeros(n_v),
+            body_vel=np.zeros((n_body, 6)), axis_U=np.zeros((n_axis, self._width)),
+            axis_k=np.zeros(n_axis), axis_rows=np.zeros((n_axis, 7, 5)), unit=np.zeros(n_v),
+            resp=np.zeros(n_v), push_qd=np.zeros(n_v),
+            axis_live=np.zeros(n_axis, dtype=np.int64), axis_live_n=np.zeros(1, np.int64),
+            clock=np.zeros(2, dtype=np.int64))
+        self.tree_work, work_buffer, work_ints, work_layout = flat.pack(work)
         self.tree, model_floats, model_ints, model_layout = flat.pack(self.tree)
-        # the kernel's arguments but n: the packed buffers, dt, gravity, integrator, info
-        self._call_prefix = (model_floats, model_ints, model_layout, own_buffer, own_layout,
-                             self._state_buffer, self._state_layout, work_buffer, work_layout,
-                             self.dt, self.gravity, self.integrator, self.info)
+        # the packed buffers: the kernel's first arguments
+        self._packed = (model_floats, model_ints, model_layout, own_buffer, own_layout,
+                        self._state_buffer, self._state_layout, work_buffer, work_ints,
+                        work_layout)
+        self._setup_contacts(model, solver, collision)
         self._tree_fn = None
         self.n_dof = n_v
 
+    def _row_width(self):
+        return self._width  # the largest group's coordinates (physics/tree_rows.py)
+
+    def _contact_velocities(self):
+        n_body = len(self.state.body_pos)
+        return np.zeros(0), np.zeros((n_body, 6)), np.zeros((n_body, 6))
+
+    def _allocate_contacts(self, n_max, n_pairs, keep=None):
+        super()._allocate_contacts(n_max, n_pairs, keep)
+        s = self.solver
+        # the kernel's arguments but n (the contact arrays are new: the tuple is made again)
+        self._call_prefix = self._packed + (
+            self.axes, self.shapes, self.polytopes, self.contacts, self.cwork,
+            self.contact_param, self.dt, self.gravity, self.integrator, int(s.iterations),
+            float(s.tolerance), float(s.time_budget), float(s.position_tolerance),
+            bool(s.warm_start), self.info)
+
     def _build_tree(self, model):
-        """Nodes in parents-first order: the floating base (if any), then model.tree_order."""
+        """
+        Nodes in parents-first order, grouped by tree: the robot, then each free object.
+
+        The floating base and every scene object's body are 6-DOF joints from the world; then
+        model.tree_order.  A group is one root and everything it carries (its nodes and its
+        coordinates contiguous: independent trees, physics/tree_rows.py).
+        """
         node_of_body = {}
         rows = []  # (parent node, body, parent body, joint, kind, ppos, pquat, cpos, cquat, cols)
         ident = np.array([1.0, 0.0, 0.0, 0.0])
-        if model.floating_base:
-            rows.append((-1, 0, -1, -1, tree.KIND_FREE, np.zeros(3), ident, np.zeros(3), ident,
-                         list(np.eye(6))))
-            node_of_body[0] = 0
         J = self.joints
+        carried = {int(J.body[j, 1]) for j in model.tree_order}
+        free = [0] if model.floating_base else []
+        free += [o.body for o in model.objects if o.body not in carried and o.body != 0]
+        for b in free:
+            rows.append((-1, b, -1, -1, tree.KIND_FREE, np.zeros(3), ident, np.zeros(3), ident,
+                         list(np.eye(6))))
+            node_of_body[b] = len(rows) - 1
         for j in model.tree_order:
             jtype = int(J.type[j])
             a, b = (int(x) for x in J.body[j])
@@ -99,6 +134,24 @@ class TreeEngine(Mechanism):
         if missing:
             raise ConfigError(f'{self.model.name}: bodies {missing} are not in the joint tree; '
                               'solver.formulation tree needs every body on a tree joint.')
+        # group the nodes by tree (stable: parents stay before their children); the robot's
+        # trees (floating base or the world's joints) are one group, each object one
+        root = []
+        for r in rows:
+            root.append(root[r[0]] if r[0] >= 0 else len(root))
+        object_roots = {node_of_body[o.body] for o in model.objects
+                        if o.body in node_of_body and rows[node_of_body[o.body]][0] < 0}
+        key = [root[i] if root[i] in object_roots else -1 for i in range(len(rows))]
+        order = sorted(range(len(rows)), key=lambda i: (key[i], i))
+        new_index = {old: new for new, old in enumerate(order)}
+        rows = [(new_index[r[0]] if r[0] >= 0 else -1,) + tuple(r[1:])
+                for r in (rows[i] for i in order)]
+        key = [key[i] for i in order]
+        group_node = [0] + [i for i in range(1, len(rows)) if key[i] != key[i - 1]] + [len(rows)]
+        node_group = np.zeros(len(rows), dtype=np.int64)
+        for g in range(len(group_node) - 1):
+            node_group[group_node[g]:group_node[g + 1]] = g
+        node_of_body = {r[1]: i for i, r in enumerate(rows)}
         n = len(rows)
         dof = np.array([len(r[9]) for r in rows], dtype=np.int64)
         v0 = np.concatenate(([0], np.cumsum(dof)[:-1])).astype(np.int64)
@@ -110,6 +163,9 @@ class TreeEngine(Mechanism):
                 v_joint.append(r[3] if r[4] != tree.KIND_FREE else -1)
                 v_node.append(i)
         v_joint = np.array(v_joint, dtype=np.int64)
+        group_v = np.append(v0[group_node[:-1]], len(v_joint)) if len(rows) else np.zeros(1)
+        body_node = np.array([node_of_body[b] for b in range(len(model.bodies))],
+                             dtype=np.int64)
         damping = np.array([model.joints[j].damping if j >= 0 else 0.0 for j in v_joint])
         v_of_joint = {int(j): v for v, j in enumerate(v_joint) if j >= 0}
         d = self.drives
@@ -117,6 +173,10 @@ class TreeEngine(Mechanism):
         rotor = 1.0 / d.inv_rotor_inertia if len(d.joint) else np.zeros(0)
         armature = np.zeros(len(v_joint))
         armature[drive_v] = d.gear ** 2 * rotor
+        ax = self.axes
+        axis_v = np.array([v_of_joint[int(j)] for j in ax.joint], dtype=np.int64)
+        axis_always = ((ax.friction > 0) | (ax.static_friction > 0)
+                       | np.isfinite(ax.velocity_limit)).astype(np.int64)
         return tree.TreeModel(
             parent=np.array([r[0] for r in rows], dtype=np.int64),
             body=np.array([r[1] for r in rows], dtype=np.int64),
@@ -133,7 +193,10 @@ class TreeEngine(Mechanism):
             drive_v=drive_v, gear=d.gear.copy(), resistance=d.resistance.copy(),
             inductance=d.inductance.copy(), kt=d.kt.copy(), ke=d.ke.copy(),
             viscous=d.viscous.copy(), efficiency=d.efficiency.copy(),
-            current_limit=d.current_limit.copy(), rotor_inertia=rotor)
+            current_limit=d.current_limit.copy(), rotor_inertia=rotor, body_node=body_node,
+            node_group=node_group, group_node=np.array(group_node, dtype=np.int64),
+            group_v=np.asarray(group_v, dtype=np.int64), axis_v=axis_v,
+            axis_always=axis_always)
 
     # -- stepping -----------------------------------------------------------------------------
     kernel_variant = 'tree'
@@ -147,13 +210,21 @@ class TreeEngine(Mechanism):
 
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
-        if self._tree_fn is None:
-            args = self._tree_args(n)
-            kernels.ensure_compiled(tree.tree_step_packed, args, self.kernel_variant)
-            taken = tree.tree_step_packed(*args)
-            self._tree_fn = _compiled_entry_point(tree.tree_step_packed, args)
-            return taken
-        return self._tree_fn(*self._call_prefix, n)
+        taken = 0
+        while True:
+            args = self._tree_args(int(n) - taken)
+            self.info[INFO_OVERFLOW] = 0.0
+            if self._tree_fn is None:
+                kernels.ensure_compiled(tree.tree_step_packed, args, self.kernel_variant)
+                taken += tree.tree_step_packed(*args)
+                self._tree_fn = _compiled_entry_point(tree.tree_step_packed, args)
+            else:
+                taken += self._tree_fn(*args)
+            if self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
+                return taken
+            # more pairs or points than the arrays hold: the step was undone; grow and retake
+            self._allocate_contacts(2 * len(self.contacts.id), 2 * len(self.cwork.pairs),
+                                    keep=(self.contacts, self.cwork))
 
     def joint_rates(self):
         """Scalar joint velocities (rad/s or m/s; 0 for other joint types), per joint index."""
@@ -187,9 +258,9 @@ class TreeEngine(Mechanism):
             if j >= 0:
                 pa, qa = self.joint_frame_world(j, 0)
                 pb, qb = self.joint_frame_world(j, 1)
-            else:  # the floating base: world origin -> body 0's COM frame
+            else:  # the floating base or an object: world origin -> the body's COM frame
                 pa, qa = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
-                pb, qb = self.body_pose(0)
+                pb, qb = self.body_pose(b)
             rel_p = quat_to_matrix(qa).T @ (pb - pa)
             rel_q = quat_multiply(quat_conjugate(qa), qb)
             jtype = int(self.joints.type[j]) if j >= 0 else jt.FLOATING
@@ -215,3 +286,4 @@ class TreeEngine(Mechanism):
         tree.tree_fill_state(tm, ts, self.tree_work, ts.qd)
         self._store_rates()
         self.info[INFO_STATUS] = 0.0
+        self.clear_contacts()

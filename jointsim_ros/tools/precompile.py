@@ -159,11 +159,12 @@ def job_stages(job):
     """
     Return the step's stages worker job ``job`` compiles ahead, in the step's order.
 
-    ``stages``: the contact stages (physics/contacts.py) and :data:`SHARED_STAGES`; ``maximal``:
+    ``stages``: the contact stages (physics/contacts.py, physics/body_mechanics.py) and
+    :data:`SHARED_STAGES`; ``maximal``:
     the others.
     """
     def second(stage):
-        return (stage.py_func.__module__.endswith('.contacts')
+        return (stage.py_func.__module__.endswith(('.contacts', '.body_mechanics'))
                 or stage.py_func.__name__ in SHARED_STAGES)
     return [(stage, args) for stage, args in step_stages()
             if second(stage) == (job == 'stages')]

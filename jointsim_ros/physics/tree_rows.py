@@ -1,0 +1,324 @@
+"""
+The tree formulation's mechanics of the shared rows, and their sequential-impulse solve.
+
+Contacts, limits and joint friction on the generalized velocities.
+
+The contact pipeline (physics/contacts.py: detection, manifolds, materials, the rows' targets
+and projection) and the coordinate rows' definitions (physics/axes.py: ``coordinate_rows``,
+``row_change``) exist once; this module supplies how a row sees and moves the tree's velocity
+vector, the generalized velocities qd (physics/tree.py), as physics/body_mechanics.py does for
+the bodies' twists of the maximal formulation.
+
+Jacobian.  A unit force d at the world point p is the spatial force f = (p x d; d) about the
+origin (a unit torque d: f = (d; 0)); the velocity of a row through body b is
+    J qd = sum over the joints i on b's path to the root of (S_i^T f) qd_i,
+(S_i the joint's world motion subspace, physics/tree.py), so J is S_i^T f on those coordinates
+and 0 elsewhere: Featherstone's B^T applied to one body's force.  A row between two bodies takes
+J_A - J_B.
+
+Response.  The step's velocity change already factored (H + A + h B) (the articulated-body
+algorithm's U_i and D_i^-1, ``tree_velocity_change``), so the velocity response to a unit impulse
+along the row, U = (H + A + h B)^-1 J^T, is one more pair of O(n) sweeps
+(``articulated_solve``: Featherstone's test impulse, Mirtich's collision matrix column through the
+articulated-body algorithm; Bullet's btMultiBody ``fillConstraintJacobianMultiDof`` does the
+same).  Its effective mass is k = J U, the diagonal of the Delassus matrix J H^-1 J^T that
+MuJoCo's solvers work on.  The armature A and the implicit damping h B (joint damping, drives'
+back-EMF) are in it, so a contact or a limit meets the drive's rotor and its electrical damping
+as the step does.
+
+Groups.  The robot's nodes and each free scene object form separate groups (independent trees:
+H is block diagonal), each a contiguous range of nodes and of coordinates, so a row has one
+segment of qd per body's group (two when it joins two groups) and its response is computed over
+those groups alone.  A scalar joint's coordinate row (limit, friction, speed limit) has
+J = e_v: its response is the column v of (H + A + h B)^-1 over the joint's group.
+"""
+import numpy as np
+
+from .axes import (coordinate_rows, row_change, ROW_HI, ROW_LO, ROW_ON, ROW_SOFTNESS,
+                   ROW_TARGET)
+from .contacts import has_angular_rows, leave_out, N_ROWS
+from .math3d import cross, jit
+
+
+@jit
+def articulated_solve(tm, wk, rhs, out, n0, n1):
+    """
+    Return in out[v] (H + diag)^-1 rhs over the nodes n0 .. n1 - 1 (one group).
+
+    The factor's two sweeps (U_i and D_i^-1 from the step's inward pass): an inward sweep of
+    bias impulses and an outward sweep of velocity changes.  Reads rhs and writes out only on
+    the group's coordinates.
+    """
+    for i in range(n0, n1):
+        for r in range(6):
+            wk.PA[i, r] = 0.0
+    for i in range(n1 - 1, n0 - 1, -1):
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for k in range(d):
+            acc = rhs[v0 + k]
+            for r in range(6):
+                acc -= wk.S[i, k, r] * wk.PA[i, r]
+            wk.u[i, k] = acc
+        p = tm.parent[i]
+        if p < 0:
+            continue
+        for r in range(6):
+            acc = wk.PA[i, r]
+            for k in range(d):
+                for m in range(d):
+                    acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.u[i, m]
+            wk.PA[p, r] += acc
+    for i in range(n0, n1):
+        p = tm.parent[i]
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for m in range(6):
+            wk.acc[i, m] = wk.acc[p, m] if p >= 0 else 0.0
+        for k in range(d):
+            acc = wk.u[i, k]
+            for r in range(6):
+                acc -= wk.U[i, k, r] * wk.acc[i, r]
+            wk.vec6a[k] = acc
+        for k in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += wk.Dinv[i, k, m] * wk.vec6a[m]
+            out[v0 + k] = acc
+        for k in range(d):
+            for r in range(6):
+                wk.acc[i, r] += wk.S[i, k, r] * out[v0 + k]
+
+
+@jit
+def body_velocities(tm, wk, qd):
+    """Fill wk.body_vel: the bodies' COM and angular velocities (n_body, 6; world) from qd."""
+    for i in range(tm.parent.shape[0]):
+        p = tm.parent[i]
+        for m in range(6):
+            wk.vel[i, m] = wk.vel[p, m] if p >= 0 else 0.0
+        for k in range(tm.dof[i]):
+            for m in range(6):
+                wk.vel[i, m] += wk.S[i, k, m] * qd[tm.v0[i] + k]
+        b = tm.body[i]
+        w = (wk.vel[i, 0], wk.vel[i, 1], wk.vel[i, 2])
+        wx = cross(w, (wk.body_x[b, 0], wk.body_x[b, 1], wk.body_x[b, 2]))
+        for m in range(3):
+            wk.body_vel[b, m] = wk.vel[i, 3 + m] + wx[m]
+            wk.body_vel[b, 3 + m] = w[m]
+
+
+@jit
+def _add_body_jacobian(tm, wk, b, f, sign, row, g0):
+    """Add sign S_i^T f of every joint on body b's path to the root into row[v - g0]."""
+    i = tm.body_node[b]
+    while i >= 0:
+        for k in range(tm.dof[i]):
+            acc = 0.0
+            for m in range(6):
+                acc += wk.S[i, k, m] * f[m]
+            row[tm.v0[i] + k - g0] += sign * acc
+        i = tm.parent[i]
+
+
+@jit
+def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
+    """
+    Rows of every contact point on the generalized velocities (module docstring).
+
+    Fills ContactWork.row_seg .. row_U, kinv, k_normal and the rigid softness; the points left
+    out of the solve (``contacts.leave_out``) get none.  Kinematics (wk.S, body_x) and the
+    factor of the step's velocity change must be current, and wk.body_vel the bodies' motion
+    after this step's forces.
+    """
+    seg = cwork.row_seg
+    length = cwork.row_len
+    row_J = cwork.row_J
+    row_U = cwork.row_U
+    f = wk.vec6b
+    for i in range(contacts.count[0]):
+        for k in range(N_ROWS):
+            seg[i, k, 0] = -1
+            seg[i, k, 1] = -1
+        if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt):
+            continue
+        angular = has_angular_rows(contacts.material, i)
+        p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
+        for k in range(N_ROWS):
+            cwork.kinv[i, k] = 0.0
+            if k >= 3 and not angular:
+                continue
+            d = (contacts.frame[i, k % 3, 0], contacts.frame[i, k % 3, 1],
+                 contacts.frame[i, k % 3, 2])
+            if k < 3:
+                moment = cross(p, d)
+                for m in range(3):
+                    f[m] = moment[m]
+                    f[3 + m] = d[m]
+            else:
+                for m in range(3):
+                    f[m] = d[m]
+                    f[3 + m] = 0.0
+            ktot = 0.0
+            slot = 0
+            for side in range(2):
+                b = contacts.body[i, side]
+                if b < 0:
+                    continue
+                g = tm.node_group[tm.body_node[b]]
+                g0 = tm.group_v[g]
+                n = tm.group_v[g + 1] - g0
+                sign = 1.0 if side == 0 else -1.0
+                if side == 1 and slot == 1 and seg[i, k, 0] == g0:
+                    # both bodies in one tree (self-collision): one segment, J_A - J_B
+                    _add_body_jacobian(tm, wk, b, f, sign, row_J[i, k, 0], g0)
+                    continue
+                seg[i, k, slot] = g0
+                length[i, k, slot] = n
+                for m in range(n):
+                    row_J[i, k, slot, m] = 0.0
+                _add_body_jacobian(tm, wk, b, f, sign, row_J[i, k, slot], g0)
+                slot += 1
+            for s in range(2):
+                g0 = seg[i, k, s]
+                if g0 < 0:
+                    continue
+                n = length[i, k, s]
+                g = tm.node_group[tm.v_node[g0]]
+                for m in range(n):
+                    wk.unit[g0 + m] = row_J[i, k, s, m]
+                articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g],
+                                  tm.group_node[g + 1])
+                for m in range(n):
+                    row_U[i, k, s, m] = wk.resp[g0 + m]
+                    ktot += row_J[i, k, s, m] * wk.resp[g0 + m]
+            cwork.kinv[i, k] = 1.0 / ktot if ktot > 0.0 else 0.0
+            if k == 0:
+                cwork.k_normal[i] = ktot
+        cwork.soft[i, 0] = cwork.kinv[i, 0]
+        cwork.soft[i, 1] = 0.0
+
+
+@jit
+def axis_rows(tm, ts, wk, axes, dt):
+    """
+    Set up the coordinate rows (limits, friction, speed limits) of every axis live this step.
+
+    An axis is live when it has friction or a speed limit, or its joint is within reach of a
+    limit (the last step's speed twice over, as ``axes.prepare_axes``); its rows are the shared
+    definitions of ``axes.coordinate_rows`` without the damping row (joint damping and the
+    drives are implicit in the tree's step already), its response the column of
+    (H + A + h B)^-1 of its coordinate.
+    """
+    n_live = 0
+    impulses = ts.axis_impulse
+    for x in range(axes.joint.shape[0]):
+        v = tm.axis_v[x]
+        q = ts.node_q[tm.v_node[v]]
+        reach = 2.0 * dt * abs(ts.axis_rate[x])
+        near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
+        if not (tm.axis_always[x] > 0 or near):
+            for r in range(impulses.shape[1]):
+                impulses[x, r] = 0.0
+            continue
+        wk.axis_live[n_live] = x
+        n_live += 1
+        g = tm.node_group[tm.v_node[v]]
+        g0 = tm.group_v[g]
+        n = tm.group_v[g + 1] - g0
+        for m in range(n):
+            wk.unit[g0 + m] = 0.0
+        wk.unit[v] = 1.0
+        articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
+        for m in range(n):
+            wk.axis_U[x, m] = wk.resp[g0 + m]
+        wk.axis_k[x] = wk.resp[v]
+        coordinate_rows(axes, x, wk.axis_rows, q, ts.qd[v], ts.axis_rate[x], 0.0, 0.0,
+                        impulses, dt, False)
+    wk.axis_live_n[0] = n_live
+
+
+@jit
+def _move_group(tm, wk, x, qd, impulse):
+    """Apply a coordinate impulse of axis x: qd += (H + A + h B)^-1 e_v impulse on its group."""
+    g = tm.node_group[tm.v_node[tm.axis_v[x]]]
+    g0 = tm.group_v[g]
+    for m in range(tm.group_v[g + 1] - g0):
+        qd[g0 + m] += wk.axis_U[x, m] * impulse
+
+
+@jit
+def warm_start_axes(tm, ts, wk, warm):
+    """Apply the live axes' last impulses again (or clear them without warm start)."""
+    for t in range(wk.axis_live_n[0]):
+        x = wk.axis_live[t]
+        P = 0.0
+        for r in range(ts.axis_impulse.shape[1]):
+            if not warm:
+                ts.axis_impulse[x, r] = 0.0
+            P += ts.axis_impulse[x, r]
+        if P != 0.0:
+            _move_group(tm, wk, x, ts.qd, P)
+
+
+@jit
+def solve_axes(tm, ts, wk):
+    """One Gauss-Seidel pass over the live axes' rows (``axes.row_change``); largest change."""
+    largest = 0.0
+    rows = wk.axis_rows
+    impulses = ts.axis_impulse
+    for t in range(wk.axis_live_n[0]):
+        x = wk.axis_live[t]
+        v = tm.axis_v[x]
+        k = wk.axis_k[x]
+        qdot = ts.qd[v]
+        moved = 0.0
+        for r in range(impulses.shape[1]):
+            if rows[x, r, ROW_ON] == 0.0:
+                continue
+            old = impulses[x, r]
+            new = row_change(old, rows[x, r, ROW_TARGET], rows[x, r, ROW_LO],
+                             rows[x, r, ROW_HI], rows[x, r, ROW_SOFTNESS], qdot, k)
+            impulses[x, r] = new
+            moved += new - old
+            qdot += k * (new - old)
+            largest = max(largest, abs(new - old))
+        if moved != 0.0:
+            _move_group(tm, wk, x, ts.qd, moved)
+    return largest
+
+
+@jit
+def solve_push_axes(tm, wk, push, q_after, lower, upper, push_limit, dt):
+    """
+    One pass over the limit rows of the penetration push on the pseudo-velocities ``push``.
+
+    As ``axes.solve_push_limits``: the lower row asks qdot_u >= (lower - q) / dt, the upper one
+    qdot_u <= (upper - q) / dt at the coordinates after this step's motion; pseudo-impulses
+    >= 0 and <= 0.
+    """
+    largest = 0.0
+    for t in range(wk.axis_live_n[0]):
+        x = wk.axis_live[t]
+        v = tm.axis_v[x]
+        k = wk.axis_k[x]
+        if not k > 0.0:
+            continue
+        q = q_after[tm.v_node[v]]
+        qdot = push[v]
+        P = 0.0
+        if lower[x] > -np.inf:
+            old = push_limit[x, 2]
+            new = max(old + ((lower[x] - q) / dt - qdot) / k, 0.0)
+            push_limit[x, 2] = new
+            P += new - old
+            qdot += k * (new - old)
+        if upper[x] < np.inf:
+            old = push_limit[x, 3]
+            new = min(old + ((upper[x] - q) / dt - qdot) / k, 0.0)
+            push_limit[x, 3] = new
+            P += new - old
+        if P != 0.0:
+            _move_group(tm, wk, x, push, P)
+            largest = max(largest, abs(P))
+    return largest
