@@ -220,6 +220,8 @@ def tree_kinematics(tm, node_rel, wk):
         write4(wk.body_q, b, q_b)
         write3(wk.joint_origin, i, p_cj)
         r_cj = quat_to_mat(q_cj)
+        # a free joint's linear columns are fixed in its parent joint frame (the module doc)
+        r_lin = r_pj if tm.kind[i] == KIND_FREE else r_cj
         for k in range(tm.dof[i]):
             a = (r_cj[0][0] * tm.col[i, k, 0] + r_cj[0][1] * tm.col[i, k, 1]
                  + r_cj[0][2] * tm.col[i, k, 2],
@@ -227,16 +229,48 @@ def tree_kinematics(tm, node_rel, wk):
                  + r_cj[1][2] * tm.col[i, k, 2],
                  r_cj[2][0] * tm.col[i, k, 0] + r_cj[2][1] * tm.col[i, k, 1]
                  + r_cj[2][2] * tm.col[i, k, 2])
-            lin = (r_cj[0][0] * tm.col[i, k, 3] + r_cj[0][1] * tm.col[i, k, 4]
-                   + r_cj[0][2] * tm.col[i, k, 5],
-                   r_cj[1][0] * tm.col[i, k, 3] + r_cj[1][1] * tm.col[i, k, 4]
-                   + r_cj[1][2] * tm.col[i, k, 5],
-                   r_cj[2][0] * tm.col[i, k, 3] + r_cj[2][1] * tm.col[i, k, 4]
-                   + r_cj[2][2] * tm.col[i, k, 5])
+            lin = (r_lin[0][0] * tm.col[i, k, 3] + r_lin[0][1] * tm.col[i, k, 4]
+                   + r_lin[0][2] * tm.col[i, k, 5],
+                   r_lin[1][0] * tm.col[i, k, 3] + r_lin[1][1] * tm.col[i, k, 4]
+                   + r_lin[1][2] * tm.col[i, k, 5],
+                   r_lin[2][0] * tm.col[i, k, 3] + r_lin[2][1] * tm.col[i, k, 4]
+                   + r_lin[2][2] * tm.col[i, k, 5])
             pa = cross(p_cj, a)
             for m in range(3):
                 wk.S[i, k, m] = a[m]
                 wk.S[i, k, 3 + m] = pa[m] + lin[m]
+
+
+@jit
+def _linear_velocity(tm, wk, i, qd):
+    """World velocity v of node i's linear columns (a free joint's translation), m/s."""
+    v0 = v1 = v2 = 0.0
+    for k in range(tm.dof[i]):
+        if tm.col[i, k, 0] == 0.0 and tm.col[i, k, 1] == 0.0 and tm.col[i, k, 2] == 0.0:
+            x = qd[tm.v0[i] + k]
+            v0 += wk.S[i, k, 3] * x
+            v1 += wk.S[i, k, 4] * x
+            v2 += wk.S[i, k, 5] * x
+    return v0, v1, v2
+
+
+@jit
+def _parent_fixed_bias(tm, wk, i, qd, bias):
+    """
+    Correct v_i x S_i qd_i for a free joint's linear columns, fixed in the parent frame.
+
+    Their rate is v_parent x S, not v_i x S: the difference is -(S_ang w) x (S_lin v) =
+    (0; -w x v), w the joint's world angular velocity and v its world linear one.
+    """
+    w0 = w1 = w2 = 0.0
+    for k in range(tm.dof[i]):
+        x = qd[tm.v0[i] + k]
+        w0 += wk.S[i, k, 0] * x
+        w1 += wk.S[i, k, 1] * x
+        w2 += wk.S[i, k, 2] * x
+    wv = cross((w0, w1, w2), _linear_velocity(tm, wk, i, qd))
+    for m in range(3):
+        bias[3 + m] -= wv[m]
 
 
 @jit
@@ -342,6 +376,8 @@ def tree_velocity_change(tm, qd, h, gravity, dof_force, dof_extra, body_wrench, 
         for m in range(6):
             wk.vel[i, m] = (wk.vel[p, m] if p >= 0 else 0.0) + sq[m]
         _motion_cross(wk.vel[i], sq, tmp)
+        if tm.kind[i] == KIND_FREE:
+            _parent_fixed_bias(tm, wk, i, qd, tmp)
         for m in range(6):
             wk.cbias[i, m] = h * tmp[m]
         b = tm.body[i]
@@ -469,9 +505,8 @@ def tree_integrate_positions(tm, node_q, node_rel, qd, h):
         q_old = read4(node_rel[:, 3:], i)
         q_new = quat_normalized(quat_mul(q_old, quat_from_rotvec((h * w[0], h * w[1],
                                                                   h * w[2]))))
-        rot = quat_to_mat(q_new)
         for m in range(3):
-            node_rel[i, m] += h * (rot[m][0] * v[0] + rot[m][1] * v[1] + rot[m][2] * v[2])
+            node_rel[i, m] += h * v[m]  # the translation's rate, in the parent joint frame
         for m in range(4):
             node_rel[i, 3 + m] = q_new[m]
 
@@ -488,9 +523,8 @@ def _position_rates(tm, node_rel, qd, dq, drel):
         dq[i] = 0.0
         w, v = _relative_twist(tm, i, qd)
         q = read4(node_rel[:, 3:], i)
-        rot = quat_to_mat(q)
         for m in range(3):
-            drel[i, m] = rot[m][0] * v[0] + rot[m][1] * v[1] + rot[m][2] * v[2]
+            drel[i, m] = v[m]
         qdot = quat_mul(q, (0.0, w[0], w[1], w[2]))
         for m in range(4):
             drel[i, 3 + m] = 0.5 * qdot[m]
@@ -618,10 +652,18 @@ def _lagrangian_force(tm, wk, gravity, body_wrench, out):
                 wk.PA[p, r] += wk.PA[i, r]
     for i in range(n):
         _force_cross(wk.vel[i], wk.hsub[i], wk.vec6a)
+        p = tm.parent[i]
+        for m in range(6):  # a free joint's linear columns turn with the parent (v_parent)
+            wk.vec6b[m] = 0.0
+        if tm.kind[i] == KIND_FREE and p >= 0:
+            _force_cross(wk.vel[p], wk.hsub[i], wk.vec6b)
         for k in range(tm.dof[i]):
+            linear = (tm.kind[i] == KIND_FREE and tm.col[i, k, 0] == 0.0
+                      and tm.col[i, k, 1] == 0.0 and tm.col[i, k, 2] == 0.0)
             acc = 0.0
             for r in range(6):
-                acc += wk.S[i, k, r] * (wk.PA[i, r] - wk.vec6a[r])
+                acc += wk.S[i, k, r] * (wk.PA[i, r] - (wk.vec6b[r] if linear
+                                                       else wk.vec6a[r]))
             out[tm.v0[i] + k] = acc
 
 

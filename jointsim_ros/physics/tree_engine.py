@@ -117,7 +117,7 @@ class TreeEngine(Mechanism):
         J = self.joints
         carried = {int(J.body[j, 1]) for j in model.tree_order}
         free = [0] if model.floating_base else []
-        free += [o.body for o in model.objects if o.body not in carried and o.body != 0]
+        free += [o.body for o in model.objects if o.body not in carried and o.body not in free]
         for b in free:
             rows.append((-1, b, -1, -1, tree.KIND_FREE, np.zeros(3), ident, np.zeros(3), ident,
                          list(np.eye(6))))
@@ -278,8 +278,9 @@ class TreeEngine(Mechanism):
             wc = self.body_angular_velocity(b)
             v_point = self.state.body_lin_vel[b] + np.cross(wc, pb - xc)
             rb = quat_to_matrix(qb)
-            twist = np.concatenate((rb.T @ (wc - wp),
-                                    rb.T @ (v_point - vp - np.cross(wp, pb - xp))))
+            # angular in the child joint frame, linear in the parent's (physics/tree.py)
+            twist = np.concatenate((rb.T @ (wc - wp), quat_to_matrix(qa).T
+                                    @ (v_point - vp - np.cross(wp, pb - xp))))
             for k in range(dof):
                 ts.qd[v0 + k] = tm.col[i, k] @ twist
         tree.tree_reset_momentum(tm, ts, self.tree_work)
