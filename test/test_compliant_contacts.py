@@ -24,6 +24,8 @@ EMPTY = '<robot name="empty"><link name="base"/></robot>'
 ROVER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'urdf',
                      'jointsim_rover.urdf.xacro')
 LINK_STIFFNESS = 2e5  # N/m, collision.stiffness's default
+#: The compliant scenarios run in both formulations: one contact pipeline, two mechanics.
+both = pytest.mark.parametrize('formulation', ['maximal', 'tree'])
 
 
 def series(*stiffnesses):
@@ -74,9 +76,13 @@ def foot_loads(sim):
     (LEG + FOOT + 0.03, (0.03, -0.02, 0.0)),  # dropped 3 cm, tilted
     (LEG + FOOT + 0.1, (0.0, 0.0, 0.3)),      # dropped 10 cm, turned
 ], ids=['placed', 'dropped-tilted', 'dropped-10cm'])
-def test_a_table_carries_the_loads_of_a_compliant_support_whatever_its_drop(com, height, rpy):
-    sim = Simulator.from_urdf(table(com), {'base': 'floating', 'base_pose': {
-        'position': [0.0, 0.0, height], 'rpy': list(rpy)}})
+@both
+def test_a_table_carries_the_loads_of_a_compliant_support_whatever_its_drop(com, height, rpy,
+                                                                            formulation):
+    sim = Simulator.from_urdf(table(com), {'solver': {'formulation': formulation},
+                                           'base': 'floating', 'base_pose': {
+                                               'position': [0.0, 0.0, height],
+                                               'rpy': list(rpy)}})
     sim.step(2000)
     # the feet are where they were put, turned by the yaw
     yaw = rpy[2]
@@ -92,10 +98,11 @@ def test_a_table_carries_the_loads_of_a_compliant_support_whatever_its_drop(com,
         assert got[foot] == pytest.approx(expected[foot], abs=0.02 * 10.0 * G), (foot, got)
 
 
-def test_a_box_stands_equally_on_its_four_corners_at_the_spring_compression():
+@both
+def test_a_box_stands_equally_on_its_four_corners_at_the_spring_compression(formulation):
     k = series(LINK_STIFFNESS, GROUND_STIFFNESS)
     mass = 2.0
-    sim = Simulator.from_urdf(EMPTY, {'scene': {'box': {
+    sim = Simulator.from_urdf(EMPTY, {'solver': {'formulation': formulation}, 'scene': {'box': {
         'shape': 'box', 'size': [0.3, 0.2, 0.1], 'mass': mass,
         'pose': {'position': [0.0, 0.0, 0.06], 'rpy': [0.02, 0.01, 0.4]}}}})
     sim.step(2000)
@@ -107,11 +114,12 @@ def test_a_box_stands_equally_on_its_four_corners_at_the_spring_compression():
     assert sim.link_pose('box')[0][2] == pytest.approx(0.05 - mass * G / (4 * k), abs=2e-6)
 
 
-def test_the_materials_meet_as_springs_in_series_and_min_depth_shifts_the_rest():
+@both
+def test_the_materials_meet_as_springs_in_series_and_min_depth_shifts_the_rest(formulation):
     k_link, k_ground, depth0 = 5e4, 1e5, 0.002
     mass = 1.0
     sim = Simulator.from_urdf(EMPTY, {
-        'ground': {'stiffness': k_ground},
+        'solver': {'formulation': formulation}, 'ground': {'stiffness': k_ground},
         'scene': {'ball': {'shape': 'sphere', 'radius': 0.05, 'mass': mass,
                            'stiffness': k_link, 'min_depth': depth0,
                            'pose': {'position': [0.0, 0.0, 0.05]}}}})
@@ -154,7 +162,8 @@ def contact_restitution(mass, k, c, v_in):
 
 
 @pytest.mark.parametrize('zeta', [0.1, 0.2])
-def test_a_damped_bounce_has_the_restitution_of_its_damping_ratio(zeta):
+@both
+def test_a_damped_bounce_has_the_restitution_of_its_damping_ratio(zeta, formulation):
     # a soft floor (k 1000 N/m: w dt = 0.003 at dt 0.1 ms, so implicit Euler's own damping is
     # small) with the push-out speed caps of the ball and the ground out of the way (the
     # smaller holds a point's load to at most max_push_velocity (c + dt k), docs/contacts.md)
@@ -165,7 +174,8 @@ def test_a_damped_bounce_has_the_restitution_of_its_damping_ratio(zeta):
     ball = {'shape': 'sphere', 'radius': radius, 'mass': mass, 'stiffness': k_ball, 'damping': c,
             'max_push_velocity': 1000.0, 'pose': {'position': [0.0, 0.0, radius + drop]}}
     sim = Simulator.from_urdf(EMPTY, {'dt': 1e-4, 'ground': {'max_push_velocity': 1000.0},
-                                      'scene': {'ball': ball}})
+                                      'scene': {'ball': ball},
+                                      'solver': {'formulation': formulation}})
     fastest_down, fastest_up, touched = 0.0, 0.0, False
     while sim.time < 1.0:
         sim.step(1)

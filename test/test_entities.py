@@ -40,6 +40,18 @@ TABLE = """<robot name="table">
 </robot>"""
 
 
+FORMULATIONS = ('maximal', 'tree')
+both = pytest.mark.parametrize('formulation', FORMULATIONS)
+
+
+def arm(formulation, **more):
+    """Return the bundled arm with its config in this formulation (the tree: no F/T sensors)."""
+    config = {**yaml_of(ARM_CONFIG), **more, 'solver': {'formulation': formulation}}
+    if formulation == 'tree':
+        config.pop('force_torque_sensors', None)
+    return Simulator.from_urdf(ARM, config)
+
+
 def humanoid():
     return Simulator.from_urdf(HUMANOID, HUMANOID_CONFIG)
 
@@ -74,8 +86,10 @@ def test_a_spawn_and_a_delete_leave_every_other_body_as_it_would_have_been():
     np.testing.assert_array_equal(robot_state(sim, n), robot_state(reference, n))
 
 
-def test_a_spawned_box_falls_as_semi_implicit_euler_says_and_reports_its_acceleration():
-    sim = Simulator.from_urdf(ARM, ARM_CONFIG)
+@both
+def test_a_spawned_box_falls_as_semi_implicit_euler_says_and_reports_its_acceleration(
+        formulation):
+    sim = arm(formulation)
     z0, dt, g = 2.0, sim.dt, 9.81
     sim.entities.spawn('box', {'shape': 'box', 'size': [0.1, 0.2, 0.3], 'mass': 3.0},
                        position=(1.0, -1.0, z0), linear_velocity=(0.5, 0.0, 0.0))
@@ -93,10 +107,11 @@ def test_a_spawned_box_falls_as_semi_implicit_euler_says_and_reports_its_acceler
     np.testing.assert_allclose(state.quat, [1.0, 0.0, 0.0, 0.0], atol=1e-15)
 
 
-def test_a_urdf_file_spawns_by_path_and_by_file_uri_as_its_text_does(tmp_path):
+@both
+def test_a_urdf_file_spawns_by_path_and_by_file_uri_as_its_text_does(tmp_path, formulation):
     path = tmp_path / 'bar.urdf'
     path.write_text(BAR)
-    sims = [Simulator.from_urdf(ARM, ARM_CONFIG) for _ in range(3)]
+    sims = [arm(formulation) for _ in range(3)]
     for sim, source in zip(sims, (BAR, str(path), path.as_uri())):
         assert sim.entities.spawn('', source, position=(1.0, 1.0, 1.0),
                                   angular_velocity=(0.0, 0.0, 2.0)) == 'bar'
@@ -108,10 +123,11 @@ def test_a_urdf_file_spawns_by_path_and_by_file_uri_as_its_text_does(tmp_path):
         np.testing.assert_array_equal(other.quat, states[0].quat)
 
 
-def test_a_urdf_object_spins_about_its_centre_of_mass_which_moves_on_a_straight_line():
+@both
+def test_a_urdf_object_spins_about_its_centre_of_mass_which_moves_on_a_straight_line(
+        formulation):
     config = load_config(ARM_CONFIG)
-    sim = Simulator.from_urdf(ARM, config_from_dict(
-        {**yaml_of(ARM_CONFIG), 'gravity': [0.0, 0.0, 0.0]}))
+    sim = arm(formulation, gravity=[0.0, 0.0, 0.0])
     assert config.gravity != sim.config.gravity
     quat0 = (np.cos(0.3), 0.0, 0.0, np.sin(0.3))
     sim.entities.spawn('bar', BAR, position=(1.0, 1.0, 1.0), quat=quat0)
@@ -141,10 +157,11 @@ def yaml_of(path):
         return yaml.safe_load(stream)
 
 
-def test_a_ball_comes_to_rest_on_a_static_urdf_table_of_the_config():
+@both
+def test_a_ball_comes_to_rest_on_a_static_urdf_table_of_the_config(formulation):
     scene = {'table': {'shape': 'urdf', 'urdf': TABLE, 'pose': {'position': [1.5, 0.0, 0.0]}},
              'ball': dict(BALL, pose={'position': [1.5, 0.0, 0.9]})}
-    sim = Simulator.from_urdf(ARM, {**yaml_of(ARM_CONFIG), 'scene': scene})
+    sim = arm(formulation, scene=scene)
     assert sim.model.links['table'].body == -1           # no mass: static geometry
     assert sim.entities.kind('table') == 'object'
     sim.step(2000)
@@ -232,9 +249,23 @@ def test_the_base_link_is_set_with_the_robot_and_other_links_are_refused():
     assert "set the state of the base link 'pelvis'" in str(caught.value)
 
 
-def test_the_tree_formulation_does_not_spawn():
-    sim = Simulator.from_urdf(ARM, {'solver': {'formulation': 'tree'}})
-    assert 'tree formulation' in sim.entities.spawn_refusal
-    with pytest.raises(EntityError, match='tree formulation') as caught:
-        sim.entities.spawn('ball', BALL, (1, 1, 1))
-    assert caught.value.kind == 'unsupported'
+def test_in_tree_mode_a_spawn_and_a_delete_leave_the_arm_as_it_would_have_been():
+    """The arm driven in reduced coordinates; a ball comes, lands far away and goes."""
+    sim, reference = arm('tree'), arm('tree')
+    assert sim.entities.spawn_refusal is None
+    volts = dict(zip(sim.drive_names, np.linspace(-2.0, 2.0, len(sim.drive_names))))
+    for s in (sim, reference):
+        s.set_voltages(volts)
+        s.step(150)
+    n = len(reference.model.bodies)
+    assert sim.entities.spawn('ball', BALL, position=(3.0, 3.0, 0.5)) == 'ball'
+    for _ in range(3):
+        sim.step(100)
+        reference.step(100)
+        np.testing.assert_array_equal(robot_state(sim, n), robot_state(reference, n))
+    assert sim.entities.state('ball').position[2] == pytest.approx(0.1, abs=1e-3)  # landed
+    sim.entities.delete('ball')
+    assert len(sim.model.bodies) == n
+    sim.step(200)
+    reference.step(200)
+    np.testing.assert_array_equal(robot_state(sim, n), robot_state(reference, n))

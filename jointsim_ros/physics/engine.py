@@ -344,6 +344,39 @@ class Mechanism:
     def close_loops(self):
         """Switch elements off and close loops at the initial state (none here)."""
 
+    # -- bodies set by hand (scene objects, the base), trial steps ----------------------------
+    def bodies_set(self, rates=None, bodies=None, forget_contacts=True):
+        """
+        Take the bodies' states in State as set by hand (set_body_state); forget contacts.
+
+        ``rates``: the scalar joints' rates (joint_rates()) where the engine's own are not
+        current; None: the engine's.  ``bodies``: the bodies that moved, if known.
+        ``forget_contacts``: False for a body new to the scene (the others' points stand).
+        """
+        if forget_contacts:
+            self.clear_contacts()
+
+    def carry_from(self, old, old_to_new):
+        """Take what an old engine (of the same robot) holds beyond State (nothing here)."""
+
+    def step_start(self):
+        """Return (n_body, 13) the bodies at the last step's start: pos, quat, lin vel, L."""
+        raise NotImplementedError
+
+    def settle(self, b):
+        """Make body b's last step start where it is now (no acceleration shows)."""
+        st = self.state
+        self.step_start()[b] = np.concatenate([st.body_pos[b], st.body_quat[b],
+                                               st.body_lin_vel[b], st.body_ang_mom[b]])
+
+    def snapshot(self):
+        """Return what ``restore`` needs to undo the steps taken after it."""
+        raise NotImplementedError
+
+    def restore(self, snapshot):
+        """Put the engine back where ``snapshot`` found it."""
+        raise NotImplementedError
+
     # -- contacts (one pipeline, physics/contacts.py; each formulation its mechanics) ---------
     def _setup_contacts(self, model, solver, collision):
         """Take the model's shape tables and allocate the contact arrays."""
@@ -490,6 +523,25 @@ class Engine(Mechanism):
     # -- construction -------------------------------------------------------------------------
     def _row_width(self):
         return 6  # a body's twist (physics/body_mechanics.py)
+
+    def step_start(self):
+        return self.work.backup  # written by the step (save_backup)
+
+    def snapshot(self):
+        return (self._state_buffer.copy(), self.work.backup.copy(),
+                self.work.drive_backup.copy(), self.info.copy(), self.contacts, self.cwork,
+                {f: getattr(self.contacts, f).copy() for f in self.contacts._fields})
+
+    def restore(self, snapshot):
+        self._state_buffer[...] = snapshot[0]
+        self.work.backup[...] = snapshot[1]
+        self.work.drive_backup[...] = snapshot[2]
+        self.info[...] = snapshot[3]
+        if self.contacts is not snapshot[4]:  # grown since: back to the old arrays
+            self.contacts, self.cwork = snapshot[4], snapshot[5]
+            self._args_prefix = None
+        for field, value in snapshot[6].items():
+            getattr(self.contacts, field)[...] = value
 
     def _contact_velocities(self):
         n_body = len(self.state.body_pos)

@@ -82,6 +82,8 @@ class TreeEngine(Mechanism):
         self._packed = (model_floats, model_ints, model_layout, own_buffer, own_layout,
                         self._state_buffer, self._state_layout, work_buffer, work_ints,
                         work_layout)
+        self._own_buffer = own_buffer
+        self._start = np.zeros((n_body, 13))
         self._setup_contacts(model, solver, collision)
         self._tree_fn = None
         self.n_dof = n_v
@@ -89,12 +91,76 @@ class TreeEngine(Mechanism):
     def _row_width(self):
         return self._width  # the largest group's coordinates (physics/tree_rows.py)
 
+    def step_start(self):
+        return self._start  # written by step()
+
+    def bodies_set(self, rates=None, bodies=None, forget_contacts=True):
+        """
+        Derive the tree's coordinates from the bodies as set by hand; forget contacts.
+
+        ``bodies``: only these free bodies (scene objects, the floating base) moved; the other
+        nodes keep their coordinates to the bit.
+        """
+        roots = [int(self.tree.body_node[b]) for b in (bodies or ())]
+        if bodies is not None and all(self.tree.parent[i] < 0 for i in roots):
+            self._derive(roots)
+            self._store_rates()
+            if forget_contacts:
+                self.clear_contacts()
+            return
+        self.place_children(self.state.joint_q.copy(),
+                            self.joint_rates() if rates is None else rates, True)
+
+    def carry_from(self, old, old_to_new):
+        """
+        Take an old engine's coordinates, node by node where its body is here too.
+
+        ``old_to_new``: (n_old_body,) the new index of each old body, -1 where gone.  Nodes
+        of new bodies keep the coordinates their bodies' states give.
+        """
+        tm, ts = self.tree, self.tree_state
+        old_tm, old_ts = getattr(old, 'tree', None), getattr(old, 'tree_state', None)
+        if old_tm is None:
+            return self.bodies_set(old.joint_rates())
+        for oi in range(len(old_tm.parent)):
+            b = int(old_to_new[int(old_tm.body[oi])])
+            if b < 0:
+                continue
+            i = int(tm.body_node[b])
+            if tm.dof[i] != old_tm.dof[oi]:
+                continue
+            ts.node_q[i] = old_ts.node_q[oi]
+            ts.node_rel[i] = old_ts.node_rel[oi]
+            v, ov, d = int(tm.v0[i]), int(old_tm.v0[oi]), int(tm.dof[i])
+            ts.qd[v:v + d] = old_ts.qd[ov:ov + d]
+        tree.tree_reset_momentum(tm, ts, self.tree_work)  # (kinematics, then p = H qd)
+        tree.tree_fill_state(tm, ts, self.tree_work, ts.qd)
+
+    def snapshot(self):
+        return (self._state_buffer.copy(), self._own_buffer.copy(), self._start.copy(),
+                self.info.copy(), self.contacts, self.cwork,
+                {f: getattr(self.contacts, f).copy() for f in self.contacts._fields})
+
+    def restore(self, snapshot):
+        self._state_buffer[...] = snapshot[0]
+        self._own_buffer[...] = snapshot[1]
+        self._start[...] = snapshot[2]
+        self.info[...] = snapshot[3]
+        if self.contacts is not snapshot[4]:  # grown since: back to the old arrays
+            self.contacts, self.cwork = snapshot[4], snapshot[5]
+            self._kernel_arguments()
+        for field, value in snapshot[6].items():
+            getattr(self.contacts, field)[...] = value
+
     def _contact_velocities(self):
         n_body = len(self.state.body_pos)
         return np.zeros(0), np.zeros((n_body, 6)), np.zeros((n_body, 6))
 
     def _allocate_contacts(self, n_max, n_pairs, keep=None):
         super()._allocate_contacts(n_max, n_pairs, keep)
+        self._kernel_arguments()
+
+    def _kernel_arguments(self):
         s = self.solver
         # the kernel's arguments but n (the contact arrays are new: the tuple is made again)
         self._call_prefix = self._packed + (
@@ -210,9 +276,24 @@ class TreeEngine(Mechanism):
 
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
+        n = int(n)
+        if n > 1:
+            taken = self._advance(n - 1)
+            if taken < n - 1:
+                return taken
+            return taken + self.step(1)
+        st = self.state
+        start = self._start  # the bodies at the start of the last step (step_start)
+        start[:, 0:3] = st.body_pos
+        start[:, 3:7] = st.body_quat
+        start[:, 7:10] = st.body_lin_vel
+        start[:, 10:13] = st.body_ang_mom
+        return self._advance(n)
+
+    def _advance(self, n):
         taken = 0
         while True:
-            args = self._tree_args(int(n) - taken)
+            args = self._tree_args(n - taken)
             self.info[INFO_OVERFLOW] = 0.0
             if self._tree_fn is None:
                 kernels.ensure_compiled(tree.tree_step_packed, args, self.kernel_variant)
@@ -242,8 +323,15 @@ class TreeEngine(Mechanism):
         0's state.
         """
         self._place_bodies(positions, velocities, keep_free_joints)
+        self._derive(range(len(self.tree.parent)), positions, velocities)
+        self._store_rates()
+        self.info[INFO_STATUS] = 0.0
+        self.clear_contacts()
+
+    def _derive(self, nodes, positions=None, velocities=None):
+        """The coordinates of these nodes from the bodies' states (and joint values)."""
         tm, ts = self.tree, self.tree_state
-        for i in range(len(tm.parent)):
+        for i in nodes:
             j, b = int(tm.joint[i]), int(tm.body[i])
             v0, dof = int(tm.v0[i]), int(tm.dof[i])
             if tm.kind[i] != tree.KIND_FREE:
@@ -285,6 +373,3 @@ class TreeEngine(Mechanism):
                 ts.qd[v0 + k] = tm.col[i, k] @ twist
         tree.tree_reset_momentum(tm, ts, self.tree_work)
         tree.tree_fill_state(tm, ts, self.tree_work, ts.qd)
-        self._store_rates()
-        self.info[INFO_STATUS] = 0.0
-        self.clear_contacts()

@@ -85,9 +85,6 @@ class Entities:
     def spawn_refusal(self):
         """Why this simulator cannot spawn (a sentence), or None when it can."""
         sim = self._sim
-        if sim.config.solver.formulation == 'tree':
-            return ('the tree formulation has no scene objects (docs/tree.md); set '
-                    'solver.formulation: maximal to spawn objects')
         if sim.description is None:
             return ('this Simulator was built from a model without its description; build it '
                     'with Simulator.from_urdf (or load_robot) to spawn objects')
@@ -129,7 +126,7 @@ class Entities:
         link = sim.model.links[name]
         engine = sim._engine
         if link.body >= 0 and sim.time > 0.0:
-            start = engine.work.backup[link.body]
+            start = engine.step_start()[link.body]
             if np.any(start[3:7]):
                 rot0 = quat_to_matrix(start[3:7])
                 w0 = rot0 @ engine.bodies.inv_inertia[link.body] @ rot0.T @ start[10:13]
@@ -187,15 +184,12 @@ class Entities:
             engine = sim._engine
             com = quat_to_matrix(quat) @ engine.body_com[link.body]
             engine.set_body_state(link.body, pos + com, quat, lin + np.cross(ang, com), ang)
-            engine.clear_contacts()
+            engine.bodies_set(bodies=[link.body])
         self._settle(link.body)
 
     def _settle(self, body):
         """After a state was set: the last step's start is now, so no acceleration shows."""
-        engine = self._sim._engine
-        st = engine.state
-        engine.work.backup[body] = np.concatenate([st.body_pos[body], st.body_quat[body],
-                                                   st.body_lin_vel[body], st.body_ang_mom[body]])
+        self._sim._engine.settle(body)
 
     # -- spawning and deleting ----------------------------------------------------------------
     def spawn(self, name, source, position=(0.0, 0.0, 0.0), quat=(1.0, 0.0, 0.0, 0.0),
@@ -400,6 +394,7 @@ class Entities:
         if link.body >= 0:
             com = quat_to_matrix(quat) @ engine.body_com[link.body]
             engine.set_body_state(link.body, pos + com, quat, lin + np.cross(ang, com), ang)
+            engine.bodies_set(bodies=[link.body], forget_contacts=False)
             self._settle(link.body)
         overlap = _overlap(sim, name)
         if overlap is not None:
@@ -424,12 +419,15 @@ def _carry_state(old_engine, old_model, engine, model):
             dst[old_to_new[kept]] = src[kept]
         else:
             dst[...] = src
-    engine.work.backup[old_to_new[kept]] = old_engine.work.backup[kept]
-    engine.work.drive_backup[...] = old_engine.work.drive_backup
+    engine.step_start()[old_to_new[kept]] = old_engine.step_start()[kept]
+    if hasattr(engine, 'work'):  # the maximal engine's rotors and loops
+        engine.work.drive_backup[...] = old_engine.work.drive_backup
+        engine._loops_closed = old_engine._loops_closed
     engine.joints.cpos[...] = old_engine.joints.cpos
     engine.joints.cquat[...] = old_engine.joints.cquat
-    engine._loops_closed = old_engine._loops_closed
     engine.info[...] = old_engine.info
+    # a formulation with coordinates of its own takes them too (the tree's, node by node)
+    engine.carry_from(old_engine, old_to_new)
     # the contact points, shapes and bodies renumbered, so warm starting goes on
     new_shape = {}
     for i, shape in enumerate(model.shapes):
@@ -467,10 +465,7 @@ def _overlap(sim, name):
     engine = sim._engine
     mine = {i for i, shape in enumerate(sim.model.shapes) if shape.name == name}
     names = [shape.name for shape in sim.model.shapes]
-    saved = (engine._state_buffer.copy(), engine.work.backup.copy(),
-             engine.work.drive_backup.copy(), engine.info.copy())
-    contacts = engine.contacts
-    saved_contacts = {f: getattr(contacts, f).copy() for f in contacts._fields}
+    saved = engine.snapshot()
     engine.step(1)
     c = engine.contacts
     worst = None
@@ -481,15 +476,7 @@ def _overlap(sim, name):
         depth = float(c.depth[i])
         if depth > OVERLAP_TOLERANCE and (worst is None or depth > worst[1]):
             worst = (names[b] if a in mine else names[a], depth, c.pos[i].copy())
-    engine._state_buffer[...] = saved[0]
-    engine.work.backup[...] = saved[1]
-    engine.work.drive_backup[...] = saved[2]
-    engine.info[...] = saved[3]
-    if engine.contacts is not contacts:      # grown during the trial step: back to the old ones
-        engine.contacts = contacts
-        engine._args_prefix = None
-    for field, value in saved_contacts.items():
-        getattr(contacts, field)[...] = value
+    engine.restore(saved)
     return worst
 
 
