@@ -363,12 +363,31 @@ def drop_mujoco(path, steps):
     return run, f'{data.ncon} contacts'
 
 
-def drop_jointsim(path, steps):
-    """Return a timing function of the robot at rest after 2 s, and its solver's facts."""
+#: The drop set's jointsim config: a floating base, everything else the defaults.
+DROP_CONFIG = {'base': 'floating'}
+
+
+def drop_start(path, extra=None):
+    """
+    Return the robot loaded with its lowest link frame DROP m above the ground, not stepped.
+
+    Args:
+        path: URDF path.
+        extra: config keys laid over DROP_CONFIG (a top-level key replaces), e.g. a formulation.
+
+    Raises:
+        JointsimError (ConfigError, DescriptionError): the robot or the config is refused.
+    """
+    config = {**DROP_CONFIG, **(extra or {})}
     with quiet_c_output():
-        probe = Simulator.from_urdf(str(path), {'base': 'floating'})
-        sim = Simulator.from_urdf(str(path), {'base': 'floating', 'base_pose': {
+        probe = Simulator.from_urdf(str(path), config)
+        return Simulator.from_urdf(str(path), {**config, 'base_pose': {
             'position': [0.0, 0.0, start_height(probe)]}})
+
+
+def drop_jointsim(path, steps, extra=None):
+    """Return a timing function of the robot at rest after 2 s, and its solver's facts."""
+    sim = drop_start(path, extra)
     sim.step(2000)
     facts = {}
 

@@ -33,7 +33,7 @@ if str(REPO_ROOT) not in sys.path:
 JOINTSIM_CONFIG = {'dt': 0.001, 'solver': {'iterations': 20}}
 
 
-def parse_args(description, runs, steps, argv=None):
+def parse_args(description, runs, steps, argv=None, options=None):
     """
     Parse the options every benchmark script takes.
 
@@ -42,9 +42,10 @@ def parse_args(description, runs, steps, argv=None):
         runs: default number of repeated runs.
         steps: default steps per run.
         argv: argument list, or None for sys.argv.
+        options: optional callable(parser) adding the script's own options.
 
     Returns:
-        argparse.Namespace with runs, steps, quick, cpu, out.
+        argparse.Namespace with runs, steps, quick, cpu, out (and the script's own options).
     """
     parser = argparse.ArgumentParser(description=description,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -57,6 +58,8 @@ def parse_args(description, runs, steps, argv=None):
                         help='core to pin to (default: the highest-numbered allowed core)')
     parser.add_argument('--out', type=Path, default=RESULTS_DIR,
                         help=f'folder for the CSV and markdown results (default {RESULTS_DIR})')
+    if options is not None:
+        options(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.runs, args.steps = min(args.runs, 2), min(args.steps, 200)

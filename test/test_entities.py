@@ -8,7 +8,7 @@ origin is off its frame spins about its centre of mass with its momentum kept; a
 to rest on a static urdf table at the table's height.
 """
 from jointsim_ros import resources
-from jointsim_ros.description import config_from_dict, load_config
+from jointsim_ros.description import load_config
 from jointsim_ros.errors import ConfigError
 from jointsim_ros.rotations import quat_to_matrix
 from jointsim_ros.sim.entities import EntityError
