@@ -44,7 +44,7 @@ def prepare_contact_rows(contacts, cwork, bodies, state, work, dt):
         for k in range(6):
             for side in range(2):
                 seg[i, k, side] = -1
-        if leave_out(contacts, cwork, i, vel, state.body_pos, dt):
+        if leave_out(contacts, cwork, i, vel, state.body_pos, dt, False):
             continue
         ktot = cwork.k6
         for k in range(6):

@@ -629,19 +629,22 @@ def has_angular_rows(material, i):
 
 
 @jit
-def leave_out(contacts, cwork, i, vel, body_pos, dt):
+def leave_out(contacts, cwork, i, vel, body_pos, dt, every_gap):
     """
     Return True (and clear point i's impulses) when point i stays out of this step's solve.
 
     A point still apart, of a pair that kept its points (at rest against each other,
-    ``kept_manifold``), that its bodies' present motion (``vel``: the bodies' COM velocity and
-    angular velocity, world) does not bring to the surface within the step: its speculative
-    row could only act if other rows drove the bodies together, and the next step looks at it
-    again (a resting pile's stacks touching side by side make hundreds).  A point in the solve
-    gets the rigid row's softness (effective mass ``kinv[i, 0]``, gamma 0) from its mechanics.
+    ``kept_manifold``; with ``every_gap``, of any pair), that its bodies' present motion
+    (``vel``: the bodies' COM velocity and angular velocity, world) does not bring to the
+    surface within the step: its speculative row could only act if other rows drove the
+    bodies together, and the next step looks at it again (a resting pile's stacks touching
+    side by side make hundreds).  The maximal formulation leaves out only kept pairs' points
+    (its rows cost little); the tree's rows cost O(n) each, so it leaves out every such gap.
+    A point in the solve gets the rigid row's softness (effective mass ``kinv[i, 0]``, gamma
+    0) from its mechanics.
     """
     depth = contacts.depth[i]
-    if cwork.kept[i] and depth < 0.0 and dt * approach_speed(
+    if (cwork.kept[i] or every_gap) and depth < 0.0 and dt * approach_speed(
             vel, body_pos, contacts.body[i, 0], contacts.body[i, 1], read3(contacts.pos, i),
             read3(contacts.normal, i)) < -depth:
         cwork.soft[i, 0] = 0.0

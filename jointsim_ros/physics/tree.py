@@ -144,6 +144,9 @@ TreeWork = by_reference(namedtuple('TreeWork', [
     'axis_live',      # (n_axis,) int64 the axes with rows this step, first axis_live_n[0]
     'axis_live_n',    # (1,) int64
     'clock',          # (2,) int64 clock_gettime scratch
+    'body_J', 'body_U',  # (n_body, 6, width) a unit spatial force on a body: its Jacobian,
+                         # its response (tree_rows._body_response)
+    'body_ready',     # (n_body,) 1.0 once body_J, body_U hold this step's
 ]))
 
 #: The TreeState fields the tree engine owns; the others are the facade's State arrays.
@@ -157,7 +160,7 @@ declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 
                             'f1 f1 f1 f1 f1 f1 f1 f1 f1 i1 i1 i1 i1 i1 i1'))
 declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
                            'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 '
-                           'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1'))
+                           'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1'))
 declare(TreeState, in_order('f1 f2 f1 f1 f1 f1') + [  # then joint_effort .. axis_rate:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
         TreeState._fields[6:], (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1))])

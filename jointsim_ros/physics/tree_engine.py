@@ -75,7 +75,8 @@ class TreeEngine(Mechanism):
             axis_k=np.zeros(n_axis), axis_rows=np.zeros((n_axis, 7, 5)), unit=np.zeros(n_v),
             resp=np.zeros(n_v), push_qd=np.zeros(n_v),
             axis_live=np.zeros(n_axis, dtype=np.int64), axis_live_n=np.zeros(1, np.int64),
-            clock=np.zeros(2, dtype=np.int64))
+            clock=np.zeros(2, dtype=np.int64), body_J=np.zeros((n_body, 6, self._width)),
+            body_U=np.zeros((n_body, 6, self._width)), body_ready=np.zeros(n_body))
         self.tree_work, work_buffer, work_ints, work_layout = flat.pack(work)
         self.tree, model_floats, model_ints, model_layout = flat.pack(self.tree)
         # the packed buffers: the kernel's first arguments

@@ -109,16 +109,51 @@ def body_velocities(tm, wk, qd):
 
 
 @jit
-def _add_body_jacobian(tm, wk, b, f, sign, row, g0):
-    """Add sign S_i^T f of every joint on body b's path to the root into row[v - g0]."""
-    i = tm.body_node[b]
-    while i >= 0:
-        for k in range(tm.dof[i]):
-            acc = 0.0
-            for m in range(6):
-                acc += wk.S[i, k, m] * f[m]
-            row[tm.v0[i] + k - g0] += sign * acc
-        i = tm.parent[i]
+def _body_response(tm, wk, b):
+    """
+    Jacobian and response of a unit spatial force on body b, once per body and step.
+
+    wk.body_J[b, m] holds B_b^T e_m (S_i^T e_m on the joints of b's path to the root, over
+    b's group) and wk.body_U[b, m] = (H + A + h B)^-1 B_b^T e_m (six articulated solves), so
+    any row through body b is a combination of the six: J = sum_m f_m body_J[b, m].
+    """
+    if wk.body_ready[b] > 0.0:
+        return
+    wk.body_ready[b] = 1.0
+    i0 = tm.body_node[b]
+    g = tm.node_group[i0]
+    g0 = tm.group_v[g]
+    n = tm.group_v[g + 1] - g0
+    for m in range(6):
+        for c in range(n):
+            wk.body_J[b, m, c] = 0.0
+        i = i0
+        while i >= 0:
+            for k in range(tm.dof[i]):
+                wk.body_J[b, m, tm.v0[i] + k - g0] = wk.S[i, k, m]
+            i = tm.parent[i]
+        for c in range(n):
+            wk.unit[g0 + c] = wk.body_J[b, m, c]
+        articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
+        for c in range(n):
+            wk.body_U[b, m, c] = wk.resp[g0 + c]
+
+
+@jit
+def _add_body_row(wk, b, f, sign, row_J, row_U, n, first):
+    """Add sign times the row of force f on body b (from its six) to row_J, row_U (n long)."""
+    for c in range(n):
+        j = 0.0
+        u = 0.0
+        for m in range(6):
+            j += f[m] * wk.body_J[b, m, c]
+            u += f[m] * wk.body_U[b, m, c]
+        if first:
+            row_J[c] = sign * j
+            row_U[c] = sign * u
+        else:
+            row_J[c] += sign * j
+            row_U[c] += sign * u
 
 
 @jit
@@ -129,19 +164,25 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
     Fills ContactWork.row_seg .. row_U, kinv, k_normal and the rigid softness; the points left
     out of the solve (``contacts.leave_out``) get none.  Kinematics (wk.S, body_x) and the
     factor of the step's velocity change must be current, and wk.body_vel the bodies' motion
-    after this step's forces.
+    after this step's forces.  A touching body's six unit responses are found once
+    (``_body_response``), each row is their combination.
     """
     seg = cwork.row_seg
     length = cwork.row_len
     row_J = cwork.row_J
     row_U = cwork.row_U
     f = wk.vec6b
+    for b in range(wk.body_ready.shape[0]):
+        wk.body_ready[b] = 0.0
     for i in range(contacts.count[0]):
         for k in range(N_ROWS):
             seg[i, k, 0] = -1
             seg[i, k, 1] = -1
-        if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt):
+        if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt, True):
             continue
+        for side in range(2):
+            if contacts.body[i, side] >= 0:
+                _body_response(tm, wk, contacts.body[i, side])
         angular = has_angular_rows(contacts.material, i)
         p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
         for k in range(N_ROWS):
@@ -159,7 +200,6 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
                 for m in range(3):
                     f[m] = d[m]
                     f[3 + m] = 0.0
-            ktot = 0.0
             slot = 0
             for side in range(2):
                 b = contacts.body[i, side]
@@ -171,27 +211,18 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
                 sign = 1.0 if side == 0 else -1.0
                 if side == 1 and slot == 1 and seg[i, k, 0] == g0:
                     # both bodies in one tree (self-collision): one segment, J_A - J_B
-                    _add_body_jacobian(tm, wk, b, f, sign, row_J[i, k, 0], g0)
+                    _add_body_row(wk, b, f, sign, row_J[i, k, 0], row_U[i, k, 0], n, False)
                     continue
                 seg[i, k, slot] = g0
                 length[i, k, slot] = n
-                for m in range(n):
-                    row_J[i, k, slot, m] = 0.0
-                _add_body_jacobian(tm, wk, b, f, sign, row_J[i, k, slot], g0)
+                _add_body_row(wk, b, f, sign, row_J[i, k, slot], row_U[i, k, slot], n, True)
                 slot += 1
+            ktot = 0.0
             for s in range(2):
-                g0 = seg[i, k, s]
-                if g0 < 0:
+                if seg[i, k, s] < 0:
                     continue
-                n = length[i, k, s]
-                g = tm.node_group[tm.v_node[g0]]
-                for m in range(n):
-                    wk.unit[g0 + m] = row_J[i, k, s, m]
-                articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g],
-                                  tm.group_node[g + 1])
-                for m in range(n):
-                    row_U[i, k, s, m] = wk.resp[g0 + m]
-                    ktot += row_J[i, k, s, m] * wk.resp[g0 + m]
+                for m in range(length[i, k, s]):
+                    ktot += row_J[i, k, s, m] * row_U[i, k, s, m]
             cwork.kinv[i, k] = 1.0 / ktot if ktot > 0.0 else 0.0
             if k == 0:
                 cwork.k_normal[i] = ktot
