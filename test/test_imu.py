@@ -19,25 +19,30 @@ from robots import box_inertial, collision_box, free_box, inertial, joint, link,
 G = 9.81
 
 
+#: The physical scenarios run in both formulations (the IMU reads the bodies' states).
+both = pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+
+
 def same_rotation(q, r):
     """Return True when the unit quaternion q (wxyz) is the rotation matrix r."""
     return np.allclose(quat_to_matrix(q), r, atol=1e-9)
 
 
-def resting_box(imu):
+def resting_box(imu, formulation='maximal'):
     """Return a 2 kg box settled on the ground, turned 0.4 rad about z, with one IMU."""
     urdf = robot('box', link('box', box_inertial(2.0, (0.3, 0.2, 0.1))
                              + collision_box((0.3, 0.2, 0.1))))
     sim = Simulator.from_urdf(urdf, {
         'base': 'floating', 'base_pose': {'position': [0.0, 0.0, 0.05], 'rpy': [0, 0, 0.4]},
-        'imu_sensors': {'imu': imu}})
+        'imu_sensors': {'imu': imu}, 'solver': {'formulation': formulation}})
     sim.step(1500)
     return sim
 
 
-def test_at_rest_it_reads_gravity_upwards_in_its_own_tilted_axes():
+@both
+def test_at_rest_it_reads_gravity_upwards_in_its_own_tilted_axes(formulation):
     mount = {'position': [0.1, -0.05, 0.04], 'rpy': [0.3, -0.2, 0.5]}
-    sim = resting_box({'link': 'box', 'pose': mount, 'rate': 0})
+    sim = resting_box({'link': 'box', 'pose': mount, 'rate': 0}, formulation)
     reading = sim.sensors.imu('imu')
     box_pos, box_quat = sim.link_pose('box')
     frame = quat_to_matrix(box_quat) @ rpy_to_matrix(mount['rpy'])
@@ -49,10 +54,12 @@ def test_at_rest_it_reads_gravity_upwards_in_its_own_tilted_axes():
     assert np.array_equal(reading, sim.sensors.measure('imu'))
 
 
-def test_in_free_fall_spinning_it_reads_no_force_and_the_spin():
+@both
+def test_in_free_fall_spinning_it_reads_no_force_and_the_spin(formulation):
     # torque-free spin about the box's axis of largest inertia: w stays constant in the world
     sim = Simulator.from_urdf(free_box(2.0, (0.1, 0.2, 0.3)), {
         'base': 'floating', 'ground': {'enabled': False},
+        'solver': {'formulation': formulation},
         'imu_sensors': {'imu': {'link': 'box', 'rate': 0,
                                 'pose': {'rpy': [0.0, 0.0, math.pi / 2]}}}})
     spin = np.array([0.0, 0.0, 3.0])
@@ -65,12 +72,14 @@ def test_in_free_fall_spinning_it_reads_no_force_and_the_spin():
     assert same_rotation(reading[:4], frame)
 
 
-def test_turning_at_an_offset_it_reads_the_rate_and_w_squared_r_towards_the_axis():
+@both
+def test_turning_at_an_offset_it_reads_the_rate_and_w_squared_r_towards_the_axis(formulation):
     w, r = 10.0, 0.2
     urdf = robot('turntable', link('base'), link('arm', inertial(1.0, 0.01, 0.02, 0.03)),
                  joint('spin', 'continuous', 'base', 'arm', axis='0 0 1'))
     mount = {'position': [r, 0.0, 0.05], 'rpy': [0.0, 0.0, 0.7]}
-    sim = Simulator.from_urdf(urdf, {'imu_sensors': {'imu': {'link': 'arm', 'pose': mount}}})
+    sim = Simulator.from_urdf(urdf, {'imu_sensors': {'imu': {'link': 'arm', 'pose': mount}},
+                                     'solver': {'formulation': formulation}})
     sim.set_joint_state({'spin': 0.0}, {'spin': w})
     sim.step(1234)
     assert sim.joint_velocities()[0] == pytest.approx(w, rel=1e-9)        # nothing slows it

@@ -51,7 +51,7 @@ def check_tree_config(model, config):
 
     Raises:
         ConfigError: closed loops, linear actuators, path points, grasps, force-torque
-            sensors, IMUs, mimic joints, Coulomb friction of spherical and planar joints;
+            sensors, mimic joints, Coulomb friction of spherical and planar joints;
             with RK4 also drives, contacts, joint friction and enforced velocity limits.
     """
     src = config.source
@@ -80,8 +80,6 @@ def check_tree_config(model, config):
     if model.sensors:
         refuse('force-torque sensors', 'force_torque_sensors',
                'remove them (and URDF <gazebo> force_torque sensor tags)')
-    if model.imus:
-        refuse('IMUs', 'imu_sensors', 'remove them (and URDF <gazebo> imu sensor tags)')
     for j in model.joints:
         if j.mimic is not None:
             refuse(f'mimic joints ({j.name!r})', f'<mimic> of {j.name}',

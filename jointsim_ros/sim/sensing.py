@@ -351,7 +351,7 @@ class _ImuState:
         w = engine.body_angular_velocity(b, rot)
         v = state.body_lin_vel[b] + cross(w, rot @ self.offset)
         frame = rot @ self.rot_in_body
-        start = engine.work.backup[b]
+        start = engine.step_start()[b]
         accel = np.zeros(3)
         middle = frame
         if sim.time > 0.0 and (start[3] or start[4] or start[5] or start[6]):
