@@ -26,9 +26,9 @@ compilation caches), then the next 0.5 s (500 steps: the fall and the impact) ti
 ``step(1)`` call each; the mean per step of a run, median over the runs.
 
 A formulation that refuses a robot at load (a ConfigError, or any JointsimError) or diverges
-is reported in one line and in the row's note; the other engines and robots go on.  Until the
-tree formulation simulates contacts, its columns report that refusal.  The simulator's log is
-kept to errors (a dropped robot's joints exceed their URDF velocity limits, a warning each).
+is reported in one line and in the row's note; the other engines and robots go on.  The
+simulator's log is kept to errors (a dropped robot's joints exceed their URDF velocity limits,
+a warning each).
 
 Run: .venv/bin/python bench/bench_tree_contacts.py [--runs 3] [--steps 1000] [--quick]
      [--robots G1,Solo12,...]

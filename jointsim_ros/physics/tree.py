@@ -147,6 +147,7 @@ TreeWork = by_reference(namedtuple('TreeWork', [
     'body_J', 'body_U',  # (n_body, 6, width) a unit spatial force on a body: its Jacobian,
                          # its response (tree_rows._body_response)
     'body_ready',     # (n_body,) 1.0 once body_J, body_U hold this step's
+    'body_start',     # (n_body, 13) the bodies at the step's start: pos, quat, lin vel, L
 ]))
 
 #: The TreeState fields the tree engine owns; the others are the facade's State arrays.
@@ -160,7 +161,7 @@ declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 
                             'f1 f1 f1 f1 f1 f1 f1 f1 f1 i1 i1 i1 i1 i1 i1'))
 declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
                            'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 '
-                           'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1'))
+                           'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1 f2'))
 declare(TreeState, in_order('f1 f2 f1 f1 f1 f1') + [  # then joint_effort .. axis_rate:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
         TreeState._fields[6:], (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1))])
@@ -1009,6 +1010,13 @@ def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravi
         for d in range(tm.drive_v.shape[0]):
             wk.drive_backup[d, 0] = ts.drive_current[d]
             wk.drive_backup[d, 1] = ts.rotor_speed[d]
+        for b in range(ts.body_pos.shape[0]):
+            for m in range(3):
+                wk.body_start[b, m] = ts.body_pos[b, m]
+                wk.body_start[b, 7 + m] = ts.body_lin_vel[b, m]
+                wk.body_start[b, 10 + m] = ts.body_ang_mom[b, m]
+            for m in range(4):
+                wk.body_start[b, 3 + m] = ts.body_quat[b, m]
         if integrator == RK4:
             _rk4_step(tm, ts, wk, dt, gravity)
             info[0] = 4.0  # recursions per step

@@ -76,7 +76,8 @@ class TreeEngine(Mechanism):
             resp=np.zeros(n_v), push_qd=np.zeros(n_v),
             axis_live=np.zeros(n_axis, dtype=np.int64), axis_live_n=np.zeros(1, np.int64),
             clock=np.zeros(2, dtype=np.int64), body_J=np.zeros((n_body, 6, self._width)),
-            body_U=np.zeros((n_body, 6, self._width)), body_ready=np.zeros(n_body))
+            body_U=np.zeros((n_body, 6, self._width)), body_ready=np.zeros(n_body),
+            body_start=np.zeros((n_body, 13)))
         self.tree_work, work_buffer, work_ints, work_layout = flat.pack(work)
         self.tree, model_floats, model_ints, model_layout = flat.pack(self.tree)
         # the packed buffers: the kernel's first arguments
@@ -84,8 +85,8 @@ class TreeEngine(Mechanism):
                         self._state_buffer, self._state_layout, work_buffer, work_ints,
                         work_layout)
         self._own_buffer = own_buffer
-        self._start = np.zeros((n_body, 13))
         self._setup_contacts(model, solver, collision)
+        self._touching = len(self.shapes.body) > 0
         self._tree_fn = None
         self.n_dof = n_v
 
@@ -93,7 +94,7 @@ class TreeEngine(Mechanism):
         return self._width  # the largest group's coordinates (physics/tree_rows.py)
 
     def step_start(self):
-        return self._start  # written by step()
+        return self.tree_work.body_start  # written by the kernel at each step's start
 
     def bodies_set(self, rates=None, bodies=None, forget_contacts=True):
         """
@@ -138,14 +139,14 @@ class TreeEngine(Mechanism):
         tree.tree_fill_state(tm, ts, self.tree_work, ts.qd)
 
     def snapshot(self):
-        return (self._state_buffer.copy(), self._own_buffer.copy(), self._start.copy(),
-                self.info.copy(), self.contacts, self.cwork,
+        return (self._state_buffer.copy(), self._own_buffer.copy(),
+                self.tree_work.body_start.copy(), self.info.copy(), self.contacts, self.cwork,
                 {f: getattr(self.contacts, f).copy() for f in self.contacts._fields})
 
     def restore(self, snapshot):
         self._state_buffer[...] = snapshot[0]
         self._own_buffer[...] = snapshot[1]
-        self._start[...] = snapshot[2]
+        self.tree_work.body_start[...] = snapshot[2]
         self.info[...] = snapshot[3]
         if self.contacts is not snapshot[4]:  # grown since: back to the old arrays
             self.contacts, self.cwork = snapshot[4], snapshot[5]
@@ -277,19 +278,9 @@ class TreeEngine(Mechanism):
 
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
-        n = int(n)
-        if n > 1:
-            taken = self._advance(n - 1)
-            if taken < n - 1:
-                return taken
-            return taken + self.step(1)
-        st = self.state
-        start = self._start  # the bodies at the start of the last step (step_start)
-        start[:, 0:3] = st.body_pos
-        start[:, 3:7] = st.body_quat
-        start[:, 7:10] = st.body_lin_vel
-        start[:, 10:13] = st.body_ang_mom
-        return self._advance(n)
+        if self._tree_fn is not None and not self._touching:
+            return self._tree_fn(*self._call_prefix, n)  # nothing to touch: no overflow
+        return self._advance(int(n))
 
     def _advance(self, n):
         taken = 0
