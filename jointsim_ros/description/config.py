@@ -84,10 +84,11 @@ class SolverSettings:
         'maximal coordinates (any robot) or exact tree joints in generalized coordinates',
         choice('maximal', 'tree'),
         note='maximal: bodies and constraint rows, any robot; tree: generalized coordinates '
-             'with exact joints for tree-shaped robots (the O(n) articulated-body step, '
-             '`docs/tree.md`; contacts, loops, linear actuators, sensors, mimic joints, joint '
-             'Coulomb friction and enforced velocity limits are refused at load; position '
-             'limits are not enforced). The iteration and position keys apply to `maximal` only')
+             'with exact joints for tree-shaped robots (the O(n) articulated-body step with '
+             'contacts, limits and joint friction as impulses, `docs/tree.md`; loops, linear '
+             'actuators, force-torque sensors, mimic joints and spherical or planar joint '
+             'friction are refused at load). The iteration, tolerance, time-budget and '
+             'warm-start keys govern both; the position-iteration key applies to `maximal` only')
     integrator: str = setting(
         'semi_implicit_euler', 'semi_implicit_euler | symplectic_euler | rk4',
         'time integrator; the last two only with formulation tree (docs/tree.md)',

@@ -321,7 +321,7 @@ class TreeEngine(Mechanism):
         self.clear_contacts()
 
     def _derive(self, nodes, positions=None, velocities=None):
-        """The coordinates of these nodes from the bodies' states (and joint values)."""
+        """Set the coordinates of these nodes from the bodies' states (and joint values)."""
         tm, ts = self.tree, self.tree_state
         for i in nodes:
             j, b = int(tm.joint[i]), int(tm.body[i])
