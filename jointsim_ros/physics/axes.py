@@ -249,6 +249,36 @@ def row_change(old, target, lo, hi, softness, qdot, k):
 
 
 @jit_inline
+def sweep_coordinate_rows(rows, impulses, x, qdot, k, moved, largest):
+    """
+    Clamp each live coordinate row of axis x once, in order (both formulations' sweep).
+
+    Args:
+        rows: (n_axis, 7, 5) this step's rows (coordinate_rows).
+        impulses: (n_axis, 7) accumulated impulses, updated.
+        x: axis index.
+        qdot: the coordinate's rate now, rad/s or m/s.
+        k: inverse effective mass of the coordinate.
+        moved: the impulse already applied along the coordinate in this pass, added to.
+        largest: the largest impulse change so far, compared with.
+
+    Returns:
+        (moved, qdot, largest) after the rows.
+    """
+    for r in range(impulses.shape[1]):
+        if rows[x, r, ROW_ON] == 0.0:
+            continue
+        old = impulses[x, r]
+        new = row_change(old, rows[x, r, ROW_TARGET], rows[x, r, ROW_LO],
+                         rows[x, r, ROW_HI], rows[x, r, ROW_SOFTNESS], qdot, k)
+        impulses[x, r] = new
+        moved += new - old
+        qdot += k * (new - old)
+        largest = max(largest, abs(new - old))
+    return moved, qdot, largest
+
+
+@jit_inline
 def push_along_jacobian(vel, coord_J, x, body, j, inv_mass, inv_inertia, P):
     """Apply the coordinate impulse P along M^-1 J_q^T of axis x (joint j) to both bodies."""
     for s in range(2):
@@ -347,16 +377,8 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, rows, impulses,
                 qdot += kg * (new - old)
                 largest = max(largest, abs(new - old))
         # the coordinate rows, in order: one clamp each
-        for r in range(impulses.shape[1]):
-            if rows[x, r, ROW_ON] == 0.0:
-                continue
-            old = impulses[x, r]
-            new = row_change(old, rows[x, r, ROW_TARGET], rows[x, r, ROW_LO],
-                             rows[x, r, ROW_HI], rows[x, r, ROW_SOFTNESS], qdot, kg)
-            impulses[x, r] = new
-            moved += new - old
-            qdot += kg * (new - old)
-            largest = max(largest, abs(new - old))
+        moved, qdot, largest = sweep_coordinate_rows(rows, impulses, x, qdot, kg, moved,
+                                                     largest)
         P = gear_part + moved
         if d >= 0 and moved != 0.0:
             # the rows moved link and rotor together: the gear brings the rotor along

@@ -481,6 +481,29 @@ class Mechanism:
         """Forget the contact points (after the state was set by hand: nothing to warm-start)."""
         self.contacts.count[:] = 0
 
+    def _run_kernel(self, n, dispatcher, arguments):
+        """
+        Take n steps with the step kernel (``arguments(n)`` its arguments); return those taken.
+
+        The first call makes sure the kernel comes from numba's cache and keeps its compiled
+        entry point.  A step that found more contact pairs or points than the arrays hold was
+        undone by the kernel: the arrays grow (points carried over) and the rest is retaken.
+        """
+        taken = 0
+        while True:
+            args = arguments(n - taken)
+            self.info[INFO_OVERFLOW] = 0.0
+            if self._kernel_fn is None:
+                kernels.ensure_compiled(dispatcher, args, self.kernel_variant)
+                taken += dispatcher(*args)
+                self._kernel_fn = _compiled_entry_point(dispatcher, args)
+            else:
+                taken += self._kernel_fn(*args)
+            if self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
+                return taken
+            self._allocate_contacts(2 * len(self.contacts.id), 2 * len(self.cwork.pairs),
+                                    keep=(self.contacts, self.cwork))
+
 
 class Engine(Mechanism):
     """
@@ -517,7 +540,7 @@ class Engine(Mechanism):
             free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
             free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)))
         self._setup_contacts(model, solver, collision)
-        self._step_fn = None
+        self._kernel_fn = None
         self._loops_closed = False  # close_loops finds the loop joints' child frames once
 
     # -- construction -------------------------------------------------------------------------
@@ -678,21 +701,7 @@ class Engine(Mechanism):
 
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
-        taken = 0
-        while True:
-            args = self._step_args(int(n) - taken)
-            self.info[INFO_OVERFLOW] = 0.0
-            if self._step_fn is None:
-                kernels.ensure_compiled(compiled_step, args, self.kernel_variant)
-                taken += compiled_step(*args)
-                self._step_fn = _compiled_entry_point(compiled_step, args)
-            else:
-                taken += self._step_fn(*args)
-            if self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
-                return taken
-            # more pairs or points than the arrays hold: the step was undone; grow and retake
-            self._allocate_contacts(2 * len(self.contacts.id), 2 * len(self.cwork.pairs),
-                                    keep=(self.contacts, self.cwork))
+        return self._run_kernel(int(n), compiled_step, self._step_args)
 
     def joint_wrench(self, j):
         """

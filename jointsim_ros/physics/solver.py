@@ -13,7 +13,8 @@ budget.
 import numpy as np
 
 from . import joints as jt
-from .arrays import BLOCK_JOINT
+from .arrays import BLOCK_JOINT, STOP_TIME_BUDGET, STOP_TOLERANCE
+from .compile.clock import monotonic
 from .math3d import invert_spd, jit, jit_inline, read3, read4
 
 _ORIGIN = (0.0, 0.0, 0.0)
@@ -222,3 +223,19 @@ def sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, body, row0, dim, imp
                     for c in range(6):
                         vel[b, c] += row_MJ[r0 + i, s, c] * delta[i]
     return largest
+
+
+@jit_inline
+def sweep_stop(largest, tolerance, time_budget, clock, t0):
+    """
+    Return why the sweeps stop after this one, or -1 to go on (both formulations' solves).
+
+    STOP_TOLERANCE when no impulse changed by ``tolerance`` (N s or N m s) in it,
+    STOP_TIME_BUDGET when the sweeps since ``t0`` (s, ``monotonic(clock)``) took more than
+    ``time_budget`` (0: none); the iteration cap is the caller's loop.
+    """
+    if largest < tolerance:
+        return STOP_TOLERANCE
+    if time_budget > 0.0 and monotonic(clock) - t0 > time_budget:
+        return STOP_TIME_BUDGET
+    return -1

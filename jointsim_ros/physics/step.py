@@ -17,7 +17,7 @@ from . import joints as jt
 from .arrays import (BLOCK_JOINT, INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW,
                      INFO_PENETRATION, INFO_POS_ERROR, INFO_RESIDUAL, INFO_STATUS, INFO_STOP,
                      STATUS_CONTACT_OVERFLOW, STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS,
-                     STOP_TIME_BUDGET, STOP_TOLERANCE)
+                     STOP_TOLERANCE)
 from .axes import (prepare_axes, prepare_push_limits, project_limits, solve_axes,
                    solve_push_limits, warm_start_axes)
 from .body_mechanics import (find_body_contacts, prepare_body_contacts, store_start_velocities,
@@ -30,7 +30,7 @@ from .math3d import (entry, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec,
                      quat_normalized, quat_to_mat, read3, read4, read_mat, rotate_by, vadd, vscale,
                      write3, write4, write_mat)
 from .solver import (block_constraint, block_mass_terms, block_velocity, joint_coordinate,
-                     sweep_blocks, warm_start)
+                     sweep_blocks, sweep_stop, warm_start)
 
 #: Speeds beyond these are divergence (m/s, rad/s): nothing in a robot gets near them.
 MAX_LINEAR_SPEED = 1.0e4
@@ -191,11 +191,9 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
         if it == 0 and iterations > 1:
             curvature_bias(blocks, joints, mimics, state, work, dt)
         used = it + 1
-        if largest < tolerance:
-            stop = STOP_TOLERANCE
-            break
-        if time_budget > 0.0 and monotonic(work.clock) - t0 > time_budget:
-            stop = STOP_TIME_BUDGET
+        done = sweep_stop(largest, tolerance, time_budget, work.clock, t0)
+        if done >= 0:
+            stop = done
             break
     if blocks.dim.shape[0] == 0 and axes.joint.shape[0] == 0 and n_contact == 0:
         stop = STOP_TOLERANCE

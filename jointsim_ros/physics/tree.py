@@ -52,7 +52,7 @@ import numpy as np
 
 from .arrays import (INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW, INFO_PENETRATION,
                      INFO_POS_ERROR, INFO_RESIDUAL, INFO_STOP, State, STATUS_CONTACT_OVERFLOW,
-                     STOP_ITERATIONS, STOP_TIME_BUDGET, STOP_TOLERANCE)
+                     STOP_ITERATIONS)
 from .compile.clock import monotonic
 from .compile.containers import by_reference
 from .compile.flat import declare, in_order, unpack
@@ -63,8 +63,9 @@ from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
 from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_conj,
                      quat_from_rotvec, quat_mul, quat_normalized, quat_to_mat, read3, read4,
                      read_mat, write3, write4)
-from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows, solve_axes,
-                        solve_push_axes, warm_start_axes)
+from .solver import sweep_stop
+from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
+                        node_velocities, solve_axes, solve_push_axes, warm_start_axes)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -227,22 +228,21 @@ def tree_kinematics(tm, node_rel, wk):
         # a free joint's linear columns are fixed in its parent joint frame (the module doc)
         r_lin = r_pj if tm.kind[i] == KIND_FREE else r_cj
         for k in range(tm.dof[i]):
-            a = (r_cj[0][0] * tm.col[i, k, 0] + r_cj[0][1] * tm.col[i, k, 1]
-                 + r_cj[0][2] * tm.col[i, k, 2],
-                 r_cj[1][0] * tm.col[i, k, 0] + r_cj[1][1] * tm.col[i, k, 1]
-                 + r_cj[1][2] * tm.col[i, k, 2],
-                 r_cj[2][0] * tm.col[i, k, 0] + r_cj[2][1] * tm.col[i, k, 1]
-                 + r_cj[2][2] * tm.col[i, k, 2])
-            lin = (r_lin[0][0] * tm.col[i, k, 3] + r_lin[0][1] * tm.col[i, k, 4]
-                   + r_lin[0][2] * tm.col[i, k, 5],
-                   r_lin[1][0] * tm.col[i, k, 3] + r_lin[1][1] * tm.col[i, k, 4]
-                   + r_lin[1][2] * tm.col[i, k, 5],
-                   r_lin[2][0] * tm.col[i, k, 3] + r_lin[2][1] * tm.col[i, k, 4]
-                   + r_lin[2][2] * tm.col[i, k, 5])
+            a = _turn_column(r_cj, tm.col, i, k, 0)
+            lin = _turn_column(r_lin, tm.col, i, k, 3)
             pa = cross(p_cj, a)
             for m in range(3):
                 wk.S[i, k, m] = a[m]
                 wk.S[i, k, 3 + m] = pa[m] + lin[m]
+
+
+@jit
+def _turn_column(r, col, i, k, o):
+    """Return the rotation r applied to col[i, k, o:o + 3] (a column's part, joint frame)."""
+    c = (col[i, k, o], col[i, k, o + 1], col[i, k, o + 2])
+    return (r[0][0] * c[0] + r[0][1] * c[1] + r[0][2] * c[2],
+            r[1][0] * c[0] + r[1][1] * c[1] + r[1][2] * c[2],
+            r[2][0] * c[0] + r[2][1] * c[1] + r[2][2] * c[2])
 
 
 @jit
@@ -583,18 +583,6 @@ def _isolated_inertias(tm, wk):
 
 
 @jit
-def _node_velocities(tm, qd, wk):
-    """Outward pass v_i = v_lambda(i) + S_i qd_i (world axes, about the origin)."""
-    for i in range(tm.parent.shape[0]):
-        p = tm.parent[i]
-        for m in range(6):
-            wk.vel[i, m] = wk.vel[p, m] if p >= 0 else 0.0
-        for k in range(tm.dof[i]):
-            for m in range(6):
-                wk.vel[i, m] += wk.S[i, k, m] * qd[tm.v0[i] + k]
-
-
-@jit
 def _subtree_momenta(tm, wk):
     """Inward pass: composite spatial momentum h_i = sum over i's subtree of I_j v_j."""
     n = tm.parent.shape[0]
@@ -724,7 +712,7 @@ def _symplectic_step(tm, ts, wk, dt, gravity, info):
     converged = False
     for it in range(MAX_FIXED_POINT):
         iterations = it + 1
-        _node_velocities(tm, ts.qd, wk)
+        node_velocities(tm, ts.qd, wk)
         _lagrangian_force(tm, wk, gravity, ts.body_wrench, wk.dqd)
         for v in range(n_v):
             wk.rhs[v] = ts.p[v] + dt * (wk.force[v] + wk.dqd[v])
@@ -810,7 +798,7 @@ def tree_reset_momentum(tm, ts, wk):
     """Start the carried impulses from the current state: p = (H(q) + A) qd."""
     tree_kinematics(tm, ts.node_rel, wk)
     _isolated_inertias(tm, wk)
-    _node_velocities(tm, ts.qd, wk)
+    node_velocities(tm, ts.qd, wk)
     tree_momentum(tm, ts.qd, wk, ts.p)
 
 
@@ -891,11 +879,9 @@ def _solve_rows(tm, ts, wk, axes, contacts, cwork, dt, iterations, tolerance, ti
                 ts.qd, n_contact, contacts.material, contacts.impulse, cwork.row_seg,
                 cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv, cwork.target, cwork.soft))
         used = it + 1
-        if largest < tolerance:
-            stop = STOP_TOLERANCE
-            break
-        if time_budget > 0.0 and monotonic(wk.clock) - t0 > time_budget:
-            stop = STOP_TIME_BUDGET
+        done = sweep_stop(largest, tolerance, time_budget, wk.clock, t0)
+        if done >= 0:
+            stop = done
             break
     info[INFO_ITERATIONS] = used
     info[INFO_RESIDUAL] = largest
@@ -1051,7 +1037,7 @@ def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravi
                 for x in range(axes.joint.shape[0]):
                     ts.axis_rate[x] = ts.qd[tm.axis_v[x]]
             if integrator == SYMPLECTIC_EULER:
-                _node_velocities(tm, ts.qd, wk)
+                node_velocities(tm, ts.qd, wk)
                 tree_momentum(tm, ts.qd, wk, ts.p)
             # 6. drives, 7. positions
             _finish_drives(tm, ts, wk.qd_backup, ts.qd, dt)

@@ -13,10 +13,9 @@ import numpy as np
 
 from . import joints as jt
 from . import tree
-from .arrays import INFO_OVERFLOW, INFO_STATUS, STATUS_CONTACT_OVERFLOW
+from .arrays import INFO_STATUS
 from .compile import flat
-from .compile import kernels
-from .engine import _compiled_entry_point, Mechanism
+from .engine import Mechanism
 from ..errors import ConfigError
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
@@ -87,7 +86,7 @@ class TreeEngine(Mechanism):
         self._own_buffer = own_buffer
         self._setup_contacts(model, solver, collision)
         self._touching = len(self.shapes.body) > 0
-        self._tree_fn = None
+        self._kernel_fn = None
         self.n_dof = n_v
 
     def _row_width(self):
@@ -278,26 +277,9 @@ class TreeEngine(Mechanism):
 
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
-        if self._tree_fn is not None and not self._touching:
-            return self._tree_fn(*self._call_prefix, n)  # nothing to touch: no overflow
-        return self._advance(int(n))
-
-    def _advance(self, n):
-        taken = 0
-        while True:
-            args = self._tree_args(n - taken)
-            self.info[INFO_OVERFLOW] = 0.0
-            if self._tree_fn is None:
-                kernels.ensure_compiled(tree.tree_step_packed, args, self.kernel_variant)
-                taken += tree.tree_step_packed(*args)
-                self._tree_fn = _compiled_entry_point(tree.tree_step_packed, args)
-            else:
-                taken += self._tree_fn(*args)
-            if self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
-                return taken
-            # more pairs or points than the arrays hold: the step was undone; grow and retake
-            self._allocate_contacts(2 * len(self.contacts.id), 2 * len(self.cwork.pairs),
-                                    keep=(self.contacts, self.cwork))
+        if self._kernel_fn is not None and not self._touching:
+            return self._kernel_fn(*self._call_prefix, n)  # nothing to touch: no overflow
+        return self._run_kernel(int(n), tree.tree_step_packed, self._tree_args)
 
     def joint_rates(self):
         """Scalar joint velocities (rad/s or m/s; 0 for other joint types), per joint index."""

@@ -34,8 +34,7 @@ J = e_v: its response is the column v of (H + A + h B)^-1 over the joint's group
 """
 import numpy as np
 
-from .axes import (coordinate_rows, row_change, ROW_HI, ROW_LO, ROW_ON, ROW_SOFTNESS,
-                   ROW_TARGET)
+from .axes import coordinate_rows, sweep_coordinate_rows
 from .contacts import has_angular_rows, leave_out, N_ROWS
 from .math3d import cross, jit
 
@@ -91,8 +90,8 @@ def articulated_solve(tm, wk, rhs, out, n0, n1):
 
 
 @jit
-def body_velocities(tm, wk, qd):
-    """Fill wk.body_vel: the bodies' COM and angular velocities (n_body, 6; world) from qd."""
+def node_velocities(tm, qd, wk):
+    """Outward pass v_i = v_lambda(i) + S_i qd_i (world axes, about the origin)."""
     for i in range(tm.parent.shape[0]):
         p = tm.parent[i]
         for m in range(6):
@@ -100,6 +99,13 @@ def body_velocities(tm, wk, qd):
         for k in range(tm.dof[i]):
             for m in range(6):
                 wk.vel[i, m] += wk.S[i, k, m] * qd[tm.v0[i] + k]
+
+
+@jit
+def body_velocities(tm, wk, qd):
+    """Fill wk.body_vel: the bodies' COM and angular velocities (n_body, 6; world) from qd."""
+    node_velocities(tm, qd, wk)
+    for i in range(tm.parent.shape[0]):
         b = tm.body[i]
         w = (wk.vel[i, 0], wk.vel[i, 1], wk.vel[i, 2])
         wx = cross(w, (wk.body_x[b, 0], wk.body_x[b, 1], wk.body_x[b, 2]))
@@ -294,7 +300,7 @@ def warm_start_axes(tm, ts, wk, warm):
 
 @jit
 def solve_axes(tm, ts, wk):
-    """One Gauss-Seidel pass over the live axes' rows (``axes.row_change``); largest change."""
+    """One Gauss-Seidel pass over the live axes' rows (``axes.sweep_coordinate_rows``)."""
     largest = 0.0
     rows = wk.axis_rows
     impulses = ts.axis_impulse
@@ -302,18 +308,8 @@ def solve_axes(tm, ts, wk):
         x = wk.axis_live[t]
         v = tm.axis_v[x]
         k = wk.axis_k[x]
-        qdot = ts.qd[v]
-        moved = 0.0
-        for r in range(impulses.shape[1]):
-            if rows[x, r, ROW_ON] == 0.0:
-                continue
-            old = impulses[x, r]
-            new = row_change(old, rows[x, r, ROW_TARGET], rows[x, r, ROW_LO],
-                             rows[x, r, ROW_HI], rows[x, r, ROW_SOFTNESS], qdot, k)
-            impulses[x, r] = new
-            moved += new - old
-            qdot += k * (new - old)
-            largest = max(largest, abs(new - old))
+        moved, _, largest = sweep_coordinate_rows(rows, impulses, x, ts.qd[v], k, 0.0,
+                                                  largest)
         if moved != 0.0:
             _move_group(tm, wk, x, ts.qd, moved)
     return largest
