@@ -362,13 +362,19 @@ def save_backup(state, work):
     for d in range(state.rotor_speed.shape[0]):
         work.drive_backup[d, 0] = state.rotor_speed[d]
         work.drive_backup[d, 1] = state.drive_current[d]
+    store_body_states(state, work.backup)
+
+
+@jit_inline
+def store_body_states(state, out):
+    """Copy every body's state into out (n_body, 13): position, quaternion, velocity, L."""
     for b in range(state.body_pos.shape[0]):
         for c in range(3):
-            work.backup[b, c] = state.body_pos[b, c]
-            work.backup[b, 7 + c] = state.body_lin_vel[b, c]
-            work.backup[b, 10 + c] = state.body_ang_mom[b, c]
+            out[b, c] = state.body_pos[b, c]
+            out[b, 7 + c] = state.body_lin_vel[b, c]
+            out[b, 10 + c] = state.body_ang_mom[b, c]
         for c in range(4):
-            work.backup[b, 3 + c] = state.body_quat[b, c]
+            out[b, 3 + c] = state.body_quat[b, c]
 
 
 @jit_inline

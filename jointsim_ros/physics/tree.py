@@ -64,6 +64,7 @@ from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_
                      quat_from_rotvec, quat_mul, quat_normalized, quat_to_mat, read3, read4,
                      read_mat, write3, write4)
 from .solver import sweep_stop
+from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
                         node_velocities, solve_axes, solve_push_axes, warm_start_axes)
 
@@ -805,14 +806,9 @@ def tree_reset_momentum(tm, ts, wk):
 @entry
 def tree_fill_state(tm, ts, wk, qd):
     """Body states (COM, orientation, COM velocity, angular momentum) for the facade."""
+    node_velocities(tm, qd, wk)
     for i in range(tm.parent.shape[0]):
-        p = tm.parent[i]
         b = tm.body[i]
-        for m in range(6):
-            wk.vel[i, m] = wk.vel[p, m] if p >= 0 else 0.0
-        for k in range(tm.dof[i]):
-            for m in range(6):
-                wk.vel[i, m] += wk.S[i, k, m] * qd[tm.v0[i] + k]
         w = (wk.vel[i, 0], wk.vel[i, 1], wk.vel[i, 2])
         x = read3(wk.body_x, b)
         wx = cross(w, x)
@@ -996,13 +992,7 @@ def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravi
         for d in range(tm.drive_v.shape[0]):
             wk.drive_backup[d, 0] = ts.drive_current[d]
             wk.drive_backup[d, 1] = ts.rotor_speed[d]
-        for b in range(ts.body_pos.shape[0]):
-            for m in range(3):
-                wk.body_start[b, m] = ts.body_pos[b, m]
-                wk.body_start[b, 7 + m] = ts.body_lin_vel[b, m]
-                wk.body_start[b, 10 + m] = ts.body_ang_mom[b, m]
-            for m in range(4):
-                wk.body_start[b, 3 + m] = ts.body_quat[b, m]
+        store_body_states(ts, wk.body_start)
         if integrator == RK4:
             _rk4_step(tm, ts, wk, dt, gravity)
             info[0] = 4.0  # recursions per step
