@@ -3,6 +3,7 @@ import csv
 
 from jointsim_ros.tools import compare_formulations
 import numpy as np
+import pytest
 from robots import double_pendulum
 
 
@@ -57,3 +58,28 @@ def test_bundled_arm_with_its_drives_agrees_in_both_formulations():
     print('arm with drives, max |tree - maximal| over 1 s:', difference)
     assert difference < 1e-3   # measured 1.7e-4 rad over 2 s
     assert rows[:, -1].max() < 1e-12
+
+
+def test_tool_compares_a_floating_robot_on_the_ground_side_by_side(tmp_path, capsys):
+    # a 10 kg table on four compliant feet, dropped 2 cm: both formulations carry its weight,
+    # the base paths agree, and the side-by-side lines and the base CSV are written
+    from test_compliant_contacts import table  # noqa: I100 - the same table as there
+    robot = tmp_path / 'table.urdf'
+    robot.write_text(table((0.1, 0.05)))
+    config = tmp_path / 'sim.yaml'
+    config.write_text('base: floating\nbase_pose: {position: [0, 0, 0.24]}\n')
+    out = tmp_path / 'out'
+    rc = compare_formulations.main(['--robot', str(robot), '--config', str(config),
+                                    '--seconds', '1.0', '--out', str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "base path: origin of 'top'" in printed and 'contact loads at t = 1.000 s' in printed
+    result = compare_formulations.run_comparison(str(robot), str(config), seconds=1.0)
+    assert result.weight == pytest.approx(10.0 * 9.81)
+    np.testing.assert_allclose(result.loads[-1], result.weight, rtol=1e-3)   # both formulations
+    np.testing.assert_allclose(result.base[-1, 1], result.base[-1, 0], atol=1e-5)
+    assert result.rows[:, -1].max() < 1e-12   # (no joints: anchors 0 in both)
+    with open(out / compare_formulations.BASE_CSV_NAME) as stream:
+        rows = list(csv.reader(stream))
+    assert rows[0][:4] == ['time_s', 'base_x_maximal_m', 'base_y_maximal_m', 'base_z_maximal_m']
+    assert len(rows) == 102
