@@ -253,9 +253,9 @@ ContactWork = by_reference(namedtuple('ContactWork', [
     'scratch',      # narrow-phase scratch (collide.py)
     # each point's rows (contacts.N_ROWS: along n, t1, t2; about n, t1, t2) as the formulation's
     # mechanics sees them (physics/body_mechanics.py, physics/tree_rows.py): two segments of
-    # the velocity vector x per row, the row's Jacobian and its response M^-1 J^T on each
-    'row_seg',      # (n_max, 6, 2) int64 first entry of x of each segment, -1 = none
-    'row_len',      # (n_max, 6, 2) int64 entries of each segment
+    # the velocity vector x per point, each row's Jacobian and response M^-1 J^T on each
+    'row_seg',      # (n_max, 2) int64 first entry of x of each segment, -1 = none
+    'row_len',      # (n_max, 2) int64 entries of each segment
     'row_J',        # (n_max, 6, 2, width) the row's Jacobian on each segment
     'row_U',        # (n_max, 6, 2, width) velocity response to a unit impulse on each segment
     'k_normal',     # (n_max,) the normal row's inverse effective mass J M^-1 J^T, 1/kg

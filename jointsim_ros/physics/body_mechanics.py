@@ -41,9 +41,8 @@ def prepare_contact_rows(contacts, cwork, bodies, state, work, dt):
     row_J = cwork.row_J
     row_U = cwork.row_U
     for i in range(contacts.count[0]):
-        for k in range(6):
-            for side in range(2):
-                seg[i, k, side] = -1
+        seg[i, 0] = -1
+        seg[i, 1] = -1
         if leave_out(contacts, cwork, i, vel, state.body_pos, dt, False):
             continue
         ktot = cwork.k6
@@ -57,14 +56,14 @@ def prepare_contact_rows(contacts, cwork, bodies, state, work, dt):
             if b < 0:
                 continue
             sign = 1.0 if side == 0 else -1.0
+            seg[i, side] = TWIST * b
+            length[i, side] = TWIST
             r = vsub(pos, read3(state.body_pos, b))
             im = read_mat(inv_inertia, b)
             for k in range(3):
                 d = (contacts.frame[i, k, 0], contacts.frame[i, k, 1], contacts.frame[i, k, 2])
                 rx = cross(r, d)
                 irx = mat_vec(im, rx)
-                seg[i, k, side] = TWIST * b
-                length[i, k, side] = TWIST
                 for c in range(3):
                     row_J[i, k, side, c] = sign * d[c]
                     row_J[i, k, side, 3 + c] = sign * rx[c]
@@ -73,8 +72,6 @@ def prepare_contact_rows(contacts, cwork, bodies, state, work, dt):
                 ktot[k] += inv_mass[b] + dot3(rx, irx)
                 if angular:
                     idir = mat_vec(im, d)
-                    seg[i, 3 + k, side] = TWIST * b
-                    length[i, 3 + k, side] = TWIST
                     for c in range(3):
                         row_J[i, 3 + k, side, c] = 0.0
                         row_J[i, 3 + k, side, 3 + c] = sign * d[c]

@@ -593,19 +593,19 @@ ROW_IMPULSE = (I_NORMAL, I_T1, I_T2, I_SPIN, I_R1, I_R2)
 @jit
 def row_dot(x, seg, length, row_J, i, k):
     """
-    Velocity along row k of point i: J x over the row's two segments of the velocity vector.
+    Velocity along row k of point i: J x over the point's two segments of the velocity vector.
 
     The formulation's velocity vector x (the bodies' twists in maximal coordinates, the
-    generalized velocities in the tree) and the row's segments (``ContactWork.row_seg``,
+    generalized velocities in the tree) and the point's segments (``ContactWork.row_seg``,
     ``row_len``, ``row_J``) are its mechanics; this function is the same for both.
     """
     v = 0.0
     for s in range(2):
-        start = seg[i, k, s]
+        start = seg[i, s]
         if start < 0:
             continue
         acc = 0.0
-        for m in range(length[i, k, s]):
+        for m in range(length[i, s]):
             acc += row_J[i, k, s, m] * x[start + m]
         v += acc
     return v
@@ -615,10 +615,10 @@ def row_dot(x, seg, length, row_J, i, k):
 def row_apply(x, seg, length, row_U, i, k, impulse):
     """Apply an impulse along row k of point i: x += M^-1 J^T impulse (the row's response)."""
     for s in range(2):
-        start = seg[i, k, s]
+        start = seg[i, s]
         if start < 0:
             continue
-        for m in range(length[i, k, s]):
+        for m in range(length[i, s]):
             x[start + m] += row_U[i, k, s, m] * impulse
 
 
@@ -743,7 +743,8 @@ def warm_start_contacts(contacts, cwork, x, warm):
             continue
         if cwork.soft[i, 0] <= 0.0:
             continue  # out of this step's solve, its impulses cleared (leave_out)
-        for k in range(N_ROWS):
+        rows = N_ROWS if has_angular_rows(contacts.material, i) else 3
+        for k in range(rows):
             row_apply(x, cwork.row_seg, cwork.row_len, cwork.row_U, i, k,
                       contacts.impulse[i, ROW_IMPULSE[k]])
 

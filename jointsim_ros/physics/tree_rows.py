@@ -146,7 +146,7 @@ def _body_response(tm, wk, b):
 
 
 @jit
-def _add_body_row(wk, b, f, sign, row_J, row_U, n, first):
+def _add_body_row(wk, b, f, sign, row_J, row_U, n):
     """Add sign times the row of force f on body b (from its six) to row_J, row_U (n long)."""
     for c in range(n):
         j = 0.0
@@ -154,12 +154,8 @@ def _add_body_row(wk, b, f, sign, row_J, row_U, n, first):
         for m in range(6):
             j += f[m] * wk.body_J[b, m, c]
             u += f[m] * wk.body_U[b, m, c]
-        if first:
-            row_J[c] = sign * j
-            row_U[c] = sign * u
-        else:
-            row_J[c] += sign * j
-            row_U[c] += sign * u
+        row_J[c] += sign * j
+        row_U[c] += sign * u
 
 
 @jit
@@ -181,14 +177,22 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
     for b in range(wk.body_ready.shape[0]):
         wk.body_ready[b] = 0.0
     for i in range(contacts.count[0]):
-        for k in range(N_ROWS):
-            seg[i, k, 0] = -1
-            seg[i, k, 1] = -1
+        seg[i, 0] = -1
+        seg[i, 1] = -1
         if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt, True):
             continue
+        # the point's segments: the group of each body (one, for self-collision)
         for side in range(2):
-            if contacts.body[i, side] >= 0:
-                _body_response(tm, wk, contacts.body[i, side])
+            b = contacts.body[i, side]
+            if b < 0:
+                continue
+            _body_response(tm, wk, b)
+            g = tm.node_group[tm.body_node[b]]
+            if side == 1 and seg[i, 0] == tm.group_v[g]:
+                continue
+            slot = 0 if seg[i, 0] < 0 else 1
+            seg[i, slot] = tm.group_v[g]
+            length[i, slot] = tm.group_v[g + 1] - tm.group_v[g]
         angular = has_angular_rows(contacts.material, i)
         p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
         for k in range(N_ROWS):
@@ -206,28 +210,24 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
                 for m in range(3):
                     f[m] = d[m]
                     f[3 + m] = 0.0
-            slot = 0
+            for s in range(2):
+                if seg[i, s] >= 0:
+                    for m in range(length[i, s]):
+                        row_J[i, k, s, m] = 0.0
+                        row_U[i, k, s, m] = 0.0
             for side in range(2):
                 b = contacts.body[i, side]
                 if b < 0:
                     continue
-                g = tm.node_group[tm.body_node[b]]
-                g0 = tm.group_v[g]
-                n = tm.group_v[g + 1] - g0
-                sign = 1.0 if side == 0 else -1.0
-                if side == 1 and slot == 1 and seg[i, k, 0] == g0:
-                    # both bodies in one tree (self-collision): one segment, J_A - J_B
-                    _add_body_row(wk, b, f, sign, row_J[i, k, 0], row_U[i, k, 0], n, False)
-                    continue
-                seg[i, k, slot] = g0
-                length[i, k, slot] = n
-                _add_body_row(wk, b, f, sign, row_J[i, k, slot], row_U[i, k, slot], n, True)
-                slot += 1
+                g0 = tm.group_v[tm.node_group[tm.body_node[b]]]
+                s = 0 if seg[i, 0] == g0 else 1
+                _add_body_row(wk, b, f, 1.0 if side == 0 else -1.0, row_J[i, k, s],
+                              row_U[i, k, s], length[i, s])
             ktot = 0.0
             for s in range(2):
-                if seg[i, k, s] < 0:
+                if seg[i, s] < 0:
                     continue
-                for m in range(length[i, k, s]):
+                for m in range(length[i, s]):
                     ktot += row_J[i, k, s, m] * row_U[i, k, s, m]
             cwork.kinv[i, k] = 1.0 / ktot if ktot > 0.0 else 0.0
             if k == 0:
