@@ -39,7 +39,7 @@ import numpy as np
 
 from .arrays import EFFICIENCY, LIMIT_IMPULSE, MOTOR_D, MOTOR_F, ROTOR_D
 from .joints import PRISMATIC, prismatic, revolute
-from .math3d import (jit_inline, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
+from .math3d import (jit, jit_inline, mat_vec, quat_from_rotvec, quat_mul, quat_normalized,
                      quat_to_mat, vadd, vsub)
 from .solver import frames_of_joint, joint_coordinate
 
@@ -248,7 +248,7 @@ def row_change(old, target, lo, hi, softness, qdot, k):
     return min(max(old + (target - qdot - softness * old) / (k + softness), lo), hi)
 
 
-@jit_inline
+@jit
 def sweep_coordinate_rows(rows, impulses, x, qdot, k, moved, largest):
     """
     Clamp each live coordinate row of axis x once, in order (both formulations' sweep).

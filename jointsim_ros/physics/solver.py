@@ -225,7 +225,7 @@ def sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, body, row0, dim, imp
     return largest
 
 
-@jit_inline
+@jit
 def sweep_stop(largest, tolerance, time_budget, clock, t0):
     """
     Return why the sweeps stop after this one, or -1 to go on (both formulations' solves).
