@@ -4,10 +4,11 @@ The tree engine: generalized-coordinate dynamics (tree.py) behind the engine pro
 ``solver.formulation: tree`` makes the Simulator hold a :class:`TreeEngine`.  Like the maximal
 Engine it is a ``Mechanism`` (physics/engine.py): the same static arrays and State (so poses,
 twists, joint states, energies and anchors read the same) and the same protocol (step,
-joint_rates, place_children, state); it builds none of the maximal solver's rows, scratch or
-contact arrays, steps the tree recursion, and fills the body states from forward kinematics
-after every step.  What the tree formulation does not simulate
-is refused at load time by ``description.formulation.check_formulation``.
+joint_rates, place_children, state, the contact pipeline's arrays); it builds none of the
+maximal solver's joint rows or scratch, steps the tree recursion with its contact, limit and
+friction rows (tree_rows.py), and fills the body states from forward kinematics after every
+step.  What the tree formulation does not simulate is refused at load time by
+``description.formulation.check_formulation``.
 """
 import numpy as np
 
@@ -25,8 +26,8 @@ class TreeEngine(Mechanism):
     The engine protocol (physics/engine.Mechanism) stepped by the O(n) tree recursion.
 
     Args:
-        as Engine (``collision`` unused: no contacts); solver.integrator
-        'semi_implicit_euler', 'symplectic_euler' or 'rk4'.
+        as Engine (``collision``: the contact settings); solver.integrator
+        'semi_implicit_euler', 'symplectic_euler' or 'rk4' (rk4: no contacts, no rows).
     """
 
     def __init__(self, model, dt, gravity, solver, limits=None, collision=None):
