@@ -413,10 +413,39 @@ def prepare_push_limits(axes, joints, state, work, cwork, dt):
         x = work.axis_live[t]
         q = joint_coordinate(axes.joint[x], joints, state.joint_anchor, state.body_pos,
                              state.body_quat, state.joint_q, work.jrow, 0)
-        cwork.push_limit[x, 0] = (axes.lower[x] - q) / dt
-        cwork.push_limit[x, 1] = (axes.upper[x] - q) / dt
-        cwork.push_limit[x, 2] = 0.0
-        cwork.push_limit[x, 3] = 0.0
+        push_limit_targets(cwork.push_limit, x, axes, q, dt)
+
+
+@jit
+def push_limit_targets(push_limit, x, axes, q, dt):
+    """Write axis x's push rows: target rates (lower - q) / dt, (upper - q) / dt; no impulse."""
+    push_limit[x, 0] = (axes.lower[x] - q) / dt
+    push_limit[x, 1] = (axes.upper[x] - q) / dt
+    push_limit[x, 2] = 0.0
+    push_limit[x, 3] = 0.0
+
+
+@jit
+def push_limit_change(push_limit, x, qdot, k):
+    """
+    Clamp axis x's two push rows once at pseudo-rate qdot; return the pseudo-impulse applied.
+
+    Accumulated pseudo-impulses >= 0 (lower) and <= 0 (upper); k is the coordinate's inverse
+    effective mass (both formulations).
+    """
+    P = 0.0
+    if push_limit[x, 0] > -np.inf:
+        old = push_limit[x, 2]
+        new = max(old + (push_limit[x, 0] - qdot) / k, 0.0)
+        push_limit[x, 2] = new
+        P += new - old
+        qdot += k * (new - old)
+    if push_limit[x, 1] < np.inf:
+        old = push_limit[x, 3]
+        new = min(old + (push_limit[x, 1] - qdot) / k, 0.0)
+        push_limit[x, 3] = new
+        P += new - old
+    return P
 
 
 @jit_inline
@@ -441,18 +470,7 @@ def solve_push_limits(push, coord_J, response, inv_k, rows, live, n_live, axis_j
             if a >= 0:
                 qdot += coord_J[x, 0, c] * push[a, c]
             qdot += coord_J[x, 1, c] * push[b, c]
-        P = 0.0
-        if rows[x, 0] > -np.inf:
-            old = rows[x, 2]
-            new = max(old + (rows[x, 0] - qdot) / k, 0.0)
-            rows[x, 2] = new
-            P += new - old
-            qdot += k * (new - old)
-        if rows[x, 1] < np.inf:
-            old = rows[x, 3]
-            new = min(old + (rows[x, 1] - qdot) / k, 0.0)
-            rows[x, 3] = new
-            P += new - old
+        P = push_limit_change(rows, x, qdot, k)
         if P != 0.0:
             for c in range(6):
                 if a >= 0:

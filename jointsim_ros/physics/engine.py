@@ -371,10 +371,28 @@ class Mechanism:
 
     def snapshot(self):
         """Return what ``restore`` needs to undo the steps taken after it."""
-        raise NotImplementedError
+        return (self._state_buffer.copy(), [a.copy() for a in self._step_memory()],
+                self.info.copy(), self.contacts, self.cwork,
+                {f: getattr(self.contacts, f).copy() for f in self.contacts._fields})
 
     def restore(self, snapshot):
         """Put the engine back where ``snapshot`` found it."""
+        self._state_buffer[...] = snapshot[0]
+        for array, saved in zip(self._step_memory(), snapshot[1]):
+            array[...] = saved
+        self.info[...] = snapshot[2]
+        if self.contacts is not snapshot[3]:  # grown since: back to the old arrays
+            self.contacts, self.cwork = snapshot[3], snapshot[4]
+            self._contacts_changed()
+        for field, value in snapshot[5].items():
+            getattr(self.contacts, field)[...] = value
+
+    def _step_memory(self):
+        """Return the formulation's arrays a step writes beyond State, as a trial undoes them."""
+        raise NotImplementedError
+
+    def _contacts_changed(self):
+        """Point the kernel's arguments at new contact arrays (grown or restored)."""
         raise NotImplementedError
 
     # -- contacts (one pipeline, physics/contacts.py; each formulation its mechanics) ---------
@@ -421,7 +439,6 @@ class Mechanism:
 
     def _allocate_contacts(self, n_max, n_pairs, keep=None):
         """Allocate the contact arrays for n_max points and n_pairs candidate pairs."""
-        self._args_prefix = None  # the step's arguments name the new arrays
         n_shape = len(self.shapes.kind)
         order = np.nonzero(self.shapes.kind != ct.PLANE)[0].astype(np.int64)
         if keep is not None:
@@ -472,6 +489,7 @@ class Mechanism:
             push_limit=np.zeros((len(self.axes.joint), 4)), vel_flat=vel_flat,
             start_vel=start_vel, start_flat=start_vel.reshape(-1),
             push_flat=push_vel.reshape(-1))
+        self._contacts_changed()
 
     def _max_face_vertices(self):
         starts = self.polytopes.face_vert_start
@@ -550,21 +568,11 @@ class Engine(Mechanism):
     def step_start(self):
         return self.work.backup  # written by the step (save_backup)
 
-    def snapshot(self):
-        return (self._state_buffer.copy(), self.work.backup.copy(),
-                self.work.drive_backup.copy(), self.info.copy(), self.contacts, self.cwork,
-                {f: getattr(self.contacts, f).copy() for f in self.contacts._fields})
+    def _step_memory(self):
+        return self.work.backup, self.work.drive_backup
 
-    def restore(self, snapshot):
-        self._state_buffer[...] = snapshot[0]
-        self.work.backup[...] = snapshot[1]
-        self.work.drive_backup[...] = snapshot[2]
-        self.info[...] = snapshot[3]
-        if self.contacts is not snapshot[4]:  # grown since: back to the old arrays
-            self.contacts, self.cwork = snapshot[4], snapshot[5]
-            self._args_prefix = None
-        for field, value in snapshot[6].items():
-            getattr(self.contacts, field)[...] = value
+    def _contacts_changed(self):
+        self._args_prefix = None  # the step's arguments name the new arrays
 
     def _contact_velocities(self):
         n_body = len(self.state.body_pos)

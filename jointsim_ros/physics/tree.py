@@ -66,7 +66,8 @@ from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_
 from .solver import sweep_stop
 from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
-                        node_velocities, solve_axes, solve_push_axes, warm_start_axes)
+                        node_velocities, prepare_push_axes, solve_axes, solve_push_axes,
+                        warm_start_axes)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -247,11 +248,17 @@ def _turn_column(r, col, i, k, o):
 
 
 @jit
+def _linear_column(tm, i, k):
+    """Return True where column k of node i is a translation (no angular part)."""
+    return tm.col[i, k, 0] == 0.0 and tm.col[i, k, 1] == 0.0 and tm.col[i, k, 2] == 0.0
+
+
+@jit
 def _linear_velocity(tm, wk, i, qd):
     """World velocity v of node i's linear columns (a free joint's translation), m/s."""
     v0 = v1 = v2 = 0.0
     for k in range(tm.dof[i]):
-        if tm.col[i, k, 0] == 0.0 and tm.col[i, k, 1] == 0.0 and tm.col[i, k, 2] == 0.0:
+        if _linear_column(tm, i, k):
             x = qd[tm.v0[i] + k]
             v0 += wk.S[i, k, 3] * x
             v1 += wk.S[i, k, 4] * x
@@ -651,8 +658,7 @@ def _lagrangian_force(tm, wk, gravity, body_wrench, out):
         if tm.kind[i] == KIND_FREE and p >= 0:
             _force_cross(wk.vel[p], wk.hsub[i], wk.vec6b)
         for k in range(tm.dof[i]):
-            linear = (tm.kind[i] == KIND_FREE and tm.col[i, k, 0] == 0.0
-                      and tm.col[i, k, 1] == 0.0 and tm.col[i, k, 2] == 0.0)
+            linear = tm.kind[i] == KIND_FREE and _linear_column(tm, i, k)
             acc = 0.0
             for r in range(6):
                 acc += wk.S[i, k, r] * (wk.PA[i, r] - (wk.vec6b[r] if linear
@@ -916,13 +922,9 @@ def _push_out(tm, ts, wk, axes, contacts, cwork, param, dt, iterations, toleranc
         return False
     for v in range(ts.qd.shape[0]):
         wk.push_qd[v] = 0.0
-    for t in range(wk.axis_live_n[0]):
-        x = wk.axis_live[t]
-        cwork.push_limit[x, 2] = 0.0
-        cwork.push_limit[x, 3] = 0.0
+    prepare_push_axes(tm, ts, wk, axes, cwork.push_limit, dt)
     for it in range(iterations):
-        largest = solve_push_axes(tm, wk, wk.push_qd, ts.node_q, axes.lower, axes.upper,
-                                  cwork.push_limit, dt)
+        largest = solve_push_axes(tm, wk, wk.push_qd, cwork.push_limit)
         largest = max(largest, solve_contacts(
             wk.push_qd, n_contact, contacts.material, cwork.push, cwork.row_seg, cwork.row_len,
             cwork.row_J, cwork.row_U, cwork.kinv, cwork.push_target, cwork.push_soft))

@@ -121,9 +121,7 @@ class TreeEngine(Mechanism):
         of new bodies keep the coordinates their bodies' states give.
         """
         tm, ts = self.tree, self.tree_state
-        old_tm, old_ts = getattr(old, 'tree', None), getattr(old, 'tree_state', None)
-        if old_tm is None:
-            return self.bodies_set(old.joint_rates())
+        old_tm, old_ts = old.tree, old.tree_state  # a rebuild keeps the formulation
         for oi in range(len(old_tm.parent)):
             b = int(old_to_new[int(old_tm.body[oi])])
             if b < 0:
@@ -138,31 +136,14 @@ class TreeEngine(Mechanism):
         tree.tree_reset_momentum(tm, ts, self.tree_work)  # (kinematics, then p = H qd)
         tree.tree_fill_state(tm, ts, self.tree_work, ts.qd)
 
-    def snapshot(self):
-        return (self._state_buffer.copy(), self._own_buffer.copy(),
-                self.tree_work.body_start.copy(), self.info.copy(), self.contacts, self.cwork,
-                {f: getattr(self.contacts, f).copy() for f in self.contacts._fields})
-
-    def restore(self, snapshot):
-        self._state_buffer[...] = snapshot[0]
-        self._own_buffer[...] = snapshot[1]
-        self.tree_work.body_start[...] = snapshot[2]
-        self.info[...] = snapshot[3]
-        if self.contacts is not snapshot[4]:  # grown since: back to the old arrays
-            self.contacts, self.cwork = snapshot[4], snapshot[5]
-            self._kernel_arguments()
-        for field, value in snapshot[6].items():
-            getattr(self.contacts, field)[...] = value
+    def _step_memory(self):
+        return self._own_buffer, self.tree_work.body_start
 
     def _contact_velocities(self):
         n_body = len(self.state.body_pos)
         return np.zeros(0), np.zeros((n_body, 6)), np.zeros((n_body, 6))
 
-    def _allocate_contacts(self, n_max, n_pairs, keep=None):
-        super()._allocate_contacts(n_max, n_pairs, keep)
-        self._kernel_arguments()
-
-    def _kernel_arguments(self):
+    def _contacts_changed(self):
         s = self.solver
         # the kernel's arguments but n (the contact arrays are new: the tuple is made again)
         self._call_prefix = self._packed + (

@@ -32,9 +32,8 @@ segment of qd per body's group (two when it joins two groups) and its response i
 those groups alone.  A scalar joint's coordinate row (limit, friction, speed limit) has
 J = e_v: its response is the column v of (H + A + h B)^-1 over the joint's group.
 """
-import numpy as np
-
-from .axes import coordinate_rows, sweep_coordinate_rows
+from .axes import (coordinate_rows, push_limit_change, push_limit_targets,
+                   sweep_coordinate_rows)
 from .contacts import has_angular_rows, leave_out, N_ROWS
 from .math3d import cross, jit
 
@@ -181,7 +180,9 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
         seg[i, 1] = -1
         if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt, True):
             continue
-        # the point's segments: the group of each body (one, for self-collision)
+        # the point's segments: the group of each body (one, for self-collision); body A's
+        # rows go into segment 0 when it moves, B's into the segment of its group
+        slot_b = 0
         for side in range(2):
             b = contacts.body[i, side]
             if b < 0:
@@ -193,6 +194,8 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
             slot = 0 if seg[i, 0] < 0 else 1
             seg[i, slot] = tm.group_v[g]
             length[i, slot] = tm.group_v[g + 1] - tm.group_v[g]
+            if side == 1:
+                slot_b = slot
         angular = has_angular_rows(contacts.material, i)
         p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
         for k in range(N_ROWS):
@@ -215,14 +218,13 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
                     for m in range(length[i, s]):
                         row_J[i, k, s, m] = 0.0
                         row_U[i, k, s, m] = 0.0
-            for side in range(2):
-                b = contacts.body[i, side]
-                if b < 0:
-                    continue
-                g0 = tm.group_v[tm.node_group[tm.body_node[b]]]
-                s = 0 if seg[i, 0] == g0 else 1
-                _add_body_row(wk, b, f, 1.0 if side == 0 else -1.0, row_J[i, k, s],
-                              row_U[i, k, s], length[i, s])
+            a = contacts.body[i, 0]
+            if a >= 0:
+                _add_body_row(wk, a, f, 1.0, row_J[i, k, 0], row_U[i, k, 0], length[i, 0])
+            b = contacts.body[i, 1]
+            if b >= 0:
+                _add_body_row(wk, b, f, -1.0, row_J[i, k, slot_b], row_U[i, k, slot_b],
+                              length[i, slot_b])
             ktot = 0.0
             for s in range(2):
                 if seg[i, s] < 0:
@@ -316,35 +318,28 @@ def solve_axes(tm, ts, wk):
 
 
 @jit
-def solve_push_axes(tm, wk, push, q_after, lower, upper, push_limit, dt):
+def prepare_push_axes(tm, ts, wk, axes, push_limit, dt):
+    """Set the live axes' push rows at the coordinates after this step's motion (axes.py's)."""
+    for t in range(wk.axis_live_n[0]):
+        x = wk.axis_live[t]
+        push_limit_targets(push_limit, x, axes, ts.node_q[tm.v_node[tm.axis_v[x]]], dt)
+
+
+@jit
+def solve_push_axes(tm, wk, push, push_limit):
     """
     One pass over the limit rows of the penetration push on the pseudo-velocities ``push``.
 
-    As ``axes.solve_push_limits``: the lower row asks qdot_u >= (lower - q) / dt, the upper one
-    qdot_u <= (upper - q) / dt at the coordinates after this step's motion; pseudo-impulses
-    >= 0 and <= 0.
+    As ``axes.solve_push_limits`` (the same clamp, ``axes.push_limit_change``), on the
+    coordinate itself: a push may close a limit's gap, never cross it.
     """
     largest = 0.0
     for t in range(wk.axis_live_n[0]):
         x = wk.axis_live[t]
-        v = tm.axis_v[x]
         k = wk.axis_k[x]
         if not k > 0.0:
             continue
-        q = q_after[tm.v_node[v]]
-        qdot = push[v]
-        P = 0.0
-        if lower[x] > -np.inf:
-            old = push_limit[x, 2]
-            new = max(old + ((lower[x] - q) / dt - qdot) / k, 0.0)
-            push_limit[x, 2] = new
-            P += new - old
-            qdot += k * (new - old)
-        if upper[x] < np.inf:
-            old = push_limit[x, 3]
-            new = min(old + ((upper[x] - q) / dt - qdot) / k, 0.0)
-            push_limit[x, 3] = new
-            P += new - old
+        P = push_limit_change(push_limit, x, push[tm.axis_v[x]], k)
         if P != 0.0:
             _move_group(tm, wk, x, push, P)
             largest = max(largest, abs(P))
