@@ -4,6 +4,7 @@ Launch the bundled humanoid: jointsim_node, its controller and rviz2; walking, o
     ros2 launch jointsim_ros humanoid.launch.py
     ros2 launch jointsim_ros humanoid.launch.py steps:=20 rviz:=false
     ros2 launch jointsim_ros humanoid.launch.py valve:=true
+    ros2 launch jointsim_ros humanoid.launch.py formulation:=tree   # docs/tree.md
 
 The node runs urdf/jointsim_humanoid.urdf.xacro (through xacro) with
 config/jointsim_humanoid.yaml and publishes joint states at 200 Hz, the rate the controller
@@ -35,6 +36,8 @@ def generate_launch_description():
     valve = LaunchConfiguration('valve')
     rviz = LaunchConfiguration('rviz')
     use_sim_time = LaunchConfiguration('use_sim_time')
+    # a string even when empty (launch_ros reads a bare substitution as YAML)
+    formulation = ParameterValue(LaunchConfiguration('formulation'), value_type=str)
     robot_description = ParameterValue(Command(['xacro ', robot]), value_type=str)
     valve_description = ParameterValue(Command(['xacro ', valve_robot]), value_type=str)
 
@@ -46,6 +49,10 @@ def generate_launch_description():
             'valve', default_value='false',
             description='true: the valve scenario (the humanoid turns a hand wheel) instead of '
                         'the walk; steps is then ignored.'),
+        DeclareLaunchArgument(
+            'formulation', default_value='',
+            description="Replaces the config's solver.formulation: maximal or tree (exact "
+                        "joints in generalized coordinates, docs/tree.md); empty: the config's."),
         DeclareLaunchArgument(
             'rviz', default_value='true',
             description='Start rviz2 with rviz/jointsim_humanoid.rviz (RobotModel, TF, '
@@ -66,6 +73,7 @@ def generate_launch_description():
                 'publish_rate': 200.0,
                 'catch_up_ticks': 1.4,
                 'publish_clock': True,
+                'formulation': formulation,
                 'use_sim_time': use_sim_time,
             }],
             condition=UnlessCondition(valve),
@@ -92,6 +100,7 @@ def generate_launch_description():
                 'publish_rate': 200.0,
                 'catch_up_ticks': 1.0,
                 'publish_clock': True,
+                'formulation': formulation,
                 'use_sim_time': use_sim_time,
             }],
             condition=IfCondition(valve),

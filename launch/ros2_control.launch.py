@@ -33,6 +33,8 @@ def generate_launch_description():
     controller = LaunchConfiguration('controller')
     rviz = LaunchConfiguration('rviz')
     use_sim_time = LaunchConfiguration('use_sim_time')
+    # a string even when empty (launch_ros reads a bare substitution as YAML)
+    formulation = ParameterValue(LaunchConfiguration('formulation'), value_type=str)
     robot_description = ParameterValue(Command([
         'xacro ', PathJoinSubstitution([share, 'config', 'jointsim_arm_ros2_control.urdf.xacro']),
         ' command_interface:=', command_interface]), value_type=str)
@@ -47,6 +49,10 @@ def generate_launch_description():
             'controller', default_value='forward_position_controller',
             description='The command controller to start (config/jointsim_arm_controllers.yaml);'
                         ' its interface must be command_interface.'),
+        DeclareLaunchArgument(
+            'formulation', default_value='',
+            description="Replaces the config's solver.formulation: maximal or tree (exact "
+                        "joints in generalized coordinates, docs/tree.md); empty: the config's."),
         DeclareLaunchArgument(
             'rviz', default_value='true',
             description='Start rviz2 with rviz/jointsim.rviz.'),
@@ -66,6 +72,7 @@ def generate_launch_description():
                 'publish_tf': False,
                 'publish_robot_description': False,
                 'publish_clock': True,
+                'formulation': formulation,
                 'use_sim_time': use_sim_time,
             }],
         ),

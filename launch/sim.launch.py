@@ -5,6 +5,7 @@ Launch jointsim_node on a robot, with rviz2 showing it.
     ros2 launch jointsim_ros sim.launch.py robot:=/path/to/robot.urdf.xacro \
         config:=/path/to/sim.yaml rviz:=false
     ros2 launch jointsim_ros sim.launch.py view:=true     # the browser view (docs/view.md)
+    ros2 launch jointsim_ros sim.launch.py formulation:=tree   # exact joints (docs/tree.md)
 
 The robot description goes through xacro (plain URDF files pass unchanged) into the node's
 robot_description parameter; the node republishes it on the robot_description topic, so rviz2's
@@ -27,6 +28,8 @@ def generate_launch_description():
     rviz = LaunchConfiguration('rviz')
     view = LaunchConfiguration('view')
     use_sim_time = LaunchConfiguration('use_sim_time')
+    # a string even when empty (launch_ros reads a bare substitution as YAML)
+    formulation = ParameterValue(LaunchConfiguration('formulation'), value_type=str)
     robot_description = ParameterValue(Command(['xacro ', robot]), value_type=str)
 
     return LaunchDescription([
@@ -39,6 +42,10 @@ def generate_launch_description():
             default_value=PathJoinSubstitution([share, 'config', 'default.yaml']),
             description='Simulator YAML config (docs/config.md): base, initial state, solver, '
                         'drives; its dt is replaced by 1 / physics_rate.'),
+        DeclareLaunchArgument(
+            'formulation', default_value='',
+            description="Replaces the config's solver.formulation: maximal or tree (exact "
+                        "joints in generalized coordinates, docs/tree.md); empty: the config's."),
         DeclareLaunchArgument(
             'rviz', default_value='true',
             description='Start rviz2 with rviz/jointsim.rviz (RobotModel, TF, grid).'),
@@ -59,6 +66,7 @@ def generate_launch_description():
                 'robot_description': robot_description,
                 'config_file': config,
                 'publish_clock': True,
+                'formulation': formulation,
                 'use_sim_time': use_sim_time,
             }],
         ),

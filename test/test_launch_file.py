@@ -48,11 +48,11 @@ def constant(node):
     return node.value if isinstance(node, ast.Constant) else None
 
 
-def test_launch_file_declares_its_five_arguments_with_descriptions(tree):
+def test_launch_file_declares_its_six_arguments_with_descriptions(tree):
     declared = {}
     for call in calls(tree, 'DeclareLaunchArgument'):
         declared[constant(call.args[0])] = call
-    assert set(declared) == {'robot', 'config', 'rviz', 'view', 'use_sim_time'}
+    assert set(declared) == {'robot', 'config', 'rviz', 'view', 'use_sim_time', 'formulation'}
     for name, call in declared.items():
         assert constant(keyword(call, 'description')), f'{name} has no description'
         assert keyword(call, 'default_value') is not None, f'{name} has no default'
@@ -74,7 +74,7 @@ def test_launch_file_starts_the_node_with_xacro_output_and_rviz_behind_a_conditi
     assert constant(keyword(sim, 'executable')) == 'jointsim_node'
     parameters = ast.dump(keyword(sim, 'parameters'))
     assert "'robot_description'" in parameters and "'config_file'" in parameters
-    (value,) = calls(tree, 'ParameterValue')
+    (value,) = [v for v in calls(tree, 'ParameterValue') if 'Command' in ast.dump(v.args[0])]
     command = value.args[0]
     assert isinstance(command, ast.Call) and command.func.id == 'Command'
     assert constant(command.args[0].elts[0]) == 'xacro '
@@ -157,7 +157,8 @@ def test_ros2_control_launch_puts_the_controller_manager_in_front_of_the_node():
     path = PACKAGE_ROOT / 'launch' / 'ros2_control.launch.py'
     tree = ast.parse(path.read_text(), filename=str(path))
     declared = {constant(call.args[0]): call for call in calls(tree, 'DeclareLaunchArgument')}
-    assert set(declared) == {'command_interface', 'controller', 'rviz', 'use_sim_time'}
+    assert set(declared) == {'command_interface', 'controller', 'rviz', 'use_sim_time',
+                             'formulation'}
     assert all(keyword(call, 'description') is not None for call in declared.values())
     nodes = [(constant(keyword(c, 'package')), constant(keyword(c, 'executable')), c)
              for c in calls(tree, 'Node')]
@@ -228,7 +229,7 @@ def test_humanoid_launch_starts_node_controller_and_rviz_on_files_the_package_in
             assert "'publish_rate'" in node_parameters and "'robot_description'" in node_parameters
     assert keyword(nodes['rviz2'], 'condition').func.id == 'IfCondition'
     declared = {constant(call.args[0]) for call in calls(tree, 'DeclareLaunchArgument')}
-    assert declared == {'steps', 'valve', 'rviz', 'use_sim_time'}
+    assert declared == {'steps', 'valve', 'rviz', 'use_sim_time', 'formulation'}
 
 
 def test_humanoid_launch_valve_true_runs_the_valve_scenario_and_false_the_walk():
@@ -276,6 +277,30 @@ def test_humanoid_launch_valve_true_runs_the_valve_scenario_and_false_the_walk()
     from jointsim_ros.tools.humanoid_controller import parse_args
     assert parse_args(['--robot', 'r', '--config', 'c', '--valve']).valve
     assert not parse_args(['--robot', 'r', '--config', 'c', '--steps', '3']).valve
+
+
+@pytest.mark.parametrize('name', ['sim', 'humanoid', 'ros2_control'])
+def test_launch_formulation_argument_reaches_every_node_as_a_string(name):
+    # launch_ros reads a bare substitution as YAML: an empty one would be None and refused, so
+    # the argument goes through ParameterValue(..., value_type=str) to the node's parameter
+    path = PACKAGE_ROOT / 'launch' / f'{name}.launch.py'
+    tree = expanded(ast.parse(path.read_text(), filename=str(path)))
+    (declared,) = [c for c in calls(tree, 'DeclareLaunchArgument')
+                   if constant(c.args[0]) == 'formulation']
+    assert constant(keyword(declared, 'default_value')) == ''
+    from jointsim_ros.ros.node import PARAMETERS
+    assert next(p for p in PARAMETERS if p.name == 'formulation').default == ''
+    nodes = [c for c in calls(tree, 'Node')
+             if constant(keyword(c, 'executable')) == 'jointsim_node']
+    assert nodes
+    for node in nodes:
+        parameters = keyword(node, 'parameters').elts[0]
+        given = {constant(k): v for k, v in zip(parameters.keys, parameters.values)}
+        value = given['formulation']
+        assert isinstance(value, ast.Call) and value.func.id == 'ParameterValue'
+        assert "Name(id='LaunchConfiguration', ctx=Load()), args=[Constant(value='formulation')]" \
+            in ast.dump(value)
+        assert keyword(value, 'value_type').id == 'str'
 
 
 def test_humanoid_rviz_config_shows_its_four_sensors_and_follows_the_pelvis():

@@ -30,7 +30,8 @@ def run_to_exit(tmp_path, **kwargs):
         return status, node.output()
 
 
-@pytest.mark.parametrize('case', ['missing file', 'malformed XML', 'bad config', 'both'])
+@pytest.mark.parametrize('case', ['missing file', 'malformed XML', 'bad config', 'both',
+                                  'bad formulation'])
 def test_bad_robot_or_config_ends_the_node_with_one_clear_message(tmp_path, case):
     if case == 'missing file':
         kwargs = {'parameters': {'robot_description_file': str(tmp_path / 'nowhere.urdf')}}
@@ -45,6 +46,9 @@ def test_bad_robot_or_config_ends_the_node_with_one_clear_message(tmp_path, case
         config.write_text('solver:\n  itertions: 5\n')
         kwargs = {'parameters': {'config_file': str(config)}}
         expected = "did you mean 'iterations'"
+    elif case == 'bad formulation':
+        kwargs = {'parameters': {'formulation': 'trees'}}
+        expected = "must be one of 'maximal', 'tree' (did you mean 'tree'?)"
     else:
         params = write_params_file(tmp_path / 'params.yaml', {
             'robot_description': robot('r', link('a')),
@@ -61,6 +65,26 @@ def test_parameter_out_of_range_or_of_the_wrong_type_is_named(tmp_path):
     status, output = run_to_exit(tmp_path, parameters={'physics_rate': 500})
     assert status != 0 and 'physics_rate' in output and '500.0' in output
     assert 'Traceback' not in output
+
+
+def test_formulation_parameter_runs_the_tree_formulation(tmp_path):
+    # the config's solver.formulation (maximal by default) replaced by the parameter: the log
+    # names it and the node publishes finite joint states
+    params = write_params_file(tmp_path / 'params.yaml', {
+        'robot_description': robot('p', link('base'), link('bob', inertial(1.0, 0.01, 0.01, 0.01,
+                                                                           xyz='0 0 -0.5')),
+                                   joint('swing', 'continuous', 'base', 'bob', axis='0 1 0')),
+        'formulation': 'tree', 'command_timeout': 0.0})
+    with domain() as domain_id:
+        with running_node(domain_id, tmp_path / 'node.log', params_file=params) as node:
+            assert 'with solver.formulation: tree' in node.output()
+            client = RosClient(domain_id)
+            try:
+                received = client.subscribe(JointState, 'joint_states')
+                assert client.wait_for(lambda: len(received) > 20)
+                assert all(finite(m.position) and finite(m.velocity) for m in received)
+            finally:
+                client.close()
 
 
 def whip():

@@ -17,7 +17,7 @@ Sources: a dict (nested, or flat with dotted keys such as ``solver.iterations`` 
 give them), a YAML file path (plain, or in the ``node_name: ros__parameters:`` layout), a
 :class:`SimConfig`, or None for the defaults.
 """
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass, replace
 import os
 import re
 
@@ -918,6 +918,25 @@ def load_config(source=None):
         raise ConfigError(f"config file '{path}' does not exist.  Give the path of a YAML file "
                           '(see config/default.yaml), a dict, or nothing for the defaults.')
     return config_from_dict(_read_extended(path, ()), f"config file '{path}'")
+
+
+def with_formulation(config, formulation):
+    """
+    Return a SimConfig with ``solver.formulation`` replaced (a command line's --formulation).
+
+    Args:
+        config: SimConfig.
+        formulation: '' or None (the config's own), 'maximal' or 'tree'.
+
+    Raises:
+        ConfigError: any other value (the message names the choices).
+    """
+    if not formulation:
+        return config
+    checked = config_from_dict({'solver': {'formulation': formulation}},
+                               f'formulation {formulation!r}').solver.formulation
+    return replace(config, solver=replace(config.solver, formulation=checked),
+                   source=f'{config.source} with solver.formulation: {checked}')
 
 
 def config_data(path):

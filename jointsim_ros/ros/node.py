@@ -81,6 +81,9 @@ PARAMETERS = (
           'Simulator YAML config (docs/config.md): base, initial state, solver, drives. '
           'Empty: the defaults (config/jointsim_arm.yaml for the bundled arm). Its dt is '
           'replaced by 1 / physics_rate.'),
+    Param('formulation', '', 'maximal | tree', None,
+          "Replaces the config's solver.formulation: maximal (bodies and constraint rows) or "
+          "tree (generalized coordinates, exact joints; docs/tree.md). Empty: the config's."),
     Param('physics_rate', 1000.0, 'Hz', (1.0, 100000.0),
           'Physics steps per simulated second; the time step is 1 / physics_rate.'),
     Param('publish_rate', 100.0, 'Hz', (0.1, 10000.0),
@@ -242,7 +245,7 @@ class JointsimNode(Node):
                 f"({p['physics_rate']:g} Hz): a tick takes at least one physics step.  Lower "
                 f'publish_rate or raise physics_rate.')
         loaded = load_robot(p['robot_description'], p['robot_description_file'],
-                            p['config_file'], p['physics_rate'])
+                            p['config_file'], p['physics_rate'], p['formulation'])
         self.sim = loaded.sim
         self._urdf_robot = loaded.urdf_robot
         #: Set by set_simulation_state STATE_QUITTING: spin returns and the node shuts down.

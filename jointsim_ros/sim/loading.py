@@ -12,6 +12,7 @@ import os
 from .simulator import Simulator
 from .. import resources
 from ..description import build_model, load_config, parse_urdf, ros2_control
+from ..description.config import with_formulation
 from ..errors import DescriptionError
 
 #: Fraction of the physics period given to one solve as wall-clock budget under the node.
@@ -41,7 +42,7 @@ class LoadedRobot:
 
 
 def load_robot(robot_description='', robot_description_file='', config_file='',
-               physics_rate=1000.0):
+               physics_rate=1000.0, formulation=''):
     """
     Build the Simulator from the node's parameters.
 
@@ -55,6 +56,7 @@ def load_robot(robot_description='', robot_description_file='', config_file='',
         robot_description_file: path of a .urdf or .xacro file, or ''.
         config_file: simulator YAML path, or '' for the defaults.
         physics_rate: Hz.
+        formulation: '' (the config's ``solver.formulation``), 'maximal' or 'tree'.
 
     Returns:
         LoadedRobot.
@@ -78,7 +80,8 @@ def load_robot(robot_description='', robot_description_file='', config_file='',
         if not config_file:
             config_file = str(resources.share_file(*resources.DEFAULT_CONFIG))
         notes.append(f'no robot_description given: the bundled arm {source}')
-    config = load_config(os.path.expanduser(config_file) if config_file else None)
+    config = with_formulation(
+        load_config(os.path.expanduser(config_file) if config_file else None), formulation)
     notes.append(f'config: {config.source}')
     dt = 1.0 / physics_rate
     if 'dt' in config.given_keys and abs(config.dt - dt) > 1e-15:

@@ -7,6 +7,9 @@
     python -m jointsim_ros.tools.demo --humanoid --valve [--seconds S] [--push T FX FY]...
     python -m jointsim_ros.tools.demo --headless [headless options]
 
+Every form takes ``--formulation maximal|tree`` (the node's ``formulation`` parameter: it
+replaces the config's ``solver.formulation``, docs/tree.md).
+
 Starts ``jointsim_node`` and ``jointsim_example_controller`` as two processes: by default the
 arm with its DC drives (config/jointsim_arm.yaml) under voltage control; ``--effort``: the bare
 arm (config/default.yaml) under effort control (loose: see example_controller).  It prints the
@@ -79,6 +82,9 @@ def parse_args(argv):
                              'simulated time T s (repeatable)')
     parser.add_argument('--sensor-noise', action='store_true',
                         help='--humanoid: encoder and ankle sensor noise (as jointsim_headless)')
+    parser.add_argument('--formulation', choices=('maximal', 'tree'), default=None,
+                        help="the node's formulation parameter: replaces the config's "
+                             "solver.formulation (docs/tree.md); default: the config's")
     parser.add_argument('--no-view', action='store_true',
                         help='do not start the browser view (jointsim_view, docs/view.md)')
     parser.add_argument('--view-port', type=int, default=8080,
@@ -282,9 +288,15 @@ def main(argv=None):
           f'  (on a ROS install: ROS_DOMAIN_ID={domain} ros2 topic echo /joint_states)\n'
           f'  Ctrl-C stops.', flush=True)
     return run_node_and_controller(
-        ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}'],
+        ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}']
+        + formulation_args(args),
         ['jointsim_ros.tools.example_controller', '--mode', mode], args.seconds,
         view=None if args.no_view else args.view_port)
+
+
+def formulation_args(args):
+    """Return the node's ROS arguments for ``--formulation`` (none without it)."""
+    return ['-p', f'formulation:={args.formulation}'] if args.formulation else []
 
 
 def run_node_and_controller(node_args, controller, seconds, base=None, pushes=(), until=None,
@@ -352,7 +364,7 @@ def humanoid(args):
          f'real_time_factor:={1.0 if args.real_time_factor is None else args.real_time_factor}',
          # a late tick takes at most 7 steps (the walk's controller stands periods of 3-8 ms,
          # docs/humanoid.md) and keeps the rest of a small lag instead of dropping it
-         '-p', f'catch_up_ticks:={WALK_CATCH_UP_TICKS}'],
+         '-p', f'catch_up_ticks:={WALK_CATCH_UP_TICKS}'] + formulation_args(args),
         ['jointsim_ros.tools.humanoid_controller', '--robot', robot, '--config', config,
          '--steps', str(args.steps)], args.seconds, base='pelvis', pushes=args.push,
         until=settings.duration() + 1.0, view=None if args.no_view else args.view_port)
@@ -387,7 +399,7 @@ def valve_scenario(args):
     return run_node_and_controller(
         ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}', '-p',
          'publish_rate:=200.0', '-p', f'real_time_factor:={rate}', '-p',
-         'catch_up_ticks:=1.0'],
+         'catch_up_ticks:=1.0'] + formulation_args(args),
         ['jointsim_ros.tools.humanoid_controller', '--valve'], args.seconds, base='pelvis',
         pushes=args.push, until=controller.duration() + 3.0, valve=True)
 

@@ -6,6 +6,9 @@ Run a robot headless for a few simulated seconds and print what a user wants to 
         [--push T FX FY]... [--open-loop]
     python -m jointsim_ros.tools.headless --humanoid --valve [--valve-friction NM]
 
+Every form takes ``--formulation maximal|tree``: it replaces the config's
+``solver.formulation`` (docs/tree.md); the result lines are the same in both.
+
 Without arguments it runs the bundled default robot (urdf/jointsim_arm.urdf.xacro) with
 config/jointsim_arm.yaml (a geared DC drive on every joint, all at 0 V), released from a bent
 pose so it sags against the braking of its short-circuited motors.  ``--robot`` without
@@ -39,6 +42,7 @@ import yaml
 from . import show_log
 from .. import resources
 from ..control.walking import fallen  # noqa: F401 (the fall test, also demo's)
+from ..description.config import load_config, with_formulation
 from ..errors import JointsimError
 from ..sim.simulator import Simulator
 
@@ -72,6 +76,10 @@ def parse_args(argv):
                         help='--humanoid: the valve scenario (it turns a valve; docs/valve.md)')
     parser.add_argument('--valve-friction', type=float, default=None, metavar='NM',
                         help="--valve: the valve's Coulomb friction, N m (3 in the xacro)")
+    parser.add_argument('--formulation', choices=('maximal', 'tree'), default=None,
+                        help="replace the config's solver.formulation: maximal (bodies and "
+                             'constraint rows) or tree (generalized coordinates, exact joints; '
+                             "docs/tree.md); default: the config's")
     return parser.parse_args(argv)
 
 
@@ -87,10 +95,16 @@ SENSOR_NOISE = {
 PUSH_SECONDS = 0.1
 
 
-def humanoid_config(config, sensor_noise):
-    """Return the humanoid's config as a dict, with SENSOR_NOISE added when asked."""
+def humanoid_config(config, sensor_noise, formulation=None):
+    """
+    Return the humanoid's config as a dict, with SENSOR_NOISE added when asked.
+
+    ``formulation``: None (the config's), or the ``solver.formulation`` to run.
+    """
     with open(config) as stream:
         data = yaml.safe_load(stream)
+    if formulation:
+        data.setdefault('solver', {})['formulation'] = formulation
     if sensor_noise:
         data['joint_sensors'] = SENSOR_NOISE['joint_sensors']
         for name, sensor in data.get('force_torque_sensors', {}).items():
@@ -100,7 +114,7 @@ def humanoid_config(config, sensor_noise):
 
 
 def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=False,
-         open_loop=False, record=None):
+         open_loop=False, record=None, formulation=None):
     """
     Walk (or stand) the humanoid with a pushing schedule; report once a second.
 
@@ -117,7 +131,7 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
                                    sensor_measurements)
     from ..control.walking import GaitSettings, run_headless, WalkingController
     out = out or sys.stdout
-    data = humanoid_config(config, sensor_noise)
+    data = humanoid_config(config, sensor_noise, formulation)
     model, sim_config = load_model(str(robot), data)
     settings = GaitSettings.for_steps(steps)
     if open_loop:
@@ -130,7 +144,8 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
           f'walking {settings.steps} steps of {settings.stride:g} m '
           f'({controller.duration():.1f} s planned), '
           f'{"open loop" if open_loop else "closed loop"}'
-          f'{", sensor noise on" if sensor_noise else ""}', file=out)
+          f'{", sensor noise on" if sensor_noise else ""}, '
+          f'{sim_config.solver.formulation} formulation', file=out)
     start, _ = sim.link_pose('pelvis')
     last = [-1.0]
     fell = [None]
@@ -174,7 +189,7 @@ def walk(robot, config, steps, seconds=None, out=None, pushes=(), sensor_noise=F
 
 
 def valve(robot=None, config=None, seconds=None, out=None, friction=None, record=None,
-          settings=None):
+          settings=None, formulation=None):
     """
     Run the valve scenario (docs/valve.md): the humanoid turns the valve; report once a second.
 
@@ -184,6 +199,7 @@ def valve(robot=None, config=None, seconds=None, out=None, friction=None, record
     Args:
         robot, config: the scenario's files (default: the bundled valve scenario).
         friction: None, or the valve's Coulomb friction, N m (config joints.valve.friction).
+        formulation: None (the config's), or the ``solver.formulation`` to run.
         record: None, or a dict that receives per-period lists (see
             :func:`jointsim_ros.control.valve.ScenarioRecorder`).
         settings: ValveSettings for the controller.
@@ -203,6 +219,8 @@ def valve(robot=None, config=None, seconds=None, out=None, friction=None, record
     data = config_data(str(config))
     if friction is not None:
         data.setdefault('joints', {}).setdefault('valve', {})['friction'] = float(friction)
+    if formulation:
+        data.setdefault('solver', {})['formulation'] = formulation
     sim = Simulator(*load_model(str(robot), data))
     own = load_model(resources.share_file('urdf', 'jointsim_humanoid.urdf.xacro'),
                      resources.share_file('config', 'jointsim_humanoid.yaml'))
@@ -213,7 +231,8 @@ def valve(robot=None, config=None, seconds=None, out=None, friction=None, record
           f'{controller.valve.radius:g} m ({valve_joint.friction:g} N m friction, '
           f'{valve_joint.damping:g} N m s/rad damping) by '
           f'{math.degrees(controller.valve.turn):.0f} deg with a squeeze of '
-          f'{controller.valve.squeeze:g} N', file=out)
+          f'{controller.valve.squeeze:g} N; {sim.config.solver.formulation} formulation',
+          file=out)
     recorder = ScenarioRecorder(sim, controller, record)
     last = [-1.0]
     logged = [0]
@@ -260,23 +279,27 @@ def result_line(result):
             f'{result["lateral"]:.3f} m, fell: {fell}')
 
 
-def run(robot, config, seconds, out=None, view=None):
+def run(robot, config, seconds, out=None, view=None, formulation=None):
     """
     Simulate and report on ``out`` (default stdout); return the Simulator.
+
+    ``formulation``: None (the config's), or the ``solver.formulation`` to run.
 
     ``view``: a port to show the run in the browser on (SimulatorView): the steps are then
     paced at real time and drawn at VIEW_RATE, and the page is served until Ctrl-C.
     """
     out = out or sys.stdout
     t_load = time.perf_counter()
-    sim = Simulator.from_urdf(str(robot), str(config) if config else None)
+    sim_config = with_formulation(load_config(str(config) if config else None), formulation)
+    sim = Simulator.from_urdf(str(robot), sim_config)
     load_s = time.perf_counter() - t_load
     model = sim.model
     print(f'robot {model.name!r} from {robot}', file=out)
     print(f'  {len(model.bodies)} bodies, {len(model.joints)} joints '
           f'({len(sim.joint_names)} movable: {", ".join(sim.joint_names)}), '
           f'{"floating" if model.floating_base else "fixed"} base, '
-          f'{len(model.merged_joints)} fixed joints merged', file=out)
+          f'{len(model.merged_joints)} fixed joints merged, '
+          f'{sim.config.solver.formulation} formulation', file=out)
     for warning in model.warnings:
         print(f'  warning: {warning}', file=out)
     if not sim.config.initial_positions:
@@ -380,20 +403,22 @@ def main(argv=None):
         return 2
     try:
         if args.humanoid and args.valve:
-            valve(args.robot, args.config, args.seconds, friction=args.valve_friction)
+            valve(args.robot, args.config, args.seconds, friction=args.valve_friction,
+                  formulation=args.formulation)
             return 0
         if args.humanoid:
             walk(args.robot or resources.share_file('urdf', 'jointsim_humanoid.urdf.xacro'),
                  args.config or resources.share_file('config', 'jointsim_humanoid.yaml'),
                  args.steps, args.seconds, pushes=args.push, sensor_noise=args.sensor_noise,
-                 open_loop=args.open_loop)
+                 open_loop=args.open_loop, formulation=args.formulation)
             return 0
         robot = args.robot or resources.share_file(*resources.DEFAULT_ROBOT)
         # the bundled arm's config (its drives) belongs to the bundled arm only; another robot
         # without --config runs with the defaults (config/default.yaml)
         config = args.config or (resources.share_file(*resources.DEFAULT_CONFIG)
                                  if args.robot is None else None)
-        run(robot, config, 3.0 if args.seconds is None else args.seconds, view=args.view)
+        run(robot, config, 3.0 if args.seconds is None else args.seconds, view=args.view,
+            formulation=args.formulation)
     except (JointsimError, FileNotFoundError) as error:
         print(f'jointsim_headless: {error}', file=sys.stderr)
         return 2
