@@ -161,15 +161,17 @@ DRIVE = {'resistance': 1.0, 'inductance': 1e-3, 'torque_constant': 0.05,
          'efficiency': 0.9, 'supply_voltage': 24.0, 'current_limit': 20.0}
 
 
-def test_drive_needs_of_a_prescribed_lift_and_the_voltages_repeat_it():
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_drive_needs_of_a_prescribed_lift_and_the_voltages_repeat_it(formulation):
     """
     A geared DC drive lifts the bar along a spline; its needs come from the bar's dynamics.
 
     The bar needs tau = I q'' - 0.5 m g cos q about its hinge; the motor i = (tau / (eta N) +
     J_m N q'' + b N q') / Kt while it lifts.  Driving a second simulator with the reported
-    voltages alone repeats the lift: the needs are the drive's own inverse.
+    voltages alone repeats the lift: the needs are the drive's own inverse.  Both formulations.
     """
-    config = {'solver': {'iterations': 50}, 'drives': {'hinge': DRIVE}}
+    config = {'solver': {'iterations': 50, 'formulation': formulation},
+              'drives': {'hinge': DRIVE}}
     sim = Simulator.from_urdf(propped_bar(), config)
     times = np.array([0.0, 0.3, 0.7, 1.0])
     angles = np.array([0.0, -0.05, -0.45, -0.5])
@@ -204,7 +206,8 @@ def test_drive_needs_of_a_prescribed_lift_and_the_voltages_repeat_it():
     # Coulomb row bounded by the last iterate, differ from the exact inverse by ~1e-4 A)
 
     tight = dict(DRIVE, current_limit=1.0, supply_voltage=3.0)
-    sim = Simulator.from_urdf(propped_bar(), {'drives': {'hinge': tight}})
+    sim = Simulator.from_urdf(propped_bar(), {'drives': {'hinge': tight},
+                                              'solver': {'formulation': formulation}})
     sim.prescribed.joints(times, angles[:, None], joints=['hinge'])
     sim.step(500)
     needs = sim.prescribed.drive_needs()['hinge']

@@ -91,16 +91,18 @@ def test_newton_euler_reference_holds_a_static_arm():
     assert torques[0] == pytest.approx(0.0)
 
 
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
 @pytest.mark.parametrize('iterations,skip', [(20, 0.1), (400, 0.0)])
-def test_prescribed_arm_efforts_match_recursive_newton_euler(iterations, skip):
+def test_prescribed_arm_efforts_match_recursive_newton_euler(iterations, skip, formulation):
     """
-    Efforts within 1 % RMS of Newton-Euler on the curve.
+    Efforts within 1 % RMS of Newton-Euler on the curve, in both formulations.
 
     With the default 20 iterations the first steps (no warm start yet, all three rows
     unbounded and coupled through the chain) are off by up to a few N m and settle within
     about 10 steps, so that run is compared after 0.1 s; with 400 iterations from the start.
     """
-    sim = Simulator.from_urdf(spatial_arm(), {'solver': {'iterations': iterations}})
+    sim = Simulator.from_urdf(spatial_arm(), {'solver': {'iterations': iterations,
+                                                         'formulation': formulation}})
     times = np.linspace(0.0, 2.0, 9)
     samples = np.array([[0.8 * np.sin(1.7 * t), 0.6 * np.sin(2.3 * t + 0.4) - 0.3,
                          1.1 * np.sin(3.1 * t + 1.0)] for t in times])
@@ -125,8 +127,9 @@ def test_prescribed_arm_efforts_match_recursive_newton_euler(iterations, skip):
     assert sim.prescribed.efforts()['elbow'] == pytest.approx(simulated[-1][2])
 
 
-def test_prescribed_motion_must_start_where_the_joint_is():
-    sim = Simulator.from_urdf(spatial_arm())
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_prescribed_motion_must_start_where_the_joint_is(formulation):
+    sim = Simulator.from_urdf(spatial_arm(), {'solver': {'formulation': formulation}})
     with pytest.raises(CommandError, match="joint 'elbow' is at 0 but its motion starts at 0.5"):
         sim.prescribed.joints([0.0, 1.0], [[0.0, 0.0, 0.5], [0.0, 0.0, 1.0]])
     with pytest.raises(CommandError, match='strictly increasing'):

@@ -88,10 +88,15 @@ def test_floating_base_without_ground_is_accepted():
     assert z == pytest.approx(-9.81 * sim.time * (sim.time + sim.dt) / 2, rel=1e-9)
 
 
-def test_prescribed_motion_is_refused_with_a_command_error():
-    sim = Simulator.from_urdf(chain(2), {'solver': TREE})
-    with pytest.raises(CommandError, match='maximal'):
+def test_prescribed_motion_is_refused_by_rk4_alone_with_a_command_error():
+    sim = Simulator.from_urdf(chain(2), {'solver': {**TREE, 'integrator': 'rk4'}})
+    with pytest.raises(CommandError, match='rk4 solves no rows'):
         sim.prescribed.joints([0.0, 1.0], [[0.0, 0.0], [0.1, 0.1]])
+    assert sim.prescribed.efforts() == {}  # nothing was changed
+    sim = Simulator.from_urdf(chain(2), {'solver': TREE})
+    sim.prescribed.joints([0.0, 1.0], [[0.0, 0.0], [0.1, 0.1]])
+    sim.step(1000)
+    assert sim.joint_positions() == pytest.approx([0.1, 0.1], abs=1e-12)
 
 
 def test_position_limits_are_enforced_but_by_rk4_which_says_so_once(caplog):

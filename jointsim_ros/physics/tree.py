@@ -121,6 +121,7 @@ TreeState = by_reference(namedtuple('TreeState', [
     'joint_effort', 'drive_voltage', 'drive_current', 'rotor_speed',
     'body_wrench', 'body_pos', 'body_quat', 'body_lin_vel', 'body_ang_mom', 'joint_q', 'time',
     'drive_effort', 'axis_impulse', 'axis_rate',
+    'axis_prescribed', 'axis_target_rate', 'axis_target_q',  # prescribed motion (aim())
 ]))
 
 #: Scratch arrays of the recursion and the integrators.
@@ -167,7 +168,7 @@ declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f
                            'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1 f2'))
 declare(TreeState, in_order('f1 f2 f1 f1 f1 f1') + [  # then joint_effort .. axis_rate:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
-        TreeState._fields[6:], (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1))])
+        TreeState._fields[6:], (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 1, 1, 1))])
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
@@ -892,11 +893,18 @@ def _solve_rows(tm, ts, wk, axes, contacts, cwork, dt, iterations, tolerance, ti
 
 @jit
 def _project_limits(tm, ts, axes, tolerance):
-    """Put a coordinate past a limit by more than the tolerance back on it (positions only)."""
+    """
+    Put a coordinate past a limit by more than the tolerance back on it (positions only).
+
+    A joint on a prescribed motion is put on its curve (``axis_target_q``), as the maximal
+    projection does: its velocity row followed the curve's rate, this removes the rest.
+    """
     for x in range(axes.joint.shape[0]):
         i = tm.v_node[tm.axis_v[x]]
         q = ts.node_q[i]
-        if q < axes.lower[x] - tolerance:
+        if ts.axis_prescribed[x] > 0.0:
+            ts.node_q[i] = ts.axis_target_q[x]  # a prescribed joint lands on its curve
+        elif q < axes.lower[x] - tolerance:
             ts.node_q[i] = axes.lower[x]
         elif q > axes.upper[x] + tolerance:
             ts.node_q[i] = axes.upper[x]

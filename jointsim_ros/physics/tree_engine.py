@@ -54,7 +54,8 @@ class TreeEngine(Mechanism):
             body_wrench=st.body_wrench, body_pos=st.body_pos, body_quat=st.body_quat,
             body_lin_vel=st.body_lin_vel, body_ang_mom=st.body_ang_mom, joint_q=st.joint_q,
             time=st.time, drive_effort=st.drive_effort, axis_impulse=st.axis_impulse,
-            axis_rate=st.axis_rate)
+            axis_rate=st.axis_rate, axis_prescribed=st.axis_prescribed,
+            axis_target_rate=st.axis_target_rate, axis_target_q=st.axis_target_q)
         z6 = np.zeros((n_node, 6))
         z66 = np.zeros((n_node, 6, 6))
         work = tree.TreeWork(

@@ -241,10 +241,12 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
 @jit
 def axis_rows(tm, ts, wk, axes, dt):
     """
-    Set up the coordinate rows (limits, friction, speed limits) of every axis live this step.
+    Set up the coordinate rows (limits, friction, speed limits, prescribed motion) of every
+    axis live this step.
 
-    An axis is live when it has friction or a speed limit, or its joint is within reach of a
-    limit (the last step's speed twice over, as ``axes.prepare_axes``); its rows are the shared
+    An axis is live when it has friction or a speed limit, follows a prescribed motion, or its
+    joint is within reach of a limit (the last step's speed twice over, as
+    ``axes.prepare_axes``); its rows are the shared
     definitions of ``axes.coordinate_rows`` without the damping row (joint damping and the
     drives are implicit in the tree's step already), its response the column of
     (H + A + h B)^-1 of its coordinate.
@@ -256,7 +258,7 @@ def axis_rows(tm, ts, wk, axes, dt):
         q = ts.node_q[tm.v_node[v]]
         reach = 2.0 * dt * abs(ts.axis_rate[x])
         near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
-        if not (tm.axis_always[x] > 0 or near):
+        if not (tm.axis_always[x] > 0 or near or ts.axis_prescribed[x] > 0.0):
             for r in range(impulses.shape[1]):
                 impulses[x, r] = 0.0
             continue
@@ -272,8 +274,8 @@ def axis_rows(tm, ts, wk, axes, dt):
         for m in range(n):
             wk.axis_U[x, m] = wk.resp[g0 + m]
         wk.axis_k[x] = wk.resp[v]
-        coordinate_rows(axes, x, wk.axis_rows, q, ts.qd[v], ts.axis_rate[x], 0.0, 0.0,
-                        impulses, dt, False)
+        coordinate_rows(axes, x, wk.axis_rows, q, ts.qd[v], ts.axis_rate[x],
+                        ts.axis_prescribed[x], ts.axis_target_rate[x], impulses, dt, False)
     wk.axis_live_n[0] = n_live
 
 

@@ -67,14 +67,15 @@ class Prescribed:
             start_time: simulated time of times = 0, s (default: now).
 
         Raises:
-            CommandError: the tree formulation, unknown joints, a shape mismatch, bad times or
+            CommandError: the rk4 integrator, unknown joints, a shape mismatch, bad times or
                 values, or a motion that does not start where the joints are; nothing is
                 changed.
         """
         sim = self._sim
-        if sim.config.solver.formulation == 'tree':
-            raise CommandError('prescribed.joints: solver.formulation tree does not prescribe '
-                               'motion; use solver.formulation: maximal.  Nothing was changed.')
+        if sim.config.solver.integrator == 'rk4':
+            raise CommandError('prescribed.joints: solver.integrator rk4 solves no rows, so it '
+                               'cannot prescribe motion; use semi_implicit_euler or '
+                               'symplectic_euler.  Nothing was changed.')
         names = list(sim.joint_names if joints is None else joints)
         idx = sim._joint_indices(names, 'prescribed.joints')
         values = np.asarray(positions, dtype=float)
