@@ -241,8 +241,7 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
 @jit
 def axis_rows(tm, ts, wk, axes, dt):
     """
-    Set up the coordinate rows (limits, friction, speed limits, prescribed motion) of every
-    axis live this step.
+    Set up this step's coordinate rows (limits, friction, speeds, prescribed) of live axes.
 
     An axis is live when it has friction or a speed limit, follows a prescribed motion, or its
     joint is within reach of a limit (the last step's speed twice over, as
