@@ -277,8 +277,12 @@ def wait_for_text(path, text, process, timeout):
     raise RuntimeError(f'no {text!r} in {path} after {timeout} s')
 
 
-def node_run(seconds, log_dir):
-    """Run the node and the walking controller; return one result row (dict)."""
+def node_run(seconds, log_dir, formulation=''):
+    """
+    Run the node and the walking controller; return one result row (dict).
+
+    ``formulation``: the node's formulation parameter ('' keeps the config's).
+    """
     sys.path.insert(0, str(REPO_ROOT / 'test'))
     from diagnostic_msgs.msg import DiagnosticArray
     from node_harness import domain, NodeProcess, ROS_ENVIRONMENT, RosClient
@@ -295,6 +299,8 @@ def node_run(seconds, log_dir):
                      + walk_steps * (gait.single_support + gait.double_support))
     parameters = {'robot_description_file': str(ROBOT), 'config_file': str(CONFIG),
                   'physics_rate': 1000.0, 'publish_rate': 200.0, 'real_time_factor': 1.0}
+    if formulation:
+        parameters['formulation'] = formulation
     controller_log_path = Path(log_dir) / 'controller.log'
     with domain() as domain_id, open(controller_log_path, 'w') as controller_log:
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)

@@ -53,8 +53,12 @@ class Timed:
             self.times.append(time.perf_counter() - start)
 
 
-def scenario(friction=None, seconds=None):
-    """Run the scenario; return headless.valve's result with the phase timings."""
+def scenario(friction=None, seconds=None, formulation=None):
+    """
+    Run the scenario; return headless.valve's result with the phase timings.
+
+    ``formulation``: None (the config's), 'maximal' or 'tree'.
+    """
     from jointsim_ros.control import valve as valve_module
     timers = {}
     original = valve_module.ValveController.voltages
@@ -74,7 +78,8 @@ def scenario(friction=None, seconds=None):
     valve_module.ValveController.voltages = voltages
     headless.Simulator.step = step
     try:
-        result = headless.valve(URDF, CONFIG, seconds, out=io.StringIO(), friction=friction)
+        result = headless.valve(URDF, CONFIG, seconds, out=io.StringIO(), friction=friction,
+                                formulation=formulation)
     finally:
         valve_module.ValveController.voltages = original
         headless.Simulator.step = step_original

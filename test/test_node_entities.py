@@ -65,9 +65,14 @@ def state_arrays(state):
             np.array([t.angular.x, t.angular.y, t.angular.z]))
 
 
-@pytest.fixture(scope='module')
-def node(tmp_path_factory):
-    """Start the arm's simulation (no wall-clock solver budget); yield a client and it."""
+@pytest.fixture(scope='module', params=['maximal', 'tree'])
+def node(tmp_path_factory, request):
+    """
+    Start the arm's simulation (no wall-clock solver budget); yield a client and it.
+
+    Once per formulation (the node's ``formulation`` parameter): every service answers the
+    same in both.
+    """
     tmp = tmp_path_factory.mktemp('entities')
     config = tmp / 'arm.yaml'
     config.write_text(f"extends: {PACKAGE_ROOT / 'config' / 'jointsim_arm.yaml'}\n"
@@ -76,10 +81,11 @@ def node(tmp_path_factory):
         with running_node(domain_id, tmp / 'node.log',
                           parameters={'robot_description_file': str(URDF),
                                       'config_file': str(config),
+                                      'formulation': request.param,
                                       'physics_rate': PHYSICS_RATE}) as process:
             client = RosClient(domain_id)
             try:
-                yield client, process, config
+                yield client, process, (config, request.param)
             finally:
                 client.close()
 
@@ -128,7 +134,7 @@ def test_the_features_list_what_works(node):
 
 
 def test_a_spawned_box_is_read_set_stepped_as_the_python_api_steps_it_and_deleted(node):
-    client, _, config = node
+    client, _, (config, formulation) = node
     paused_at_start(client)
     tf = client.subscribe(TFMessage, '/tf')
     static = client.subscribe(TFMessage, '/tf_static', STATIC_TF)
@@ -164,7 +170,7 @@ def test_a_spawned_box_is_read_set_stepped_as_the_python_api_steps_it_and_delete
     assert states.result.result == Result.RESULT_OK
     seen = dict(zip(states.entities, states.states))
     sim = load_robot(robot_description_file=str(URDF), config_file=str(config),
-                     physics_rate=PHYSICS_RATE).sim
+                     physics_rate=PHYSICS_RATE, formulation=formulation).sim
     sim.entities.spawn('crate', CRATE, SPAWN_AT, SPAWN_QUAT)
     sim.entities.set_state('crate', SET_AT, SET_QUAT, SET_LINEAR, SET_ANGULAR)
     sim.step(STEPS)
