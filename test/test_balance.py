@@ -81,19 +81,25 @@ def test_walks_ten_steps_on_measurements_with_the_estimator_on_the_truth(model):
     assert np.sqrt(np.mean(np.sum(error[10:] ** 2, axis=1))) < 0.05
 
 
-def walk(steps=10, pushes=(), seconds=None, open_loop=False):
-    """Run jointsim_headless --humanoid --sensor-noise in-process; return its result dict."""
+def walk(steps=10, pushes=(), seconds=None, open_loop=False, formulation=None):
+    """
+    Run jointsim_headless --humanoid --sensor-noise in-process; return its result dict.
+
+    ``formulation``: None (the config's), or --formulation's value.
+    """
     record = {}
     result = headless.walk(URDF, CONFIG, steps, seconds, out=io.StringIO(), pushes=pushes,
-                           sensor_noise=True, open_loop=open_loop, record=record)
+                           sensor_noise=True, open_loop=open_loop, record=record,
+                           formulation=formulation)
     result['record'] = record
     return result
 
 
-def test_on_its_noisy_sensors_it_walks_ten_steps_and_estimates_the_base_speed():
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_on_its_noisy_sensors_it_walks_ten_steps_and_estimates_the_base_speed(formulation):
     # every sensor noisy (the IMU's MEMS noise, 2^14-line motor encoders with noise, noisy
     # ankle sensors); the test reads the truth, the controller never does
-    result = walk()
+    result = walk(formulation=formulation)
     assert result['fell'] is None and result['walked'] >= 1.0
     assert abs(result['lateral']) < 0.05
     record = result['record']
@@ -101,18 +107,20 @@ def test_on_its_noisy_sensors_it_walks_ten_steps_and_estimates_the_base_speed():
     assert np.sqrt(np.mean(np.sum(error[10:] ** 2, axis=1))) < 0.05        # m/s RMS
 
 
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
 @pytest.mark.parametrize('push,open_loop_falls', [
     ((4.0, 0.0, 80.0), False), ((4.0, 0.0, -80.0), False), ((4.0, 120.0, 0.0), True)],
     ids=['80 N left', '80 N right', '120 N forward'])
-def test_walking_it_survives_the_pushes_at_the_pelvis(push, open_loop_falls):
-    closed = walk(pushes=[push])
+def test_walking_it_survives_the_pushes_at_the_pelvis(push, open_loop_falls, formulation):
+    closed = walk(pushes=[push], formulation=formulation)
     assert closed['fell'] is None and closed['walked'] >= 1.0, closed
     if open_loop_falls:  # the planned gait alone does not survive it: the push is no pat
-        assert walk(pushes=[push], open_loop=True)['fell'] is not None
+        assert walk(pushes=[push], open_loop=True, formulation=formulation)['fell'] is not None
 
 
-def test_standing_it_survives_300_n_forward():
-    result = walk(steps=0, seconds=8.0, pushes=[(2.0, 300.0, 0.0)])
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_standing_it_survives_300_n_forward(formulation):
+    result = walk(steps=0, seconds=8.0, pushes=[(2.0, 300.0, 0.0)], formulation=formulation)
     assert result['fell'] is None
     push = np.array(result['record']['push'])
     assert push[:, 0].max() == 300.0 and np.count_nonzero(push[:, 0]) == 20   # 0.1 s at 200 Hz

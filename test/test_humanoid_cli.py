@@ -21,16 +21,19 @@ def run(capsys, *args):
     return match, lines
 
 
-def test_standing_unpushed_it_stays_put_and_says_so(capsys):
-    match, lines = run(capsys, '--steps', '0', '--seconds', '2')
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_standing_unpushed_it_stays_put_and_says_so(capsys, formulation):
+    match, lines = run(capsys, '--steps', '0', '--seconds', '2', '--formulation', formulation)
     assert abs(float(match.group(1))) < 0.01 and abs(float(match.group(2))) < 0.01
     assert match.group(3) == 'no'
+    assert f'{formulation} formulation' in lines[0]
 
 
-def test_a_hard_sideways_push_fells_it_and_the_line_says_when(capsys):
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_a_hard_sideways_push_fells_it_and_the_line_says_when(capsys, formulation):
     # 1500 N for 0.1 s: 150 N s into 63.7 kg, 2.4 m/s sideways at the pelvis
     match, lines = run(capsys, '--steps', '0', '--seconds', '4', '--push', '1.0', '0', '1500',
-                       '--sensor-noise')
+                       '--sensor-noise', '--formulation', formulation)
     assert match.group(3).startswith('yes')
     assert 1.0 < float(match.group(4)) < 4.0
     assert float(match.group(2)) > 0.1                       # it went the push's way
