@@ -2,7 +2,8 @@
 Joint measurements (config ``joint_sensors``): encoder counts through the gear, noise, delay.
 
 What joint_states, dynamic_joint_states, the servo loops and controllers read of a joint
-(docs/sensors.md, "Joint measurements"); exact by default.
+(docs/sensors.md, "Joint measurements"); exact by default.  The scenarios that read the
+motion run in both formulations.
 """
 import math
 
@@ -15,6 +16,8 @@ from robots import inertial, joint, link, robot
 GEAR = 10.0
 DRIVE = {'resistance': 1.0, 'inductance': 1e-3, 'torque_constant': 0.05, 'rotor_inertia': 1e-5,
          'gear_ratio': GEAR, 'supply_voltage': 24.0}
+#: The scenarios that read the motion run in both formulations.
+both = pytest.mark.parametrize('formulation', ['maximal', 'tree'])
 
 
 def arm():
@@ -23,18 +26,20 @@ def arm():
     return robot('arm', link('base'), bob, joint('j', 'continuous', 'base', 'bob', axis='0 1 0'))
 
 
-def swinging(sensors, drive=True):
+def swinging(sensors, drive=True, formulation='maximal'):
     """Return the arm released from 1 rad, with a drive (unpowered) and these joint sensors."""
-    config = {'joint_sensors': {'j': sensors}, 'initial_positions': {'j': 1.0}}
+    config = {'joint_sensors': {'j': sensors}, 'initial_positions': {'j': 1.0},
+              'solver': {'formulation': formulation}}
     if drive:
         config['drives'] = {'j': DRIVE}
     return Simulator.from_urdf(arm(), config)
 
 
-def test_positions_are_whole_counts_of_the_motor_encoder_through_the_gear():
+@both
+def test_positions_are_whole_counts_of_the_motor_encoder_through_the_gear(formulation):
     counts = 1024
     quantum = 2.0 * math.pi / (counts * GEAR)
-    sim = swinging({'counts_per_revolution': counts})
+    sim = swinging({'counts_per_revolution': counts}, formulation=formulation)
     assert sim.joint_sensors.resolution[0] == pytest.approx(quantum)
     for _ in range(300):
         sim.step(1)
@@ -44,7 +49,7 @@ def test_positions_are_whole_counts_of_the_motor_encoder_through_the_gear():
         assert abs(measured[0] - exact) <= 0.5 * quantum + 1e-12
         assert speed[0] == sim.joint_velocities()[0]
     # without a drive the counts are on the joint itself
-    bare = swinging({'counts_per_revolution': counts}, drive=False)
+    bare = swinging({'counts_per_revolution': counts}, drive=False, formulation=formulation)
     assert bare.joint_sensors.resolution[0] == pytest.approx(2.0 * math.pi / counts)
 
 
@@ -64,8 +69,9 @@ def test_noise_has_its_standard_deviation_and_one_draw_per_step():
     assert np.allclose(errors.mean(axis=0), 0.0, atol=[3e-5, 6e-4, 1.5e-3])
 
 
-def test_a_delayed_reading_is_the_state_that_many_steps_before():
-    sim = swinging({'delay': 7})
+@both
+def test_a_delayed_reading_is_the_state_that_many_steps_before(formulation):
+    sim = swinging({'delay': 7}, formulation=formulation)
     exact = []
     for _ in range(200):
         sim.step(1)
@@ -75,12 +81,13 @@ def test_a_delayed_reading_is_the_state_that_many_steps_before():
         if len(exact) > 7:
             assert (measured[0][0], measured[1][0]) == past
     # the steps are taken one at a time to keep them: a batch reads the same
-    batch = swinging({'delay': 7})
+    batch = swinging({'delay': 7}, formulation=formulation)
     batch.step(200)
     assert batch.joint_sensors.read()[0][0] == exact[-8][0]
 
 
-def test_the_servo_loop_closes_on_the_measured_position():
+@both
+def test_the_servo_loop_closes_on_the_measured_position(formulation):
     # a position servo against gravity: with an exact encoder it holds the target exactly;
     # with 64 counts per motor turn it stops once the count reads the target, anywhere in
     # that count (2 pi / 640 rad wide)
@@ -89,7 +96,8 @@ def test_the_servo_loop_closes_on_the_measured_position():
     held = {}
     for counts in (0, 64):
         sim = Simulator.from_urdf(arm(), {
-            'drives': {'j': DRIVE}, 'joint_sensors': {'j': {'counts_per_revolution': counts}}})
+            'drives': {'j': DRIVE}, 'joint_sensors': {'j': {'counts_per_revolution': counts}},
+            'solver': {'formulation': formulation}})
         sim.set_servo_targets(positions={'j': target})
         sim.step(3500)
         held[counts] = sim.joint_positions()[0] - target

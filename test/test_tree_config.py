@@ -59,7 +59,6 @@ def mimic_pair():
     (chain(2), {'linear_actuators': {'ram': {'link_a': 'base', 'link_b': 'link1'}}},
      'linear_actuators'),
     (chain(2), {'path_points': {'tip': {'link': 'link1'}}}, 'path_points'),
-    (chain(2), {'force_torque_sensors': {'ft': {'joint': 'joint1'}}}, 'force_torque_sensors'),
     (chain(2), {'joints': {'joint0': {'friction': 0.1}}, 'solver': {'integrator': 'rk4'}},
      'joints.joint0.friction'),
     (chain(2), {'limits': {'enforce_velocity': True}, 'solver': {'integrator': 'rk4'}},
@@ -153,8 +152,6 @@ def test_the_node_runner_drives_the_bundled_arm_in_tree_mode(tmp_path):
     from jointsim_ros.ros.runner import RunSettings, SimulationRunner
     arm = (Path(__file__).resolve().parents[1] / 'config' / 'jointsim_arm.yaml').read_text()
     config = tmp_path / 'arm_tree.yaml'
-    # the tree formulation has no force-torque sensors: the arm's wrist sensor is left out
-    arm = arm[:arm.index('force_torque_sensors:')]
     config.write_text(arm.replace('solver:\n', 'solver:\n  formulation: tree\n'))
     loaded = load_robot(config_file=str(config))
     assert type(loaded.sim._engine).__name__ == 'TreeEngine'
@@ -166,6 +163,9 @@ def test_the_node_runner_drives_the_bundled_arm_in_tree_mode(tmp_path):
     assert loaded.sim.time > 0.1
     assert loaded.sim.joint_velocities()[0] > 0.1   # the driven base joint turns
     assert max(loaded.sim.joint_anchor_errors().values()) < 1e-12
+    # the arm's wrist force-torque sensor, at its 100 Hz, reads the wrist's load
+    _, reading, count = loaded.sim.sensors.sample('wrist_ft')
+    assert count >= 10 and np.all(np.isfinite(reading)) and np.linalg.norm(reading[:3]) > 1.0
 
 
 @pytest.mark.parametrize('formulation', ['maximal', 'tree'])

@@ -85,10 +85,11 @@ class SolverSettings:
         choice('maximal', 'tree'),
         note='maximal: bodies and constraint rows, any robot; tree: generalized coordinates '
              'with exact joints for tree-shaped robots (the O(n) articulated-body step with '
-             'contacts, limits and joint friction as impulses, `docs/tree.md`; loops, linear '
-             'actuators, force-torque sensors, mimic joints and spherical or planar joint '
-             'friction are refused at load). The iteration, tolerance, time-budget and '
-             'warm-start keys govern both; the position-iteration key applies to `maximal` only')
+             'contacts, limits and joint friction as impulses and force-torque sensors read by '
+             'Newton-Euler, `docs/tree.md`; loops, linear actuators, mimic joints and '
+             'spherical or planar joint friction are refused at load). The iteration, '
+             'tolerance, time-budget and warm-start keys govern both; the position-iteration '
+             'key applies to `maximal` only')
     integrator: str = setting(
         'semi_implicit_euler', 'semi_implicit_euler | symplectic_euler | rk4',
         'time integrator; the last two only with formulation tree (docs/tree.md)',

@@ -50,8 +50,8 @@ def check_tree_config(model, config):
         config: SimConfig with ``solver.formulation == 'tree'``.
 
     Raises:
-        ConfigError: closed loops, linear actuators, path points, grasps, force-torque
-            sensors, mimic joints, Coulomb friction of spherical and planar joints;
+        ConfigError: closed loops, linear actuators, path points, grasps, mimic joints,
+            Coulomb friction of spherical and planar joints;
             with RK4 also drives, contacts, joint friction and enforced velocity limits.
     """
     src = config.source
@@ -77,9 +77,6 @@ def check_tree_config(model, config):
         refuse('grasps (loop joints switched at run time)', 'grasps', 'remove the grasps section')
     if config.loop_joints or any(j.loop and not j.element for j in model.joints):
         refuse('closed kinematic loops', 'loop_joints', 'remove the loop_joints section')
-    if model.sensors:
-        refuse('force-torque sensors', 'force_torque_sensors',
-               'remove them (and URDF <gazebo> force_torque sensor tags)')
     for j in model.joints:
         if j.mimic is not None:
             refuse(f'mimic joints ({j.name!r})', f'<mimic> of {j.name}',

@@ -56,8 +56,8 @@ from .arrays import (INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW, INFO_PENETRA
 from .compile.clock import monotonic
 from .compile.containers import by_reference
 from .compile.flat import declare, in_order, unpack
-from .contacts import (contact_targets, find_contacts, P_COMPLIANT, prepare_push, solve_contacts,
-                       warm_start_contacts)
+from .contacts import (contact_targets, find_contacts, has_angular_rows, P_COMPLIANT,
+                       prepare_push, ROW_IMPULSE, solve_contacts, warm_start_contacts)
 from .drives import current_after_step, gear_gain, limited_motor_row, output_effort
 from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
 from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_conj,
@@ -358,6 +358,49 @@ def _joint_inertia(i, d, v0, wk, dof_extra):
         wk.mat6[k, k] += dof_extra[v0 + k]
 
 
+@jit_inline
+def _node_bias(tm, qd, h, body_wrench, wk, i):
+    """
+    Fill the outward pass's terms of node i (its parent's velocity current).
+
+    The step's dynamics (``tree_velocity_change``; ``tree_joint_impulses`` takes the same):
+    wk.vel[i] = v_i = v_parent + S_i qd_i, wk.cbias[i] = c_i = h v_i x S_i qd_i (a free
+    joint's linear columns turn with the parent), wk.IA[i] = I_i (the body's spatial inertia
+    about the origin) and wk.PA[i] = h (v_i x* I_i v_i - f_ext,i), f_ext the applied wrench.
+    Uses wk.vec6a and wk.vec6b as scratch.
+    """
+    sq = wk.vec6a
+    tmp = wk.vec6b
+    p = tm.parent[i]
+    v0 = tm.v0[i]
+    for m in range(6):
+        sq[m] = 0.0
+    for k in range(tm.dof[i]):
+        for m in range(6):
+            sq[m] += wk.S[i, k, m] * qd[v0 + k]
+    for m in range(6):
+        wk.vel[i, m] = (wk.vel[p, m] if p >= 0 else 0.0) + sq[m]
+    _motion_cross(wk.vel[i], sq, tmp)
+    if tm.kind[i] == KIND_FREE:
+        _parent_fixed_bias(tm, wk, i, qd, tmp)
+    for m in range(6):
+        wk.cbias[i, m] = h * tmp[m]
+    b = tm.body[i]
+    _spatial_inertia(tm.mass[b], wk.body_rot[b], tm.inertia[b], wk.body_x[b], wk.IA[i])
+    for r in range(6):
+        acc = 0.0
+        for s in range(6):
+            acc += wk.IA[i, r, s] * wk.vel[i, s]
+        sq[r] = acc
+    _force_cross(wk.vel[i], sq, tmp)
+    f = body_wrench[b]
+    x = wk.body_x[b]
+    ext_n = cross((x[0], x[1], x[2]), (f[0], f[1], f[2]))
+    for m in range(3):
+        wk.PA[i, m] = h * (tmp[m] - f[3 + m] - ext_n[m])
+        wk.PA[i, 3 + m] = h * (tmp[3 + m] - f[m])
+
+
 @jit
 def tree_velocity_change(tm, qd, h, gravity, dof_force, dof_extra, body_wrench, wk, out):
     """
@@ -376,37 +419,9 @@ def tree_velocity_change(tm, qd, h, gravity, dof_force, dof_extra, body_wrench, 
     """
     n = tm.parent.shape[0]
     sq = wk.vec6a
-    tmp = wk.vec6b
     # outward: velocities, velocity-product terms, isolated inertias and bias impulses
     for i in range(n):
-        p = tm.parent[i]
-        v0 = tm.v0[i]
-        for m in range(6):
-            sq[m] = 0.0
-        for k in range(tm.dof[i]):
-            for m in range(6):
-                sq[m] += wk.S[i, k, m] * qd[v0 + k]
-        for m in range(6):
-            wk.vel[i, m] = (wk.vel[p, m] if p >= 0 else 0.0) + sq[m]
-        _motion_cross(wk.vel[i], sq, tmp)
-        if tm.kind[i] == KIND_FREE:
-            _parent_fixed_bias(tm, wk, i, qd, tmp)
-        for m in range(6):
-            wk.cbias[i, m] = h * tmp[m]
-        b = tm.body[i]
-        _spatial_inertia(tm.mass[b], wk.body_rot[b], tm.inertia[b], wk.body_x[b], wk.IA[i])
-        for r in range(6):
-            acc = 0.0
-            for s in range(6):
-                acc += wk.IA[i, r, s] * wk.vel[i, s]
-            sq[r] = acc
-        _force_cross(wk.vel[i], sq, tmp)
-        f = body_wrench[b]
-        x = wk.body_x[b]
-        ext_n = cross((x[0], x[1], x[2]), (f[0], f[1], f[2]))
-        for m in range(3):
-            wk.PA[i, m] = h * (tmp[m] - f[3 + m] - ext_n[m])
-            wk.PA[i, 3 + m] = h * (tmp[3 + m] - f[m])
+        _node_bias(tm, qd, h, body_wrench, wk, i)
     # inward: articulated inertias and bias impulses
     for i in range(n - 1, -1, -1):
         d = tm.dof[i]
@@ -840,6 +855,89 @@ def tree_fill_state(tm, ts, wk, qd):
         j = tm.joint[i]
         if j >= 0:
             ts.joint_q[j] = ts.node_q[i] if tm.kind[i] != KIND_FREE else 0.0
+
+
+@entry
+def tree_joint_impulses(tm, ts, wk, contacts, dt, gravity, out):
+    """
+    Impulse each body's parent joint transmitted to it over the last step (Newton-Euler).
+
+    The recursive Newton-Euler pass over the step's own velocity change, at the kinematics the
+    step started from (wk.rel_backup) and with its velocity-product terms at the start-of-step
+    velocities (wk.qd_backup), as ``tree_velocity_change`` takes them: outward
+        a_i = a_parent + c_i + S_i (qd+_i - qd_i)       (a_world = -h g: gravity)
+        f_i = I_i a_i + h (v_i x* I_i v_i - f_ext,i) - P_contact,i
+    (``_node_bias``: c_i, I_i, v_i, f_ext the applied link wrenches; P_contact the contact
+    points' impulses on body i, their rows as the solve applied them), then inward
+    f_parent += f_i.  f_i is the joint's impulse on its child, spatial about the world origin:
+    with semi-implicit Euler S_i^T f_i is the joint-space impulse the step applied to that
+    joint (effort, drive, damping, friction, limits, less the rotor's armature), to rounding;
+    with symplectic Euler and RK4 the velocity-product terms are first order off the step's.
+    Then the end-of-step kinematics and velocities are put back into wk.
+
+    Args:
+        tm: TreeModel.
+        ts: TreeState after the step (qd+, the applied wrenches as the step had them).
+        wk: TreeWork after the step (its backups hold the step's start).
+        contacts: arrays.Contacts of the step (points, frames, accumulated impulses).
+        dt: step, s.
+        gravity: (3,) m/s^2.
+        out: (n_body, 6) written with the impulse: moment about the world origin (N m s),
+            force (N s), world axes.
+    """
+    n = tm.parent.shape[0]
+    tree_kinematics(tm, wk.rel_backup, wk)
+    for i in range(n):
+        _node_bias(tm, wk.qd_backup, dt, ts.body_wrench, wk, i)
+        p = tm.parent[i]
+        for m in range(6):
+            if p >= 0:
+                wk.acc[i, m] = wk.acc[p, m] + wk.cbias[i, m]
+            elif m < 3:
+                wk.acc[i, m] = wk.cbias[i, m]
+            else:
+                wk.acc[i, m] = -dt * gravity[m - 3] + wk.cbias[i, m]
+        for k in range(tm.dof[i]):
+            change = ts.qd[tm.v0[i] + k] - wk.qd_backup[tm.v0[i] + k]
+            for m in range(6):
+                wk.acc[i, m] += wk.S[i, k, m] * change
+        for r in range(6):
+            acc = wk.PA[i, r]
+            for s in range(6):
+                acc += wk.IA[i, r, s] * wk.acc[i, s]
+            wk.PA[i, r] = acc
+    for c in range(contacts.count[0]):
+        angular = has_angular_rows(contacts.material, c)
+        moment = (0.0, 0.0, 0.0)
+        force = (0.0, 0.0, 0.0)
+        for k in range(3):
+            d = (contacts.frame[c, k, 0], contacts.frame[c, k, 1], contacts.frame[c, k, 2])
+            lam = contacts.impulse[c, ROW_IMPULSE[k]]
+            force = (force[0] + lam * d[0], force[1] + lam * d[1], force[2] + lam * d[2])
+            if angular:
+                lam = contacts.impulse[c, ROW_IMPULSE[3 + k]]
+                moment = (moment[0] + lam * d[0], moment[1] + lam * d[1],
+                          moment[2] + lam * d[2])
+        arm = cross(read3(contacts.pos, c), force)
+        for side in range(2):
+            b = contacts.body[c, side]
+            if b < 0:
+                continue
+            i = tm.body_node[b]
+            sign = 1.0 if side == 0 else -1.0  # the normal points from B to A
+            for m in range(3):
+                wk.PA[i, m] -= sign * (moment[m] + arm[m])
+                wk.PA[i, 3 + m] -= sign * force[m]
+    for i in range(n - 1, -1, -1):
+        p = tm.parent[i]
+        if p >= 0:
+            for m in range(6):
+                wk.PA[p, m] += wk.PA[i, m]
+    for i in range(n):
+        for m in range(6):
+            out[tm.body[i], m] = wk.PA[i, m]
+    tree_kinematics(tm, ts.node_rel, wk)
+    node_velocities(tm, ts.qd, wk)
 
 
 @jit

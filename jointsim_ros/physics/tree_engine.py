@@ -16,7 +16,7 @@ from . import joints as jt
 from . import tree
 from .arrays import INFO_STATUS
 from .compile import flat
-from .engine import Mechanism
+from .engine import _compiled_entry_point, Mechanism
 from ..errors import ConfigError
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
@@ -66,7 +66,7 @@ class TreeEngine(Mechanism):
             mat6=np.zeros((6, 6)), gj=np.zeros((6, 12)), vec6a=np.zeros(6), vec6b=np.zeros(6),
             force=np.zeros(n_v), extra=np.zeros(n_v), dqd=np.zeros(n_v), damp=np.zeros(n_v),
             rhs=np.zeros(n_v), Ibody=z66.copy(), hsub=z6.copy(),
-            q_backup=np.zeros(n_node), rel_backup=np.zeros((n_node, 7)),
+            q_backup=np.zeros(n_node), rel_backup=np.tile([0.0, 0, 0, 1, 0, 0, 0], (n_node, 1)),
             qd_backup=np.zeros(n_v), p_backup=np.zeros(n_v), fallbacks=np.zeros(1),
             drive_backup=np.zeros((n_drive, 2)),
             stage_q=np.zeros(n_node), stage_rel=np.zeros((n_node, 7)), stage_qd=np.zeros(n_v),
@@ -90,6 +90,11 @@ class TreeEngine(Mechanism):
         self._touching = len(self.shapes.body) > 0
         self._kernel_fn = None
         self.n_dof = n_v
+        #: (n_body, 6) the joints' impulses on their children over the last step
+        #: (tree.tree_joint_impulses), computed when a sensor first reads them after a step
+        self._joint_impulses = np.zeros((n_body, 6))
+        self._impulses_current = False
+        self._impulses_fn = None
 
     def _row_width(self):
         return self._width  # the largest group's coordinates (physics/tree_rows.py)
@@ -104,6 +109,7 @@ class TreeEngine(Mechanism):
         ``bodies``: only these free bodies (scene objects, the floating base) moved; the other
         nodes keep their coordinates to the bit.
         """
+        self._keep_impulses()
         roots = [int(self.tree.body_node[b]) for b in (bodies or ())]
         if bodies is not None and all(self.tree.parent[i] < 0 for i in roots):
             self._derive(roots)
@@ -123,6 +129,15 @@ class TreeEngine(Mechanism):
         """
         tm, ts = self.tree, self.tree_state
         old_tm, old_ts = old.tree, old.tree_state  # a rebuild keeps the formulation
+        # the last step's joint impulses, body by body, and its start (a trial step undone
+        # reads them again from there); a new body's last step was a standstill
+        old._keep_impulses()
+        kept = old_to_new >= 0
+        self._joint_impulses[old_to_new[kept]] = old._joint_impulses[kept]
+        self._impulses_current = True
+        wk, old_wk = self.tree_work, old.tree_work
+        wk.rel_backup[...] = ts.node_rel
+        wk.qd_backup[...] = ts.qd
         for oi in range(len(old_tm.parent)):
             b = int(old_to_new[int(old_tm.body[oi])])
             if b < 0:
@@ -132,13 +147,47 @@ class TreeEngine(Mechanism):
                 continue
             ts.node_q[i] = old_ts.node_q[oi]
             ts.node_rel[i] = old_ts.node_rel[oi]
+            wk.rel_backup[i] = old_wk.rel_backup[oi]
             v, ov, d = int(tm.v0[i]), int(old_tm.v0[oi]), int(tm.dof[i])
             ts.qd[v:v + d] = old_ts.qd[ov:ov + d]
+            wk.qd_backup[v:v + d] = old_wk.qd_backup[ov:ov + d]
         tree.tree_reset_momentum(tm, ts, self.tree_work)  # (kinematics, then p = H qd)
         tree.tree_fill_state(tm, ts, self.tree_work, ts.qd)
 
     def _step_memory(self):
-        return self._own_buffer, self.tree_work.body_start
+        wk = self.tree_work  # (the start of the step: what joint_wrench reads it from)
+        return self._own_buffer, wk.body_start, wk.rel_backup, wk.qd_backup
+
+    def restore(self, snapshot):
+        super().restore(snapshot)
+        self._impulses_current = False
+
+    def _keep_impulses(self):
+        """
+        Before the coordinates are set by hand: fix the last step's joint impulses.
+
+        Once set, the step's start and end no longer give them.  Nothing is computed for an
+        engine whose wrenches nobody has read (they read zero until the next step).
+        """
+        if self._impulses_current:
+            return
+        if self._impulses_fn is None:
+            self._joint_impulses[...] = 0.0
+            self._impulses_current = True
+        else:
+            self._compute_impulses()
+
+    def _compute_impulses(self):
+        """Run the Newton-Euler pass of the last step (tree.tree_joint_impulses)."""
+        args = (self.tree, self.tree_state, self.tree_work, self.contacts, self.dt,
+                self.gravity, self._joint_impulses)
+        if self._impulses_fn is None:
+            tree.tree_joint_impulses(*args)
+            # later calls skip the dispatcher's type resolution
+            self._impulses_fn = _compiled_entry_point(tree.tree_joint_impulses, args)
+        else:
+            self._impulses_fn(*args)
+        self._impulses_current = True
 
     def _contact_velocities(self):
         n_body = len(self.state.body_pos)
@@ -260,9 +309,34 @@ class TreeEngine(Mechanism):
 
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
+        self._impulses_current = False
         if self._kernel_fn is not None and not self._touching:
             return self._kernel_fn(*self._call_prefix, n)  # nothing to touch: no overflow
         return self._run_kernel(int(n), tree.tree_step_packed, self._tree_args)
+
+    def joint_wrench(self, j):
+        """
+        Mean wrench joint j's parent applied to its child over the last step (world frame).
+
+        The recursive Newton-Euler pass over the step's velocity change
+        (``tree.tree_joint_impulses``, docs/sensors.md), for every joint at once and kept until
+        the next step.  It reads the contact impulses and the applied link wrenches as the step
+        left them: read it before changing them.
+
+        Returns:
+            (force (3,) N, torque (3,) N m about the child's COM, the child's COM (3,) m and
+            orientation (4,) at the start of that step, the poses the pass is taken at), as
+            Engine.joint_wrench.
+        """
+        if not self._impulses_current:
+            self._compute_impulses()
+        child = int(self.joints.body[j, 1])
+        start = self.tree_work.body_start[child]
+        impulse = self._joint_impulses[child]
+        force = impulse[3:] / self.dt
+        com = start[0:3].copy()
+        torque = impulse[:3] / self.dt - np.cross(com, force)  # about the COM, not the origin
+        return force, torque, com, start[3:7].copy()
 
     def joint_rates(self):
         """Scalar joint velocities (rad/s or m/s; 0 for other joint types), per joint index."""
@@ -279,6 +353,7 @@ class TreeEngine(Mechanism):
         pose (or the zero pose) at rest relative to their parent; the floating base takes body
         0's state.
         """
+        self._keep_impulses()
         self._place_bodies(positions, velocities, keep_free_joints)
         self._derive(range(len(self.tree.parent)), positions, velocities)
         self._store_rates()

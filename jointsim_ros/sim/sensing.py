@@ -1,14 +1,16 @@
 """
 Force-torque sensors and IMUs of a Simulator: the ``sim.sensors`` component.
 
-A force-torque sensor reads the wrench its joint transmits (``physics/sensors.py`` sums the
-joint's row impulses of the last step), at its rate, in its frame and measure direction, with
-its noise and low-pass filter (docs/sensors.md).  An IMU reads its frame's orientation in the
-world, its angular velocity and its specific force (the acceleration of its point over the
-last step, less gravity) in its own axes, with Gaussian noise, turn-on biases and bias walks as
-SDF's noise model has them (docs/sensors.md, "IMU").  The component owns the sensors' state
-(latest sample, history, filter, noise generator) and the stepping that stops at their sample
-times; the Simulator steps through it.
+A force-torque sensor reads the wrench its joint transmitted in the last step (the engine's
+``joint_wrench``: in maximal coordinates ``physics/sensors.py`` sums the joint's row impulses,
+in tree mode ``physics/tree.py``'s Newton-Euler pass takes it from the step's motion), at its
+rate, in its frame and measure direction, with its noise and low-pass filter
+(docs/sensors.md).  An IMU reads its frame's orientation in the world, its angular velocity
+and its specific force (the acceleration of its point over the last step, less gravity) in its
+own axes, with Gaussian noise, turn-on biases and bias walks as SDF's noise model has them
+(docs/sensors.md, "IMU").  The component owns the sensors' state (latest sample, history,
+filter, noise generator) and the stepping that stops at their sample times; the Simulator
+steps through it.
 """
 import collections
 import math
@@ -140,7 +142,7 @@ class Sensors:
         elif parent_body < 0:
             frame_rot = parent_rot
         else:
-            start = engine.work.backup[parent_body]
+            start = engine.step_start()[parent_body]
             frame_rot = quat_to_matrix(start[3:7]) @ parent_rot
         torque = torque_com + cross(r, force)
         out = np.empty(6)

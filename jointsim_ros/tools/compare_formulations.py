@@ -127,8 +127,8 @@ def _simulator(robot, config, formulation, integrator):
     solver = dataclasses.replace(config.solver, formulation=formulation,
                                  integrator=integrator if formulation == 'tree'
                                  else 'semi_implicit_euler')
-    # force-torque sensors and IMUs only read the motion, and the tree formulation has none:
-    # both runs leave the config's sensors out
+    # force-torque sensors and IMUs only read the motion (and would split the steps at their
+    # sample times, into the step time): both runs leave the config's sensors out
     return Simulator.from_urdf(robot, dataclasses.replace(config, solver=solver,
                                                           force_torque_sensors={},
                                                           imu_sensors={}))

@@ -93,9 +93,8 @@ def model(variant):
         'base_pose': {'position': [0.0, 0.0, 0.3]},
         'drives': {'shoulder': dict(_DRIVE), 'slide': dict(_DRIVE)},
         'solver': {'formulation': 'tree' if variant == 'tree' else 'maximal'},
+        'force_torque_sensors': {'ft': {'joint': 'shoulder', 'rate': 0}},
     }
-    if variant != 'tree':  # (the tree formulation has no force-torque sensors)
-        config['force_torque_sensors'] = {'ft': {'joint': 'shoulder', 'rate': 0}}
     return urdf, config
 
 
@@ -108,9 +107,9 @@ def compile_variant(variant):
     sim.step(2)
     sim.joint_positions()
     sim.joint_velocities()
+    sim.sensors.wrench('ft')
+    sim.sensors.history('ft', 0)
     if variant != 'tree':
-        sim.sensors.wrench('ft')
-        sim.sensors.history('ft', 0)
         # a driven prescribed joint: the drive needs call the model's inverse
         q = sim.joint_positions()[sim.joint_names.index('shoulder')]
         sim.prescribed.joints([0.0, 1.0], [[q], [q]], joints=['shoulder'])
