@@ -67,7 +67,7 @@ def mimic_pair():
     (chain(2), {'drives': {'joint0': {'resistance': 1.0, 'inductance': 0.0,
                                       'torque_constant': 0.1, 'rotor_inertia': 1e-5}},
                 'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
-    (mimic_pair(), {}, 'mimic'),
+    (mimic_pair(), {'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
 ])
 def test_what_the_tree_does_not_simulate_is_refused_at_load(urdf, config, key):
     config = dict(config)

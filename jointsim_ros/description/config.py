@@ -85,8 +85,8 @@ class SolverSettings:
         choice('maximal', 'tree'),
         note='maximal: bodies and constraint rows, any robot; tree: generalized coordinates '
              'with exact joints for tree-shaped robots (the O(n) articulated-body step with '
-             'contacts, limits and joint friction as impulses, `docs/tree.md`; loops, linear '
-             'actuators, force-torque sensors, mimic joints and spherical or planar joint '
+             'contacts, limits, joint friction and mimic joints as impulses, `docs/tree.md`; '
+             'loops, linear actuators, force-torque sensors and spherical or planar joint '
              'friction are refused at load). The iteration, tolerance, time-budget and '
              'warm-start keys govern both; the position-iteration key applies to `maximal` only')
     integrator: str = setting(

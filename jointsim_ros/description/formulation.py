@@ -51,8 +51,9 @@ def check_tree_config(model, config):
 
     Raises:
         ConfigError: closed loops, linear actuators, path points, grasps, force-torque
-            sensors, mimic joints, Coulomb friction of spherical and planar joints;
-            with RK4 also drives, contacts, joint friction and enforced velocity limits.
+            sensors, Coulomb friction of spherical and planar joints; with RK4 also drives,
+            contacts, joint friction, mimic joints and enforced velocity limits (RK4 solves
+            no rows).
     """
     src = config.source
     fix = 'or use solver.formulation: maximal'
@@ -81,9 +82,9 @@ def check_tree_config(model, config):
         refuse('force-torque sensors', 'force_torque_sensors',
                'remove them (and URDF <gazebo> force_torque sensor tags)')
     for j in model.joints:
-        if j.mimic is not None:
-            refuse(f'mimic joints ({j.name!r})', f'<mimic> of {j.name}',
-                   'remove the <mimic> tag from the URDF')
+        if j.mimic is not None and rk4:
+            refuse(f'mimic joints with the rk4 integrator ({j.name!r})', 'solver.integrator',
+                   'use integrator semi_implicit_euler or symplectic_euler')
         static = j.static_friction if j.static_friction is not None else j.friction
         friction = j.friction > 0.0 or static > 0.0
         if friction and (rk4 or j.type in ('spherical', 'planar')):
