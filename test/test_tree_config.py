@@ -55,7 +55,8 @@ def mimic_pair():
 @pytest.mark.parametrize('urdf, config, key', [
     (free_box(), {'base': 'floating', 'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
     (chain(3), {'loop_joints': {'close': {'type': 'spherical', 'parent': 'base',
-                                          'child': 'link2'}}}, 'loop_joints'),
+                                          'child': 'link2'}},
+                'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
     (chain(2), {'linear_actuators': {'ram': {'link_a': 'base', 'link_b': 'link1'}}},
      'linear_actuators'),
     (chain(2), {'path_points': {'tip': {'link': 'link1'}}}, 'path_points'),

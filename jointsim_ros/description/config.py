@@ -85,10 +85,11 @@ class SolverSettings:
         choice('maximal', 'tree'),
         note='maximal: bodies and constraint rows, any robot; tree: generalized coordinates '
              'with exact joints for tree-shaped robots (the O(n) articulated-body step with '
-             'contacts, limits, joint friction and mimic joints as impulses, `docs/tree.md`; '
-             'loops, linear actuators, force-torque sensors and spherical or planar joint '
-             'friction are refused at load). The iteration, tolerance, time-budget and '
-             'warm-start keys govern both; the position-iteration key applies to `maximal` only')
+             'contacts, limits, joint friction, mimic joints, loops and grasps as impulses, '
+             '`docs/tree.md`; linear actuators, path points, force-torque sensors and '
+             'spherical or planar joint friction are refused at load). The iteration, '
+             'tolerance, time-budget and warm-start keys govern both; the position-iteration '
+             'key applies to `maximal` only')
     integrator: str = setting(
         'semi_implicit_euler', 'semi_implicit_euler | symplectic_euler | rk4',
         'time integrator; the last two only with formulation tree (docs/tree.md)',

@@ -66,9 +66,9 @@ from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_
 from .solver import sweep_stop
 from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
-                        forget_body_responses, link_push_targets, link_rows, node_velocities,
-                        prepare_push_axes, solve_axes, solve_push_axes, sweep_links,
-                        warm_start_axes, warm_start_links)
+                        forget_body_responses, link_push_targets, link_rows, loop_coordinates,
+                        node_velocities, prepare_push_axes, solve_axes, solve_push_axes,
+                        sweep_links, warm_start_axes, warm_start_links)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -105,7 +105,8 @@ TreeModel = by_reference(namedtuple('TreeModel', [
     'node_group',     # (n_node,) int64 group of each node
     'group_node',     # (n_group + 1,) int64 first node of each group (nodes contiguous)
     'group_v',        # (n_group + 1,) int64 first coordinate of each group (contiguous)
-    'axis_v',         # (n_axis,) int64 coordinate of each axis (arrays.Axes)
+    'axis_v',         # (n_axis,) int64 coordinate of each axis (arrays.Axes), -1 for a loop
+                      # joint's (not a coordinate of the tree)
     'axis_always',    # (n_axis,) int64 1 where the axis has rows every step (friction, speed)
     # links: bilateral rows between coordinates or bodies (physics/tree_rows.py), mimic pairs
     # first (link l < n_mimic is mimic pair l), then the loop joints
@@ -925,6 +926,8 @@ def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolera
 def _project_limits(tm, ts, axes, tolerance):
     """Put a coordinate past a limit by more than the tolerance back on it (positions only)."""
     for x in range(axes.joint.shape[0]):
+        if tm.axis_v[x] < 0:
+            continue  # a loop joint's coordinate
         i = tm.v_node[tm.axis_v[x]]
         q = ts.node_q[i]
         if q < axes.lower[x] - tolerance:
@@ -1078,7 +1081,7 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
                     _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations,
                                 tolerance, time_budget, warm, info)
                 for x in range(axes.joint.shape[0]):
-                    ts.axis_rate[x] = ts.qd[tm.axis_v[x]]
+                    ts.axis_rate[x] = ts.qd[tm.axis_v[x]] if tm.axis_v[x] >= 0 else 0.0
             if integrator == SYMPLECTIC_EULER:
                 node_velocities(tm, ts.qd, wk)
                 tree_momentum(tm, ts.qd, wk, ts.p)
@@ -1098,6 +1101,8 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
                     _project_limits(tm, ts, axes, position_tolerance)
                 tree_kinematics(tm, ts.node_rel, wk)
                 tree_fill_state(tm, ts, wk, ts.qd)
+        if linked:
+            loop_coordinates(tm, ts, wk, joints)
         # 9. divergence
         bad = _healthy(tm, ts)
         if bad >= 0:

@@ -233,7 +233,7 @@ class TreeEngine(Mechanism):
         armature = np.zeros(len(v_joint))
         armature[drive_v] = d.gear ** 2 * rotor
         ax = self.axes
-        axis_v = np.array([v_of_joint[int(j)] for j in ax.joint], dtype=np.int64)
+        axis_v = np.array([v_of_joint.get(int(j), -1) for j in ax.joint], dtype=np.int64)
         axis_always = ((ax.friction > 0) | (ax.static_friction > 0)
                        | np.isfinite(ax.velocity_limit)).astype(np.int64)
         # links (tree_rows.py): the mimic pairs, then every loop joint with rows

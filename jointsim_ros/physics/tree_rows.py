@@ -49,7 +49,7 @@ from .axes import (coordinate_rows, push_limit_change, push_limit_targets,
                    sweep_coordinate_rows)
 from .contacts import has_angular_rows, leave_out, N_ROWS, row_apply, row_dot
 from .math3d import cross, jit
-from .solver import frames_of_joint
+from .solver import frames_of_joint, joint_coordinate
 
 #: A row a link's coordinates cannot move (a loop joint constraining a direction no joint of the
 #: tree turns or slides along) has J U below this fraction of its link's largest: left out.
@@ -277,6 +277,8 @@ def axis_rows(tm, ts, wk, axes, dt):
     impulses = ts.axis_impulse
     for x in range(axes.joint.shape[0]):
         v = tm.axis_v[x]
+        if v < 0:
+            continue  # a loop joint's coordinate: not one of the tree's (refused with rows)
         q = ts.node_q[tm.v_node[v]]
         reach = 2.0 * dt * abs(ts.axis_rate[x])
         near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
@@ -545,3 +547,16 @@ def link_push_targets(tm, ts, wk, joints, links, dt):
             if links.kinv[m, k] > 0.0:
                 largest = max(largest, abs(links.error[m, k]))
     return largest
+
+
+@jit
+def loop_coordinates(tm, ts, wk, joints):
+    """Set the scalar loop joints' coordinates (State.joint_q) from the bodies' poses."""
+    for m in range(tm.link_joint.shape[0]):
+        j = tm.link_joint[m]
+        if j < 0:
+            continue
+        t = joints.type[j]
+        if t == jt.REVOLUTE or t == jt.CONTINUOUS or t == jt.PRISMATIC:
+            ts.joint_q[j] = joint_coordinate(j, joints, ts.joint_anchor, wk.body_x, wk.body_q,
+                                             ts.joint_q, None, 0)
