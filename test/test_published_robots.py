@@ -21,9 +21,15 @@ def simulate(sim, seconds=1.0):
     return worst
 
 
-@pytest.mark.parametrize('name', ARMS + LEGGED)
-def test_fixed_base_swings_without_separating(name):
-    sim = Simulator.from_urdf(str(FIXTURES / f'{name}.urdf'), {'base': 'fixed'})
+#: (robot, formulation): every robot in maximal mode, the one with mimic joints (the panda's
+#: fingers; talos_reduced's gripper joints are fixed) in tree mode too.
+FIXED_RUNS = [(n, 'maximal') for n in ARMS + LEGGED] + [('panda', 'tree')]
+
+
+@pytest.mark.parametrize('name,formulation', FIXED_RUNS)
+def test_fixed_base_swings_without_separating(name, formulation):
+    sim = Simulator.from_urdf(str(FIXTURES / f'{name}.urdf'),
+                              {'base': 'fixed', 'solver': {'formulation': formulation}})
     # a bent pose inside the limits; mimic followers are placed from their leaders
     limits = {j.name: (j.lower, j.upper) for j in sim.model.joints}
     sim.set_joint_state({n: float(np.clip(0.4 * (-1) ** i, limits[n][0] + 0.05,

@@ -55,7 +55,8 @@ def mimic_pair():
 @pytest.mark.parametrize('urdf, config, key', [
     (free_box(), {'base': 'floating', 'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
     (chain(3), {'loop_joints': {'close': {'type': 'spherical', 'parent': 'base',
-                                          'child': 'link2'}}}, 'loop_joints'),
+                                          'child': 'link2'}},
+                'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
     (chain(2), {'linear_actuators': {'ram': {'link_a': 'base', 'link_b': 'link1'}}},
      'linear_actuators'),
     (chain(2), {'path_points': {'tip': {'link': 'link1'}}}, 'path_points'),
@@ -66,7 +67,7 @@ def mimic_pair():
     (chain(2), {'drives': {'joint0': {'resistance': 1.0, 'inductance': 0.0,
                                       'torque_constant': 0.1, 'rotor_inertia': 1e-5}},
                 'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
-    (mimic_pair(), {}, 'mimic'),
+    (mimic_pair(), {'solver': {'integrator': 'rk4'}}, 'solver.integrator'),
 ])
 def test_what_the_tree_does_not_simulate_is_refused_at_load(urdf, config, key):
     config = dict(config)

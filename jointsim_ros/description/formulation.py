@@ -50,9 +50,9 @@ def check_tree_config(model, config):
         config: SimConfig with ``solver.formulation == 'tree'``.
 
     Raises:
-        ConfigError: closed loops, linear actuators, path points, grasps, mimic joints,
-            Coulomb friction of spherical and planar joints;
-            with RK4 also drives, contacts, joint friction and enforced velocity limits.
+        ConfigError: linear actuators, path points, Coulomb friction of spherical and
+            planar joints; with RK4 also drives, contacts, joint friction, mimic joints,
+            closed loops, grasps and enforced velocity limits (RK4 solves no rows).
     """
     src = config.source
     fix = 'or use solver.formulation: maximal'
@@ -73,16 +73,23 @@ def check_tree_config(model, config):
         refuse('linear actuators', 'linear_actuators', 'remove the linear_actuators section')
     if config.path_points:
         refuse('path points (prescribed paths)', 'path_points', 'remove the path_points section')
-    if config.grasps:
-        refuse('grasps (loop joints switched at run time)', 'grasps', 'remove the grasps section')
-    if config.loop_joints or any(j.loop and not j.element for j in model.joints):
-        refuse('closed kinematic loops', 'loop_joints', 'remove the loop_joints section')
+    if rk4 and config.grasps:
+        refuse('grasps with the rk4 integrator', 'solver.integrator',
+               'use integrator semi_implicit_euler or symplectic_euler')
+    if rk4 and (config.loop_joints or any(j.loop and not j.element for j in model.joints)):
+        refuse('closed kinematic loops with the rk4 integrator', 'solver.integrator',
+               'use integrator semi_implicit_euler or symplectic_euler')
     for j in model.joints:
-        if j.mimic is not None:
-            refuse(f'mimic joints ({j.name!r})', f'<mimic> of {j.name}',
-                   'remove the <mimic> tag from the URDF')
+        if j.mimic is not None and rk4:
+            refuse(f'mimic joints with the rk4 integrator ({j.name!r})', 'solver.integrator',
+                   'use integrator semi_implicit_euler or symplectic_euler')
         static = j.static_friction if j.static_friction is not None else j.friction
         friction = j.friction > 0.0 or static > 0.0
+        limited = j.type in ('revolute', 'prismatic') and (math.isfinite(j.lower)
+                                                           or math.isfinite(j.upper))
+        if j.loop and (friction or j.damping > 0.0 or limited):
+            refuse(f'friction, damping or limits on loop joint {j.name!r}',
+                   f'joints.{j.name}', "remove them (its coordinate is not one of the tree's)")
         if friction and (rk4 or j.type in ('spherical', 'planar')):
             refuse(f'joint Coulomb friction ({j.name!r}, {j.type}'
                    f'{" with rk4" if rk4 else ""})', f'joints.{j.name}.friction',

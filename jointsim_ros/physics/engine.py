@@ -106,6 +106,7 @@ class Mechanism:
         # one buffer for the whole State: the tree engine's kernel call passes it as one array
         self.state, self._state_buffer, _, self._state_layout = flat.pack(self.state)
         self.info = np.zeros(INFO_SIZE)
+        self._loops_closed = False  # close_loops finds the loop joints' child frames once
 
     def _build_solver_rows(self):
         """Build the formulation's own row layout before the State; return (n_row, n_free)."""
@@ -342,7 +343,57 @@ class Mechanism:
         self.state.axis_rate[:] = rates[self.axes.joint]
 
     def close_loops(self):
-        """Switch elements off and close loops at the initial state (none here)."""
+        """
+        Switch the elements off; the first time, close the loops.
+
+        Called at the configured initial state (``Simulator.reset``), where the loop is taken
+        to be closed: each loop-closing joint without a child frame gets the one it has in
+        this pose (the joint frame fixed in the parent, found in the child body).  That frame
+        is static model, found once, at load: every reset returns to the same initial state.
+        """
+        closing = not self._loops_closed
+        self._loops_closed = True
+        for j, joint in enumerate(self.model.joints):
+            if joint.element:
+                self.reset_element(j)
+            if not (closing and joint.close_at_start):
+                continue
+            anchor, frame = self.joint_frame_world(j, 0)
+            x, q = self.body_pose(int(self.joints.body[j, 1]))
+            self.joints.cquat[j] = quat_multiply(quat_conjugate(q), frame)
+            self.joints.cpos[j] = quat_to_matrix(q).T @ (anchor - x)
+        self._clear_loop_rows()
+
+    def element_ends(self, j):
+        """Return the world positions (m) of element joint j's two ends."""
+        return self.joint_frame_world(j, 0)[0], self.joint_frame_world(j, 1)[0]
+
+    def reset_element(self, j):
+        """
+        Switch element joint j off, at rest where it is.
+
+        A distance element takes the length between its ends, a path joint's world anchor
+        moves onto its point; either acts again once the facade switches it on.  A grasp
+        keeps its anchor until the next grasp sets it.
+        """
+        self.state.joint_active[j] = 0.0
+        self.state.joint_row_rate[j] = 0.0
+        self.clear_joint_rows(j)
+        if self.model.joints[j].element == 'grasp':
+            return  # its anchor on the object is set at the next grasp
+        pa, pb = self.element_ends(j)
+        if self.joints.type[j] == jt.DISTANCE:
+            self.state.joint_length[j] = np.linalg.norm(pb - pa)
+        else:
+            self.state.joint_anchor[j] = pb
+
+    def clear_joint_rows(self, j):
+        """Clear the accumulated impulses of loop or element joint j's rows."""
+        raise NotImplementedError
+
+    def _clear_loop_rows(self):
+        """Clear the accumulated impulses of every loop and element joint's rows."""
+        raise NotImplementedError
 
     # -- bodies set by hand (scene objects, the base), trial steps ----------------------------
     def bodies_set(self, rates=None, bodies=None, forget_contacts=True):
@@ -559,7 +610,6 @@ class Engine(Mechanism):
             free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)))
         self._setup_contacts(model, solver, collision)
         self._kernel_fn = None
-        self._loops_closed = False  # close_loops finds the loop joints' child frames once
 
     # -- construction -------------------------------------------------------------------------
     def _row_width(self):
@@ -627,53 +677,15 @@ class Engine(Mechanism):
                             static_friction=np.array(cols[3], dtype=float))
 
     # -- loops and elements -----------------------------------------------------------------
-    def close_loops(self):
-        """
-        Switch the elements off; the first time, close the loops.
-
-        Called at the configured initial state (``Simulator.reset``), where the loop is taken
-        to be closed: each loop-closing joint without a child frame gets the one it has in
-        this pose (the joint frame fixed in the parent, found in the child body).  That frame
-        is static model, found once, at load: every reset returns to the same initial state.
-        """
-        closing = not self._loops_closed
-        self._loops_closed = True
-        for j, joint in enumerate(self.model.joints):
-            if joint.element:
-                self.reset_element(j)
-            if not (closing and joint.close_at_start):
-                continue
-            anchor, frame = self.joint_frame_world(j, 0)
-            x, q = self.body_pose(int(self.joints.body[j, 1]))
-            self.joints.cquat[j] = quat_multiply(quat_conjugate(q), frame)
-            self.joints.cpos[j] = quat_to_matrix(q).T @ (anchor - x)
-        self.state.row_impulse[:] = 0.0
-
-    def element_ends(self, j):
-        """Return the world positions (m) of element joint j's two ends."""
-        return self.joint_frame_world(j, 0)[0], self.joint_frame_world(j, 1)[0]
-
-    def reset_element(self, j):
-        """
-        Switch element joint j off, at rest where it is.
-
-        A distance element takes the length between its ends, a path joint's world anchor
-        moves onto its point; either acts again once the facade switches it on.  A grasp
-        keeps its anchor until the next grasp sets it.
-        """
-        self.state.joint_active[j] = 0.0
-        self.state.joint_row_rate[j] = 0.0
+    def clear_joint_rows(self, j):
+        """Clear the accumulated impulses of loop or element joint j's rows."""
         block = self.joints.block[j]
         if block >= 0:
             r0 = self.blocks.row0[block]
             self.state.row_impulse[r0:r0 + self.blocks.dim[block]] = 0.0
-        if self.model.joints[j].element == 'grasp':
-            return  # its anchor on the object is set at the next grasp
-        pa, pb = self.element_ends(j)
-        if self.joints.type[j] == jt.DISTANCE:
-            self.state.joint_length[j] = np.linalg.norm(pb - pa)
-        else:
-            self.state.joint_anchor[j] = pb
+
+    def _clear_loop_rows(self):
+        self.state.row_impulse[:] = 0.0
 
     def element_impulse(self, j):
         """Return the accumulated impulses of element joint j's rows (N s)."""

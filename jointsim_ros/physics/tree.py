@@ -66,8 +66,9 @@ from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_
 from .solver import sweep_stop
 from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
+                        forget_body_responses, link_push_targets, link_rows, loop_coordinates,
                         node_velocities, prepare_push_axes, solve_axes, solve_push_axes,
-                        warm_start_axes)
+                        sweep_links, warm_start_axes, warm_start_links)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -104,8 +105,15 @@ TreeModel = by_reference(namedtuple('TreeModel', [
     'node_group',     # (n_node,) int64 group of each node
     'group_node',     # (n_group + 1,) int64 first node of each group (nodes contiguous)
     'group_v',        # (n_group + 1,) int64 first coordinate of each group (contiguous)
-    'axis_v',         # (n_axis,) int64 coordinate of each axis (arrays.Axes)
+    'axis_v',         # (n_axis,) int64 coordinate of each axis (arrays.Axes), -1 for a loop
+                      # joint's (not a coordinate of the tree)
     'axis_always',    # (n_axis,) int64 1 where the axis has rows every step (friction, speed)
+    # links: bilateral rows between coordinates or bodies (physics/tree_rows.py), mimic pairs
+    # first (link l < n_mimic is mimic pair l), then the loop joints
+    'link_joint',     # (n_link,) int64 model joint of each loop link, -1 for a mimic pair
+    'mimic_v',        # (n_mimic, 2) int64 follower, leader coordinate
+    'mimic_ratio',    # (n_mimic,) multiplier r of q_f = r q_l + o, 1
+    'mimic_offset',   # (n_mimic,) offset o, rad or m
 ]))
 
 #: Mutable tree state; the body_* , joint_*, drive_* and time arrays are the facade's State
@@ -118,9 +126,11 @@ TreeState = by_reference(namedtuple('TreeState', [
     'drive_limited',  # (n_drive,) +1 or -1 while the current limit holds the motor torque
     'drive_gain',     # (n_drive,) gear output per motor torque this step: eta N when the
                       # motor drives the load, (2 - eta) N when the load drives the motor
+    'link_impulse',   # (n_link, 6) accumulated impulses of the links' rows, N s or N m s
     'joint_effort', 'drive_voltage', 'drive_current', 'rotor_speed',
     'body_wrench', 'body_pos', 'body_quat', 'body_lin_vel', 'body_ang_mom', 'joint_q', 'time',
-    'drive_effort', 'axis_impulse', 'axis_rate',
+    'drive_effort', 'axis_impulse', 'axis_rate', 'joint_anchor', 'joint_length', 'joint_active',
+    'joint_row_rate',
     'axis_prescribed', 'axis_target_rate', 'axis_target_q',  # prescribed motion (aim())
 ]))
 
@@ -154,21 +164,38 @@ TreeWork = by_reference(namedtuple('TreeWork', [
     'body_start',     # (n_body, 13) the bodies at the step's start: pos, quat, lin vel, L
 ]))
 
+#: The links' rows of one step (physics/tree_rows.py, ``link_rows``): up to 6 per link (a mimic
+#: pair 1, a loop joint its type's rows), each over at most two segments of qd (the groups of
+#: its two bodies) as a contact point's rows (arrays.ContactWork.row_*).
+LinkWork = by_reference(namedtuple('LinkWork', [
+    'seg',            # (n_link, 2) int64 first coordinate of each segment, -1 unused
+    'length',         # (n_link, 2) int64 coordinates in each segment
+    'rows',           # (n_link,) int64 rows this step (0: an element switched off)
+    'J',              # (n_link, 6, 2, width) the rows' Jacobians on qd
+    'U',              # (n_link, 6, 2, width) their responses (H + A + h B)^-1 J^T
+    'kinv',           # (n_link, 6) 1 / (J U), 0 for a row the tree cannot move
+    'target',         # (n_link, 6) velocity target J qd+, m/s or rad/s (a moving reference)
+    'error',          # (n_link, 6) position error C, m or rad
+    'push_target',    # (n_link, 6) pseudo-velocity target of the drift correction, -C / dt
+    'push',           # (n_link, 6) pseudo-impulses of the drift correction
+    'body_rows',      # (n_link, 6, 2, 6) a loop joint's rows on its bodies' twists (joints/)
+]))
+
 #: The TreeState fields the tree engine owns; the others are the facade's State arrays.
-TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:6]))
+TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:7]))
 
 # How tree_step_packed rebuilds the containers from the buffers flat.pack made (flat.unpack):
 # the model and the work packed alone (float64 and int64 buffer), the state from the packed
 # TreeCoordinates (source 0, in order) and the facade's packed State (source 1: each field's
 # row is that of the State field of the same name).
 declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 f1 i1 '
-                            'f1 f1 f1 f1 f1 f1 f1 f1 f1 i1 i1 i1 i1 i1 i1'))
+                            'f1 f1 f1 f1 f1 f1 f1 f1 f1 i1 i1 i1 i1 i1 i1 i1 i2 f1 f1'))
 declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
                            'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 '
                            'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1 f2'))
-declare(TreeState, in_order('f1 f2 f1 f1 f1 f1') + [  # then joint_effort .. axis_rate:
+declare(TreeState, in_order('f1 f2 f1 f1 f1 f1 f2') + [  # then joint_effort .. joint_row_rate:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
-        TreeState._fields[6:], (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 1, 1, 1))])
+        TreeState._fields[7:], (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 2, 1, 1, 2, 1, 1, 1))])
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
@@ -957,10 +984,10 @@ def _healthy(tm, ts):
 
 
 @jit
-def _solve_rows(tm, ts, wk, axes, contacts, cwork, dt, iterations, tolerance, time_budget,
-                warm, info):
+def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolerance,
+                time_budget, warm, info):
     """
-    Sequential impulses on qd: the live axes' rows and the contact points, warm-started.
+    Sequential impulses on qd: the live axes' rows, the links and the contacts, warm-started.
 
     Stops at the tolerance (largest impulse change, N s or N m s), the iteration cap or the
     wall-clock budget, as the maximal solver; writes the sweeps, the residual and the stop
@@ -968,6 +995,9 @@ def _solve_rows(tm, ts, wk, axes, contacts, cwork, dt, iterations, tolerance, ti
     """
     t0 = monotonic(wk.clock) if time_budget > 0.0 else 0.0
     warm_start_axes(tm, ts, wk, warm)
+    n_link = links.rows.shape[0]
+    if n_link > 0:
+        warm_start_links(ts, links, ts.qd, warm)
     warm_start_contacts(contacts, cwork, ts.qd, warm)
     n_contact = contacts.count[0]
     stop = STOP_ITERATIONS
@@ -975,6 +1005,8 @@ def _solve_rows(tm, ts, wk, axes, contacts, cwork, dt, iterations, tolerance, ti
     used = 0
     for it in range(iterations):
         largest = solve_axes(tm, ts, wk)
+        if n_link > 0:
+            largest = max(largest, sweep_links(ts.qd, links, ts.link_impulse, links.target))
         if n_contact > 0:
             largest = max(largest, solve_contacts(
                 ts.qd, n_contact, contacts.material, contacts.impulse, cwork.row_seg,
@@ -998,6 +1030,8 @@ def _project_limits(tm, ts, axes, tolerance):
     projection does: its velocity row followed the curve's rate, this removes the rest.
     """
     for x in range(axes.joint.shape[0]):
+        if tm.axis_v[x] < 0:
+            continue  # a loop joint's coordinate
         i = tm.v_node[tm.axis_v[x]]
         q = ts.node_q[i]
         if ts.axis_prescribed[x] > 0.0:
@@ -1012,28 +1046,38 @@ def _project_limits(tm, ts, axes, tolerance):
 
 
 @jit
-def _push_out(tm, ts, wk, axes, contacts, cwork, param, dt, iterations, tolerance, info):
+def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, iterations,
+              tolerance, position_tolerance, rigid, info):
     """
-    Split impulse of the rigid contact model on the pseudo-velocities u (positions only).
+    Split impulse on the pseudo-velocities u (positions only): penetration and the links' drift.
 
-    As ``step.push_out_penetration``: the contact rows ask their push targets
-    (``contacts.prepare_push``) and the live limits keep the push from crossing them; then
-    q += dt u.  The joints are exact, so there is no joint drift to correct; the velocities are
-    untouched.  Returns True when there was penetration to remove.
+    As ``step.push_out_penetration``: the rigid contact rows ask their push targets
+    (``contacts.prepare_push``), the links theirs (-C / dt, ``link_push_targets``: a loop's or
+    a mimic pair's error after this step's motion, when above the position tolerance) and the
+    live limits keep the push from crossing them; then q += dt u.  The tree's joints are exact;
+    the velocities are untouched.  Returns True when there was something to remove.
     """
-    n_contact = contacts.count[0]
+    n_contact = contacts.count[0] if rigid else 0
     deepest = prepare_push(contacts, cwork, ts, param, dt) if n_contact > 0 else 0.0
     info[INFO_PENETRATION] = deepest
-    if deepest <= 0.0:
+    n_link = links.rows.shape[0]
+    drift = link_push_targets(tm, ts, wk, joints, links, dt) if n_link > 0 else 0.0
+    info[INFO_POS_ERROR] = drift
+    if deepest <= 0.0 and drift <= position_tolerance:
         return False
     for v in range(ts.qd.shape[0]):
         wk.push_qd[v] = 0.0
     prepare_push_axes(tm, ts, wk, axes, cwork.push_limit, dt)
     for it in range(iterations):
         largest = solve_push_axes(tm, wk, wk.push_qd, cwork.push_limit)
-        largest = max(largest, solve_contacts(
-            wk.push_qd, n_contact, contacts.material, cwork.push, cwork.row_seg, cwork.row_len,
-            cwork.row_J, cwork.row_U, cwork.kinv, cwork.push_target, cwork.push_soft))
+        if n_link > 0:
+            largest = max(largest, sweep_links(wk.push_qd, links, links.push,
+                                               links.push_target))
+        if n_contact > 0:
+            largest = max(largest, solve_contacts(
+                wk.push_qd, n_contact, contacts.material, cwork.push, cwork.row_seg,
+                cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv, cwork.push_target,
+                cwork.push_soft))
         if largest < tolerance:
             break
     tree_integrate_positions(tm, ts.node_q, ts.node_rel, wk.push_qd, dt)
@@ -1058,8 +1102,9 @@ def _restore(tm, ts, wk):
 
 
 @jit_views
-def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravity, integrator,
-              iterations, tolerance, time_budget, position_tolerance, warm, info, n_steps):
+def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, param, dt, gravity,
+              integrator, iterations, tolerance, time_budget, position_tolerance, warm, info,
+              n_steps):
     """
     Advance n_steps of dt; returns the steps taken (fewer when the state diverged).
 
@@ -1067,6 +1112,8 @@ def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravi
         tm: TreeModel.
         ts: TreeState.
         wk: TreeWork.
+        joints: arrays.Joints (the loop joints' frames and types; the tree's are in tm).
+        links: LinkWork (the mimic pairs' and loop joints' rows).
         axes: arrays.Axes (limits, friction, speed limits of the scalar joints).
         shapes: arrays.Shapes (empty: nothing touches).
         polys: arrays.Polytopes.
@@ -1079,7 +1126,8 @@ def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravi
         iterations: the rows' sweep cap (as the maximal solver's).
         tolerance: the largest impulse change that ends the sweeps, N s or N m s.
         time_budget: wall-clock budget of the sweeps, s (0: none).
-        position_tolerance: a limit overlap beyond it is projected away, rad or m.
+        position_tolerance: a limit overlap beyond it is projected away, and a link's error
+            beyond it is corrected, rad or m.
         warm: warm-start the rows from the last step's impulses.
         info: (INFO_SIZE,) results (iterations, residual, stop, status, body, contacts).
         n_steps: steps to take.
@@ -1087,7 +1135,9 @@ def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravi
     n_node = tm.parent.shape[0]
     n_v = ts.qd.shape[0]
     touching = shapes.body.shape[0] > 0
-    rows = touching or axes.joint.shape[0] > 0
+    linked = links.rows.shape[0] > 0
+    rows = touching or axes.joint.shape[0] > 0 or linked
+    rigid = touching and param[P_COMPLIANT] <= 0.0
     for step in range(n_steps):
         # back-up for divergence
         for i in range(n_node):
@@ -1113,6 +1163,8 @@ def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravi
             else:
                 _symplectic_step(tm, ts, wk, dt, gravity, info)
             if rows:
+                if touching or linked:
+                    forget_body_responses(wk)
                 # 2. contact points at the start-of-step poses, matched to the last step's
                 if touching:
                     body_velocities(tm, wk, ts.qd)
@@ -1126,14 +1178,16 @@ def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravi
                     # 3. the rows on qd (tree_rows.py) and their targets (contacts.py)
                     contact_rows(tm, wk, contacts, cwork, ts.body_pos, dt)
                     contact_targets(contacts, cwork, ts.qd, wk.qd_backup, param, dt)
+                if linked:
+                    link_rows(tm, ts, wk, joints, links)
                 axis_rows(tm, ts, wk, axes, dt)
                 # 4-5. warm start and sequential impulses (without rows, the integrator's
                 # report stands)
-                if wk.axis_live_n[0] > 0 or (touching and contacts.count[0] > 0):
-                    _solve_rows(tm, ts, wk, axes, contacts, cwork, dt, iterations, tolerance,
-                                time_budget, warm, info)
+                if wk.axis_live_n[0] > 0 or (touching and contacts.count[0] > 0) or linked:
+                    _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations,
+                                tolerance, time_budget, warm, info)
                 for x in range(axes.joint.shape[0]):
-                    ts.axis_rate[x] = ts.qd[tm.axis_v[x]]
+                    ts.axis_rate[x] = ts.qd[tm.axis_v[x]] if tm.axis_v[x] >= 0 else 0.0
             if integrator == SYMPLECTIC_EULER:
                 node_velocities(tm, ts.qd, wk)
                 tree_momentum(tm, ts.qd, wk, ts.p)
@@ -1144,15 +1198,17 @@ def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravi
                 _project_limits(tm, ts, axes, position_tolerance)
         tree_kinematics(tm, ts.node_rel, wk)
         tree_fill_state(tm, ts, wk, ts.qd)
-        # 8. the rigid contacts' penetration, by positions only
+        # 8. the rigid contacts' penetration and the links' drift, by positions only
         info[INFO_POS_ERROR] = 0.0
-        if touching and param[P_COMPLIANT] <= 0.0 and integrator != RK4:
-            if _push_out(tm, ts, wk, axes, contacts, cwork, param, dt, iterations, tolerance,
-                         info):
+        if (rigid or linked) and integrator != RK4:
+            if _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt,
+                         iterations, tolerance, position_tolerance, rigid, info):
                 if axes.joint.shape[0] > 0:
                     _project_limits(tm, ts, axes, position_tolerance)
                 tree_kinematics(tm, ts.node_rel, wk)
                 tree_fill_state(tm, ts, wk, ts.qd)
+        if linked:
+            loop_coordinates(tm, ts, wk, joints)
         # 9. divergence
         bad = _healthy(tm, ts)
         if bad >= 0:
@@ -1167,9 +1223,9 @@ def tree_step(tm, ts, wk, axes, shapes, polys, contacts, cwork, param, dt, gravi
 
 @entry
 def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, state,
-                     state_layout, work, work_ints, work_layout, axes, shapes, polys, contacts,
-                     cwork, param, dt, gravity, integrator, iterations, tolerance, time_budget,
-                     position_tolerance, warm, info, n_steps):
+                     state_layout, work, work_ints, work_layout, joints, links, axes, shapes,
+                     polys, contacts, cwork, param, dt, gravity, integrator, iterations,
+                     tolerance, time_budget, position_tolerance, warm, info, n_steps):
     """
     :func:`tree_step` on containers packed by flat.pack (the TreeEngine's per-call entry).
 
@@ -1184,7 +1240,9 @@ def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, st
         work: the packed TreeWork's float64 buffer.
         work_ints: its int64 buffer.
         work_layout: its layout.
-        axes: as :func:`tree_step` (by reference, as the next five).
+        joints: as :func:`tree_step` (by reference, as the next seven).
+        links: as :func:`tree_step`.
+        axes: as :func:`tree_step`.
         shapes: as :func:`tree_step`.
         polys: as :func:`tree_step`.
         contacts: as :func:`tree_step`.
@@ -1203,9 +1261,9 @@ def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, st
     """
     return tree_step(unpack(TreeModel, ((model_floats, model_layout), (model_ints, model_layout))),
                      unpack(TreeState, ((own, own_layout), (state, state_layout))),
-                     unpack(TreeWork, ((work, work_layout), (work_ints, work_layout))), axes,
-                     shapes, polys, contacts, cwork, param, dt, gravity, integrator, iterations,
-                     tolerance, time_budget, position_tolerance, warm, info, n_steps)
+                     unpack(TreeWork, ((work, work_layout), (work_ints, work_layout))), joints,
+                     links, axes, shapes, polys, contacts, cwork, param, dt, gravity, integrator,
+                     iterations, tolerance, time_budget, position_tolerance, warm, info, n_steps)
 
 
 @jit

@@ -42,11 +42,13 @@ class TreeEngine(Mechanism):
         n_axis = len(self.axes.joint)
         self._width = int(np.diff(self.tree.group_v).max()) if n_v else 1
         st = self.state
+        n_link = len(self.tree.link_joint)
         own, own_buffer, _, own_layout = flat.pack(tree.TreeCoordinates(
             node_q=np.zeros(n_node),
             node_rel=np.tile([0.0, 0, 0, 1, 0, 0, 0], (n_node, 1)), qd=np.zeros(n_v),
             p=np.zeros(n_v),
-            drive_limited=np.zeros(n_drive), drive_gain=np.zeros(n_drive)))
+            drive_limited=np.zeros(n_drive), drive_gain=np.zeros(n_drive),
+            link_impulse=np.zeros((n_link, 6))))
         self.tree_state = tree.TreeState(
             *own, joint_effort=st.joint_effort,
             drive_voltage=st.drive_voltage, drive_current=st.drive_current,
@@ -54,8 +56,10 @@ class TreeEngine(Mechanism):
             body_wrench=st.body_wrench, body_pos=st.body_pos, body_quat=st.body_quat,
             body_lin_vel=st.body_lin_vel, body_ang_mom=st.body_ang_mom, joint_q=st.joint_q,
             time=st.time, drive_effort=st.drive_effort, axis_impulse=st.axis_impulse,
-            axis_rate=st.axis_rate, axis_prescribed=st.axis_prescribed,
-            axis_target_rate=st.axis_target_rate, axis_target_q=st.axis_target_q)
+            axis_rate=st.axis_rate, joint_anchor=st.joint_anchor, joint_length=st.joint_length,
+            joint_active=st.joint_active, joint_row_rate=st.joint_row_rate,
+            axis_prescribed=st.axis_prescribed, axis_target_rate=st.axis_target_rate,
+            axis_target_q=st.axis_target_q)
         z6 = np.zeros((n_node, 6))
         z66 = np.zeros((n_node, 6, 6))
         work = tree.TreeWork(
@@ -80,6 +84,13 @@ class TreeEngine(Mechanism):
             body_U=np.zeros((n_body, 6, self._width)), body_ready=np.zeros(n_body),
             body_start=np.zeros((n_body, 13)))
         self.tree_work, work_buffer, work_ints, work_layout = flat.pack(work)
+        rows = np.zeros((n_link, 6))
+        self.links = tree.LinkWork(
+            seg=np.full((n_link, 2), -1, dtype=np.int64),
+            length=np.zeros((n_link, 2), dtype=np.int64), rows=np.zeros(n_link, dtype=np.int64),
+            J=np.zeros((n_link, 6, 2, self._width)), U=np.zeros((n_link, 6, 2, self._width)),
+            kinv=rows.copy(), target=rows.copy(), error=rows.copy(), push_target=rows.copy(),
+            push=rows.copy(), body_rows=np.zeros((n_link, 6, 2, 6)))
         self.tree, model_floats, model_ints, model_layout = flat.pack(self.tree)
         # the packed buffers: the kernel's first arguments
         self._packed = (model_floats, model_ints, model_layout, own_buffer, own_layout,
@@ -197,10 +208,10 @@ class TreeEngine(Mechanism):
         s = self.solver
         # the kernel's arguments but n (the contact arrays are new: the tuple is made again)
         self._call_prefix = self._packed + (
-            self.axes, self.shapes, self.polytopes, self.contacts, self.cwork,
-            self.contact_param, self.dt, self.gravity, self.integrator, int(s.iterations),
-            float(s.tolerance), float(s.time_budget), float(s.position_tolerance),
-            bool(s.warm_start), self.info)
+            self.joints, self.links, self.axes, self.shapes, self.polytopes, self.contacts,
+            self.cwork, self.contact_param, self.dt, self.gravity, self.integrator,
+            int(s.iterations), float(s.tolerance), float(s.time_budget),
+            float(s.position_tolerance), bool(s.warm_start), self.info)
 
     def _build_tree(self, model):
         """
@@ -273,9 +284,17 @@ class TreeEngine(Mechanism):
         armature = np.zeros(len(v_joint))
         armature[drive_v] = d.gear ** 2 * rotor
         ax = self.axes
-        axis_v = np.array([v_of_joint[int(j)] for j in ax.joint], dtype=np.int64)
+        axis_v = np.array([v_of_joint.get(int(j), -1) for j in ax.joint], dtype=np.int64)
         axis_always = ((ax.friction > 0) | (ax.static_friction > 0)
                        | np.isfinite(ax.velocity_limit)).astype(np.int64)
+        # links (tree_rows.py): the mimic pairs, then every loop joint with rows
+        mm = self.mimics
+        mimic_v = np.array([(v_of_joint[int(f)], v_of_joint[int(ld)])
+                            for f, ld in zip(mm.follower, mm.leader)],
+                           dtype=np.int64).reshape(-1, 2)
+        loops = [j for j, joint in enumerate(model.joints)
+                 if joint.loop and jt.N_ROWS[int(J.type[j])] > 0]
+        link_joint = np.array([-1] * len(mimic_v) + loops, dtype=np.int64)
         return tree.TreeModel(
             parent=np.array([r[0] for r in rows], dtype=np.int64),
             body=np.array([r[1] for r in rows], dtype=np.int64),
@@ -295,7 +314,50 @@ class TreeEngine(Mechanism):
             current_limit=d.current_limit.copy(), rotor_inertia=rotor, body_node=body_node,
             node_group=node_group, group_node=np.array(group_node, dtype=np.int64),
             group_v=np.asarray(group_v, dtype=np.int64), axis_v=axis_v,
-            axis_always=axis_always)
+            axis_always=axis_always, link_joint=link_joint, mimic_v=mimic_v,
+            mimic_ratio=mm.multiplier.astype(float), mimic_offset=mm.offset.astype(float))
+
+    # -- loops and elements (links: tree_rows.py) ---------------------------------------------
+    def _link_of(self, j):
+        if not hasattr(self, '_links_of_joints'):
+            self._links_of_joints = {int(j): m for m, j in enumerate(self.tree.link_joint)
+                                     if j >= 0}
+        return self._links_of_joints.get(int(j), -1)
+
+    def clear_joint_rows(self, j):
+        """Clear the accumulated impulses of loop or element joint j's rows."""
+        m = self._link_of(j)
+        if m >= 0:
+            self.tree_state.link_impulse[m] = 0.0
+
+    def _clear_loop_rows(self):
+        self.tree_state.link_impulse[len(self.tree.mimic_v):] = 0.0
+
+    def element_impulse(self, j):
+        """Return the accumulated impulses of element joint j's rows (N s)."""
+        m = self._link_of(j)
+        return self.tree_state.link_impulse[m, :jt.N_ROWS[int(self.joints.type[j])]].copy()
+
+    def joint_wrench(self, j):
+        """
+        Mean wrench loop joint j's parent applied to its child over the last step (world).
+
+        Returns:
+            as Engine.joint_wrench: force (3,) N, torque (3,) N m about the child's COM, the
+            child's COM (3,) m and orientation (4,) at the start of that step.
+
+        Raises:
+            ValueError: j is a tree joint (tree mode reports no tree joint's wrench).
+        """
+        m = self._link_of(j)
+        if m < 0:
+            raise ValueError(f'joint {self.model.joints[j].name!r} is a tree joint: tree mode '
+                             'reports the wrench of loop joints only')
+        rows = int(self.links.rows[m])
+        impulse = self.tree_state.link_impulse[m, :rows]
+        wrench = impulse @ self.links.body_rows[m, :rows, 1] / self.dt
+        start = self.tree_work.body_start[int(self.joints.body[j, 1])]
+        return wrench[:3], wrench[3:], start[0:3].copy(), start[3:7].copy()
 
     # -- stepping -----------------------------------------------------------------------------
     kernel_variant = 'tree'
@@ -355,6 +417,7 @@ class TreeEngine(Mechanism):
         """
         self._keep_impulses()
         self._place_bodies(positions, velocities, keep_free_joints)
+        self.tree_state.link_impulse[...] = 0.0
         self._derive(range(len(self.tree.parent)), positions, velocities)
         self._store_rates()
         self.info[INFO_STATUS] = 0.0

@@ -31,11 +31,29 @@ H is block diagonal), each a contiguous range of nodes and of coordinates, so a 
 segment of qd per body's group (two when it joins two groups) and its response is computed over
 those groups alone.  A scalar joint's coordinate row (limit, friction, speed limit) has
 J = e_v: its response is the column v of (H + A + h B)^-1 over the joint's group.
+
+Links: bilateral rows the tree's coordinates do not hold by themselves, unbounded and
+warm-started.  A mimic pair (follower f, leader l, q_f = r q_l + o) is one row on two
+coordinates of one group, J = e_f - r e_l, U = column f - r column l of (H + A + h B)^-1.  A
+loop joint between bodies A and B (a loop_joints entry, a URDF loop joint, a grasp while it
+holds) has its type's rows (physics/joints/: 3 for a ball joint, 5 for a hinge, 6 for a weld),
+each a row on the two bodies' twists, (lin_A, ang_A, lin_B, ang_B), which is the spatial force
+f = (x x lin + ang; lin) on each body (x its COM) and so J = sum over the bodies of B_b^T f, as
+a contact row.  Their velocity target is 0 (or the rate of a moving reference); the drift the
+first-order position update leaves (a loop's curvature, unconverged sweeps) is removed after the
+positions by a pseudo-velocity solve with targets -C / dt integrated into the positions only
+(``link_push_targets``), so it adds no kinetic energy.
 """
+from . import joints as jt
 from .axes import (coordinate_rows, push_limit_change, push_limit_targets,
                    sweep_coordinate_rows)
-from .contacts import has_angular_rows, leave_out, N_ROWS
+from .contacts import has_angular_rows, leave_out, N_ROWS, row_apply, row_dot
 from .math3d import cross, jit
+from .solver import frames_of_joint, joint_coordinate
+
+#: A row a link's coordinates cannot move (a loop joint constraining a direction no joint of the
+#: tree turns or slides along) has J U below this fraction of its link's largest: left out.
+LINK_DEGENERATE = 1e-10
 
 
 @jit
@@ -145,6 +163,13 @@ def _body_response(tm, wk, b):
 
 
 @jit
+def forget_body_responses(wk):
+    """Mark every body's unit responses stale (once per step, before the rows that use them)."""
+    for b in range(wk.body_ready.shape[0]):
+        wk.body_ready[b] = 0.0
+
+
+@jit
 def _add_body_row(wk, b, f, sign, row_J, row_U, n):
     """Add sign times the row of force f on body b (from its six) to row_J, row_U (n long)."""
     for c in range(n):
@@ -164,17 +189,16 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
 
     Fills ContactWork.row_seg .. row_U, kinv, k_normal and the rigid softness; the points left
     out of the solve (``contacts.leave_out``) get none.  Kinematics (wk.S, body_x) and the
-    factor of the step's velocity change must be current, and wk.body_vel the bodies' motion
-    after this step's forces.  A touching body's six unit responses are found once
-    (``_body_response``), each row is their combination.
+    factor of the step's velocity change must be current, wk.body_vel the bodies' motion
+    after this step's forces, and the body responses forgotten (``forget_body_responses``).
+    A touching body's six unit responses are found once (``_body_response``), each row is
+    their combination.
     """
     seg = cwork.row_seg
     length = cwork.row_len
     row_J = cwork.row_J
     row_U = cwork.row_U
     f = wk.vec6b
-    for b in range(wk.body_ready.shape[0]):
-        wk.body_ready[b] = 0.0
     for i in range(contacts.count[0]):
         seg[i, 0] = -1
         seg[i, 1] = -1
@@ -254,6 +278,8 @@ def axis_rows(tm, ts, wk, axes, dt):
     impulses = ts.axis_impulse
     for x in range(axes.joint.shape[0]):
         v = tm.axis_v[x]
+        if v < 0:
+            continue  # a loop joint's coordinate: not one of the tree's (refused with rows)
         q = ts.node_q[tm.v_node[v]]
         reach = 2.0 * dt * abs(ts.axis_rate[x])
         near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
@@ -345,3 +371,193 @@ def solve_push_axes(tm, wk, push, push_limit):
             _move_group(tm, wk, x, push, P)
             largest = max(largest, abs(P))
     return largest
+
+
+@jit
+def link_rows(tm, ts, wk, joints, links):
+    """
+    Set up the links' rows at the step's start (module docstring): mimic pairs, loop joints.
+
+    Kinematics and the factor of the step's velocity change must be current, the body
+    responses forgotten (``forget_body_responses``).  A switched-off element gets no rows and
+    its impulses are cleared.
+    """
+    for m in range(links.rows.shape[0]):
+        j = tm.link_joint[m]
+        if j < 0:
+            _mimic_row(tm, wk, links, m)
+        elif ts.joint_active[j] == 0.0:
+            links.rows[m] = 0
+            for k in range(6):
+                ts.link_impulse[m, k] = 0.0
+        else:
+            _loop_rows(tm, ts, wk, joints, links, m, j)
+
+
+@jit
+def _mimic_row(tm, wk, links, m):
+    """Set the row of mimic pair m: J = e_f - r e_l, U its column of (H + A + h B)^-1."""
+    f = tm.mimic_v[m, 0]
+    leader = tm.mimic_v[m, 1]
+    r = tm.mimic_ratio[m]
+    g = tm.node_group[tm.v_node[f]]
+    g0 = tm.group_v[g]
+    n = tm.group_v[g + 1] - g0
+    links.seg[m, 0] = g0
+    links.length[m, 0] = n
+    links.seg[m, 1] = -1
+    links.length[m, 1] = 0
+    for c in range(n):
+        wk.unit[g0 + c] = 0.0
+    wk.unit[f] = 1.0
+    wk.unit[leader] -= r
+    articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
+    for c in range(n):
+        links.J[m, 0, 0, c] = wk.unit[g0 + c]
+        links.U[m, 0, 0, c] = wk.resp[g0 + c]
+    k = wk.resp[f] - r * wk.resp[leader]
+    links.kinv[m, 0] = 1.0 / k if k > 0.0 else 0.0
+    links.target[m, 0] = 0.0
+    links.rows[m] = 1
+
+
+@jit
+def _loop_rows(tm, ts, wk, joints, links, m, j):
+    """
+    Set the rows of loop joint j (link m): its type's rows on the two bodies, through the tree.
+
+    Each row (lin_A, ang_A; lin_B, ang_B) on the bodies' twists (joints.constraint at the
+    step's start) is the spatial force f = (x x lin + ang; lin) on each body, combined from the
+    body's six unit responses as a contact row's.
+    """
+    frames = frames_of_joint(j, joints, ts.joint_anchor, wk.body_x, wk.body_q)
+    d = jt.constraint(joints.type[j], frames, links.error[m], links.body_rows[m],
+                      ts.joint_length[j])
+    links.rows[m] = d
+    seg = links.seg
+    length = links.length
+    seg[m, 0] = -1
+    seg[m, 1] = -1
+    length[m, 0] = 0
+    length[m, 1] = 0
+    slot_a = 0
+    slot_b = 0
+    for side in range(2):
+        b = joints.body[j, side]
+        if b < 0:
+            continue
+        _body_response(tm, wk, b)
+        g = tm.node_group[tm.body_node[b]]
+        if side == 1 and seg[m, 0] == tm.group_v[g]:
+            slot_b = 0
+            continue
+        slot = 0 if seg[m, 0] < 0 else 1
+        seg[m, slot] = tm.group_v[g]
+        length[m, slot] = tm.group_v[g + 1] - tm.group_v[g]
+        if side == 0:
+            slot_a = slot
+        else:
+            slot_b = slot
+    f = wk.vec6b
+    largest = 0.0
+    for k in range(d):
+        for s in range(2):
+            for c in range(length[m, s]):
+                links.J[m, k, s, c] = 0.0
+                links.U[m, k, s, c] = 0.0
+        for side in range(2):
+            b = joints.body[j, side]
+            if b < 0:
+                continue
+            slot = slot_a if side == 0 else slot_b
+            lin = (links.body_rows[m, k, side, 0], links.body_rows[m, k, side, 1],
+                   links.body_rows[m, k, side, 2])
+            moment = cross((wk.body_x[b, 0], wk.body_x[b, 1], wk.body_x[b, 2]), lin)
+            for c in range(3):
+                f[c] = moment[c] + links.body_rows[m, k, side, 3 + c]
+                f[3 + c] = lin[c]
+            _add_body_row(wk, b, f, 1.0, links.J[m, k, slot], links.U[m, k, slot],
+                          length[m, slot])
+        ktot = 0.0
+        for s in range(2):
+            for c in range(length[m, s]):
+                ktot += links.J[m, k, s, c] * links.U[m, k, s, c]
+        links.kinv[m, k] = ktot
+        largest = max(largest, ktot)
+        links.target[m, k] = ts.joint_row_rate[j, k]
+    for k in range(d):
+        ktot = links.kinv[m, k]
+        links.kinv[m, k] = 1.0 / ktot if ktot > LINK_DEGENERATE * largest else 0.0
+
+
+@jit
+def warm_start_links(ts, links, qd, warm):
+    """Apply the links' last impulses again (or clear them without warm start)."""
+    for m in range(links.rows.shape[0]):
+        for k in range(links.rows[m]):
+            if not warm:
+                ts.link_impulse[m, k] = 0.0
+            elif ts.link_impulse[m, k] != 0.0:
+                row_apply(qd, links.seg, links.length, links.U, m, k, ts.link_impulse[m, k])
+
+
+@jit
+def sweep_links(x, links, impulse, target):
+    """
+    One Gauss-Seidel pass over the links' rows on the velocity vector x: J x -> target.
+
+    Unbounded: impulse += (target - J x) / (J U), x += U times the change.  Returns the largest
+    change (N s or N m s).  The velocity solve passes qd, the accumulated impulses and
+    links.target; the drift correction the pseudo-velocities, links.push and links.push_target.
+    """
+    largest = 0.0
+    for m in range(links.rows.shape[0]):
+        for k in range(links.rows[m]):
+            kinv = links.kinv[m, k]
+            if kinv <= 0.0:
+                continue
+            change = (target[m, k] - row_dot(x, links.seg, links.length, links.J, m, k)) * kinv
+            impulse[m, k] += change
+            row_apply(x, links.seg, links.length, links.U, m, k, change)
+            largest = max(largest, abs(change))
+    return largest
+
+
+@jit
+def link_push_targets(tm, ts, wk, joints, links, dt):
+    """
+    Find the links' position errors after this step's motion and their push targets -C / dt.
+
+    Kinematics must be at the step's new positions.  Clears the pseudo-impulses; returns the
+    largest error (m or rad) of a row the tree can move.
+    """
+    largest = 0.0
+    for m in range(links.rows.shape[0]):
+        j = tm.link_joint[m]
+        if j < 0:
+            f = tm.mimic_v[m, 0]
+            leader = tm.mimic_v[m, 1]
+            links.error[m, 0] = (ts.node_q[tm.v_node[f]] - tm.mimic_ratio[m]
+                                 * ts.node_q[tm.v_node[leader]] - tm.mimic_offset[m])
+        elif links.rows[m] > 0:
+            frames = frames_of_joint(j, joints, ts.joint_anchor, wk.body_x, wk.body_q)
+            jt.constraint(joints.type[j], frames, links.error[m], None, ts.joint_length[j])
+        for k in range(links.rows[m]):
+            links.push[m, k] = 0.0
+            links.push_target[m, k] = -links.error[m, k] / dt
+            if links.kinv[m, k] > 0.0:
+                largest = max(largest, abs(links.error[m, k]))
+    return largest
+
+
+@jit
+def loop_coordinates(tm, ts, wk, joints):
+    """Set the scalar loop joints' coordinates (State.joint_q) from the bodies' poses."""
+    for m in range(tm.link_joint.shape[0]):
+        j = tm.link_joint[m]
+        if j < 0:
+            continue
+        t = joints.type[j]
+        if t == jt.REVOLUTE or t == jt.CONTINUOUS or t == jt.PRISMATIC:
+            ts.joint_q[j] = joint_coordinate(j, joints, ts.joint_anchor, wk.body_x, wk.body_q,
+                                             ts.joint_q, None, 0)

@@ -115,10 +115,7 @@ class Grasps:
         self._clear_impulse(j)
 
     def _clear_impulse(self, j):
-        engine = self._sim._engine
-        block = engine.joints.block[j]
-        r0 = engine.blocks.row0[block]
-        engine.state.row_impulse[r0:r0 + engine.blocks.dim[block]] = 0.0
+        self._sim._engine.clear_joint_rows(j)
 
     def holding(self, name):
         """Tell whether a grasp is on."""
