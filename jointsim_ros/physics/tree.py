@@ -885,7 +885,7 @@ def tree_fill_state(tm, ts, wk, qd):
 
 
 @entry
-def tree_joint_impulses(tm, ts, wk, contacts, dt, gravity, out):
+def tree_joint_impulses(tm, ts, wk, contacts, links, joints, dt, gravity, out):
     """
     Impulse each body's parent joint transmitted to it over the last step (Newton-Euler).
 
@@ -893,9 +893,10 @@ def tree_joint_impulses(tm, ts, wk, contacts, dt, gravity, out):
     step started from (wk.rel_backup) and with its velocity-product terms at the start-of-step
     velocities (wk.qd_backup), as ``tree_velocity_change`` takes them: outward
         a_i = a_parent + c_i + S_i (qd+_i - qd_i)       (a_world = -h g: gravity)
-        f_i = I_i a_i + h (v_i x* I_i v_i - f_ext,i) - P_contact,i
+        f_i = I_i a_i + h (v_i x* I_i v_i - f_ext,i) - P_contact,i - P_loop,i
     (``_node_bias``: c_i, I_i, v_i, f_ext the applied link wrenches; P_contact the contact
-    points' impulses on body i, their rows as the solve applied them), then inward
+    points' impulses on body i, their rows as the solve applied them; P_loop the rows of the
+    loop joints and grasps on it, each row's spatial force times its impulse), then inward
     f_parent += f_i.  f_i is the joint's impulse on its child, spatial about the world origin:
     with semi-implicit Euler S_i^T f_i is the joint-space impulse the step applied to that
     joint (effort, drive, damping, friction, limits, less the rotor's armature), to rounding;
@@ -907,6 +908,8 @@ def tree_joint_impulses(tm, ts, wk, contacts, dt, gravity, out):
         ts: TreeState after the step (qd+, the applied wrenches as the step had them).
         wk: TreeWork after the step (its backups hold the step's start).
         contacts: arrays.Contacts of the step (points, frames, accumulated impulses).
+        links: LinkWork of the step (the loop joints' rows on their bodies).
+        joints: arrays.Joints (the loop joints' bodies).
         dt: step, s.
         gravity: (3,) m/s^2.
         out: (n_body, 6) written with the impulse: moment about the world origin (N m s),
@@ -955,6 +958,27 @@ def tree_joint_impulses(tm, ts, wk, contacts, dt, gravity, out):
             for m in range(3):
                 wk.PA[i, m] -= sign * (moment[m] + arm[m])
                 wk.PA[i, 3 + m] -= sign * force[m]
+    # loop joints and grasps: row k on body b is the spatial force (x_b x lin + ang; lin) times
+    # its impulse (tree_rows._loop_rows), x_b the COM at the step's start (wk.body_x now)
+    for m in range(links.rows.shape[0]):
+        j = tm.link_joint[m]
+        if j < 0:
+            continue  # a mimic pair: joint-space, inside the joints' own impulses
+        for k in range(links.rows[m]):
+            lam = ts.link_impulse[m, k]
+            if lam == 0.0:
+                continue
+            for side in range(2):
+                b = joints.body[j, side]
+                if b < 0:
+                    continue
+                i = tm.body_node[b]
+                lin = (links.body_rows[m, k, side, 0], links.body_rows[m, k, side, 1],
+                       links.body_rows[m, k, side, 2])
+                arm = cross((wk.body_x[b, 0], wk.body_x[b, 1], wk.body_x[b, 2]), lin)
+                for c in range(3):
+                    wk.PA[i, c] -= lam * (arm[c] + links.body_rows[m, k, side, 3 + c])
+                    wk.PA[i, 3 + c] -= lam * lin[c]
     for i in range(n - 1, -1, -1):
         p = tm.parent[i]
         if p >= 0:

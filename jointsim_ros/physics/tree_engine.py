@@ -190,8 +190,8 @@ class TreeEngine(Mechanism):
 
     def _compute_impulses(self):
         """Run the Newton-Euler pass of the last step (tree.tree_joint_impulses)."""
-        args = (self.tree, self.tree_state, self.tree_work, self.contacts, self.dt,
-                self.gravity, self._joint_impulses)
+        args = (self.tree, self.tree_state, self.tree_work, self.contacts, self.links,
+                self.joints, self.dt, self.gravity, self._joint_impulses)
         if self._impulses_fn is None:
             tree.tree_joint_impulses(*args)
             # later calls skip the dispatcher's type resolution
@@ -338,27 +338,6 @@ class TreeEngine(Mechanism):
         m = self._link_of(j)
         return self.tree_state.link_impulse[m, :jt.N_ROWS[int(self.joints.type[j])]].copy()
 
-    def joint_wrench(self, j):
-        """
-        Mean wrench loop joint j's parent applied to its child over the last step (world).
-
-        Returns:
-            as Engine.joint_wrench: force (3,) N, torque (3,) N m about the child's COM, the
-            child's COM (3,) m and orientation (4,) at the start of that step.
-
-        Raises:
-            ValueError: j is a tree joint (tree mode reports no tree joint's wrench).
-        """
-        m = self._link_of(j)
-        if m < 0:
-            raise ValueError(f'joint {self.model.joints[j].name!r} is a tree joint: tree mode '
-                             'reports the wrench of loop joints only')
-        rows = int(self.links.rows[m])
-        impulse = self.tree_state.link_impulse[m, :rows]
-        wrench = impulse @ self.links.body_rows[m, :rows, 1] / self.dt
-        start = self.tree_work.body_start[int(self.joints.body[j, 1])]
-        return wrench[:3], wrench[3:], start[0:3].copy(), start[3:7].copy()
-
     # -- stepping -----------------------------------------------------------------------------
     kernel_variant = 'tree'
 
@@ -380,16 +359,25 @@ class TreeEngine(Mechanism):
         """
         Mean wrench joint j's parent applied to its child over the last step (world frame).
 
-        The recursive Newton-Euler pass over the step's velocity change
+        A tree joint's: the recursive Newton-Euler pass over the step's velocity change
         (``tree.tree_joint_impulses``, docs/sensors.md), for every joint at once and kept until
-        the next step.  It reads the contact impulses and the applied link wrenches as the step
-        left them: read it before changing them.
+        the next step; it reads the contact impulses and the applied link wrenches as the step
+        left them: read it before changing them.  A loop joint's or a grasp's: its rows'
+        impulses on the child.
 
         Returns:
             (force (3,) N, torque (3,) N m about the child's COM, the child's COM (3,) m and
             orientation (4,) at the start of that step, the poses the pass is taken at), as
             Engine.joint_wrench.
         """
+        m = self._link_of(j)
+        if m >= 0:
+            # a loop joint or a grasp: its rows' impulses on the child over the step
+            rows = int(self.links.rows[m])
+            impulse = self.tree_state.link_impulse[m, :rows]
+            wrench = impulse @ self.links.body_rows[m, :rows, 1] / self.dt
+            start = self.tree_work.body_start[int(self.joints.body[j, 1])]
+            return wrench[:3], wrench[3:], start[0:3].copy(), start[3:7].copy()
         if not self._impulses_current:
             self._compute_impulses()
         child = int(self.joints.body[j, 1])
