@@ -208,9 +208,9 @@ def test_a_world_link_with_two_floating_joints_is_refused(tmp_path):
 
 
 # -- the scenario --------------------------------------------------------------------------
-@pytest.fixture(scope='module')
-def turned(tmp_path_factory):
-    """One run of the scenario (about 10 s of wall time)."""
+@pytest.fixture(scope='module', params=['maximal', 'tree'])
+def turned(tmp_path_factory, request):
+    """One run of the scenario per formulation (about 10 s of wall time each)."""
     lines = []
 
     class Out:
@@ -218,7 +218,7 @@ def turned(tmp_path_factory):
         def write(self, text):
             lines.append(text)
 
-    result = valve(VALVE_URDF, VALVE_CONFIG, out=Out())
+    result = valve(VALVE_URDF, VALVE_CONFIG, out=Out(), formulation=request.param)
     result['lines'] = ''.join(lines).splitlines()
     return result
 
