@@ -385,7 +385,11 @@ class TreeEngine(Mechanism):
         impulse = self._joint_impulses[child]
         force = impulse[3:] / self.dt
         com = start[0:3].copy()
-        torque = impulse[:3] / self.dt - np.cross(com, force)  # about the COM, not the origin
+        # about the COM, not the origin (np.cross costs ten times more on 3-vectors)
+        c0, c1, c2 = com
+        f0, f1, f2 = force
+        torque = impulse[:3] / self.dt - np.array((c1 * f2 - c2 * f1, c2 * f0 - c0 * f2,
+                                                   c0 * f1 - c1 * f0))
         return force, torque, com, start[3:7].copy()
 
     def joint_rates(self):
