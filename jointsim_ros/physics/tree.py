@@ -429,6 +429,24 @@ def _node_bias(tm, qd, h, body_wrench, wk, i):
 
 
 @jit
+def _parent_velocity_change(tm, wk, i, h, gravity):
+    """
+    Start node i's velocity change over a step: its parent's plus its bias c_i (wk.acc[i]).
+
+    The root's parent is the world, whose velocity change -h g stands for gravity (the step's
+    outward sweep and the Newton-Euler pass of the sensors alike).
+    """
+    p = tm.parent[i]
+    for m in range(6):
+        if p >= 0:
+            wk.acc[i, m] = wk.acc[p, m] + wk.cbias[i, m]
+        elif m < 3:
+            wk.acc[i, m] = wk.cbias[i, m]
+        else:
+            wk.acc[i, m] = -h * gravity[m - 3] + wk.cbias[i, m]
+
+
+@jit
 def tree_velocity_change(tm, qd, h, gravity, dof_force, dof_extra, body_wrench, wk, out):
     """
     Generalized velocity change over h from the articulated-body recursion (module docstring).
@@ -488,16 +506,9 @@ def tree_velocity_change(tm, qd, h, gravity, dof_force, dof_extra, body_wrench, 
                 wk.IA[p, r, s] += wk.IA[i, r, s]
     # outward: velocity changes
     for i in range(n):
-        p = tm.parent[i]
         d = tm.dof[i]
         v0 = tm.v0[i]
-        for m in range(6):
-            if p >= 0:
-                wk.acc[i, m] = wk.acc[p, m] + wk.cbias[i, m]
-            elif m < 3:
-                wk.acc[i, m] = wk.cbias[i, m]
-            else:
-                wk.acc[i, m] = -h * gravity[m - 3] + wk.cbias[i, m]
+        _parent_velocity_change(tm, wk, i, h, gravity)
         for k in range(d):
             acc = wk.u[i, k]
             for r in range(6):
@@ -919,14 +930,7 @@ def tree_joint_impulses(tm, ts, wk, contacts, links, joints, dt, gravity, out):
     tree_kinematics(tm, wk.rel_backup, wk)
     for i in range(n):
         _node_bias(tm, wk.qd_backup, dt, ts.body_wrench, wk, i)
-        p = tm.parent[i]
-        for m in range(6):
-            if p >= 0:
-                wk.acc[i, m] = wk.acc[p, m] + wk.cbias[i, m]
-            elif m < 3:
-                wk.acc[i, m] = wk.cbias[i, m]
-            else:
-                wk.acc[i, m] = -dt * gravity[m - 3] + wk.cbias[i, m]
+        _parent_velocity_change(tm, wk, i, dt, gravity)
         for k in range(tm.dof[i]):
             change = ts.qd[tm.v0[i] + k] - wk.qd_backup[tm.v0[i] + k]
             for m in range(6):

@@ -183,6 +183,36 @@ def _add_body_row(wk, b, f, sign, row_J, row_U, n):
 
 
 @jit
+def _row_segments(tm, wk, body_a, body_b, seg, length, i):
+    """
+    Set row set i's segments of qd: the group of each moving body; return B's segment (0 or 1).
+
+    One group when both bodies are in it (self-collision, a loop inside the robot); A's rows go
+    into segment 0 when it moves, B's into the segment of its group.  Each moving body's six
+    unit responses are made ready (``_body_response``).  Contact points and loop joints alike.
+    """
+    seg[i, 0] = -1
+    seg[i, 1] = -1
+    length[i, 0] = 0
+    length[i, 1] = 0
+    slot_b = 0
+    for side in range(2):
+        b = body_a if side == 0 else body_b
+        if b < 0:
+            continue
+        _body_response(tm, wk, b)
+        g = tm.node_group[tm.body_node[b]]
+        if side == 1 and seg[i, 0] == tm.group_v[g]:
+            continue
+        slot = 0 if seg[i, 0] < 0 else 1
+        seg[i, slot] = tm.group_v[g]
+        length[i, slot] = tm.group_v[g + 1] - tm.group_v[g]
+        if side == 1:
+            slot_b = slot
+    return slot_b
+
+
+@jit
 def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
     """
     Rows of every contact point on the generalized velocities (module docstring).
@@ -204,22 +234,8 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
         seg[i, 1] = -1
         if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt, True):
             continue
-        # the point's segments: the group of each body (one, for self-collision); body A's
-        # rows go into segment 0 when it moves, B's into the segment of its group
-        slot_b = 0
-        for side in range(2):
-            b = contacts.body[i, side]
-            if b < 0:
-                continue
-            _body_response(tm, wk, b)
-            g = tm.node_group[tm.body_node[b]]
-            if side == 1 and seg[i, 0] == tm.group_v[g]:
-                continue
-            slot = 0 if seg[i, 0] < 0 else 1
-            seg[i, slot] = tm.group_v[g]
-            length[i, slot] = tm.group_v[g + 1] - tm.group_v[g]
-            if side == 1:
-                slot_b = slot
+        slot_b = _row_segments(tm, wk, contacts.body[i, 0], contacts.body[i, 1], seg, length,
+                               i)
         angular = has_angular_rows(contacts.material, i)
         p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
         for k in range(N_ROWS):
@@ -434,30 +450,9 @@ def _loop_rows(tm, ts, wk, joints, links, m, j):
     d = jt.constraint(joints.type[j], frames, links.error[m], links.body_rows[m],
                       ts.joint_length[j])
     links.rows[m] = d
-    seg = links.seg
     length = links.length
-    seg[m, 0] = -1
-    seg[m, 1] = -1
-    length[m, 0] = 0
-    length[m, 1] = 0
     slot_a = 0
-    slot_b = 0
-    for side in range(2):
-        b = joints.body[j, side]
-        if b < 0:
-            continue
-        _body_response(tm, wk, b)
-        g = tm.node_group[tm.body_node[b]]
-        if side == 1 and seg[m, 0] == tm.group_v[g]:
-            slot_b = 0
-            continue
-        slot = 0 if seg[m, 0] < 0 else 1
-        seg[m, slot] = tm.group_v[g]
-        length[m, slot] = tm.group_v[g + 1] - tm.group_v[g]
-        if side == 0:
-            slot_a = slot
-        else:
-            slot_b = slot
+    slot_b = _row_segments(tm, wk, joints.body[j, 0], joints.body[j, 1], links.seg, length, m)
     f = wk.vec6b
     largest = 0.0
     for k in range(d):
