@@ -106,6 +106,8 @@ class TreeEngine(Mechanism):
         self._joint_impulses = np.zeros((n_body, 6))
         self._impulses_current = False
         self._impulses_fn = None
+        #: joint index -> its link (tree_rows.py) for the loop joints with rows
+        self._links_of_joints = {int(j): m for m, j in enumerate(self.tree.link_joint) if j >= 0}
 
     def _row_width(self):
         return self._width  # the largest group's coordinates (physics/tree_rows.py)
@@ -319,9 +321,6 @@ class TreeEngine(Mechanism):
 
     # -- loops and elements (links: tree_rows.py) ---------------------------------------------
     def _link_of(self, j):
-        if not hasattr(self, '_links_of_joints'):
-            self._links_of_joints = {int(j): m for m, j in enumerate(self.tree.link_joint)
-                                     if j >= 0}
         return self._links_of_joints.get(int(j), -1)
 
     def clear_joint_rows(self, j):
@@ -370,18 +369,17 @@ class TreeEngine(Mechanism):
             orientation (4,) at the start of that step, the poses the pass is taken at), as
             Engine.joint_wrench.
         """
+        child = int(self.joints.body[j, 1])
+        start = self.tree_work.body_start[child]
         m = self._link_of(j)
         if m >= 0:
             # a loop joint or a grasp: its rows' impulses on the child over the step
             rows = int(self.links.rows[m])
             impulse = self.tree_state.link_impulse[m, :rows]
             wrench = impulse @ self.links.body_rows[m, :rows, 1] / self.dt
-            start = self.tree_work.body_start[int(self.joints.body[j, 1])]
             return wrench[:3], wrench[3:], start[0:3].copy(), start[3:7].copy()
         if not self._impulses_current:
             self._compute_impulses()
-        child = int(self.joints.body[j, 1])
-        start = self.tree_work.body_start[child]
         impulse = self._joint_impulses[child]
         force = impulse[3:] / self.dt
         com = start[0:3].copy()
