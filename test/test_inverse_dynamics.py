@@ -22,22 +22,54 @@ def test_bar_lengths_follow_the_inertias():
     assert tool_path(10.0) == pytest.approx(TOOL_START)               # a closed loop
 
 
-def test_crane_reproduces_the_tool_path_from_the_forces_of_its_recorded_lengths():
+_crane_runs = {}
+
+
+def crane_run(formulation):
+    """Return (ThreeStageResult, progress calls) of the crane's 10 s, made once per module."""
+    if formulation not in _crane_runs:
+        urdf, config = slewing_crane()
+        config['solver']['formulation'] = formulation
+        times = np.arange(0.0, 10.0 + 1e-9, 0.01)
+        calls = []
+        result = run_three_stages(lambda: Simulator.from_urdf(urdf, config), 'tool', times,
+                                  tool_path(times), 10.0, actuators=['slewing', 'd_a', 'a_b'],
+                                  progress=lambda *args: calls.append(args))
+        _crane_runs[formulation] = result, calls
+    return _crane_runs[formulation]
+
+
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_crane_reproduces_the_tool_path_from_the_forces_of_its_recorded_lengths(formulation):
     """The whole 10 s of the issue's path at dt = 1 ms: stage 3 within 0.1 % (4 mm)."""
-    urdf, config = slewing_crane()
-    times = np.arange(0.0, 10.0 + 1e-9, 0.01)
-    calls = []
-    result = run_three_stages(lambda: Simulator.from_urdf(urdf, config), 'tool', times,
-                              tool_path(times), 10.0, actuators=['slewing', 'd_a', 'a_b'],
-                              progress=lambda *args: calls.append(args))
-    assert np.max(np.linalg.norm(result.tool_stage1 - result.path, axis=1)) < 1e-9
+    result, calls = crane_run(formulation)
+    assert np.max(np.linalg.norm(result.tool_stage1 - result.path, axis=1)) < 1e-8
     assert result.amplitude == pytest.approx(4.0, rel=1e-3)  # z spans 0..4 m over the loop
-    # stages 2 and 3 within the issue's 0.1 % of the amplitude (4 mm; 1.6 and 3.6 mm seen)
+    # stages 2 and 3 within the issue's 0.1 % of the amplitude (4 mm; maximal 0.9 and 0.9 mm
+    # seen, its joints' drift correction moving the bars without force; tree 5e-9 m and 5e-9 m)
     assert np.max(np.linalg.norm(result.tool_stage2 - result.path, axis=1)) < 4e-3
     assert result.deviation.max() < 4e-3
+    if formulation == 'tree':
+        # exact joints: the recorded forces are the exact inverse of the tree's step
+        assert result.deviation.max() < 1e-7
     # before the path starts (t < 1 s) the crane is at rest: the forces are its statics
     assert result.forces[900] == pytest.approx(result.forces[200], abs=1.0)  # N, of kN
     assert calls[-1][:3] == (3, 10000, 10000) and len({c[0] for c in calls}) == 3
+
+
+def test_crane_forces_agree_between_formulations():
+    """
+    Stage 2's forces in tree mode equal the maximal mode's within 0.1 % of each one's peak.
+
+    After the first 20 steps (the maximal solve's cold start, without warm-start impulses:
+    its first step is a sixth off the statics the tree gets exactly).  Seen: 0.092, 0.087,
+    0.017 % (slewing, d_a, a_b; the maximal joints' drift correction leaves the slender bars
+    ~1e-5 rad of twist).
+    """
+    maximal = crane_run('maximal')[0].forces[20:]
+    tree = crane_run('tree')[0].forces[20:]
+    worst = np.max(np.abs(tree - maximal), axis=0) / np.max(np.abs(maximal), axis=0)
+    assert np.all(worst < 1e-3), worst
 
 
 def test_three_bar_element_lengths_do_not_see_a_turn_about_the_o_d_line():

@@ -4,10 +4,12 @@ import csv
 from jointsim_ros.control.mechanisms import slewing_crane, tool_path
 from jointsim_ros.tools import inverse_dynamics
 import numpy as np
+import pytest
 import yaml
 
 
-def test_tool_runs_a_description_and_writes_csv_png_and_summary(tmp_path, capsys):
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_tool_runs_a_description_and_writes_csv_png_and_summary(tmp_path, capsys, formulation):
     urdf, config = slewing_crane()
     (tmp_path / 'crane.urdf').write_text(urdf)
     (tmp_path / 'crane.yaml').write_text(yaml.safe_dump(config))
@@ -18,10 +20,12 @@ def test_tool_runs_a_description_and_writes_csv_png_and_summary(tmp_path, capsys
         'robot': 'crane.urdf', 'config': 'crane.yaml', 'path_point': 'tool',
         'path_csv': 'path.csv', 'actuators': ['slewing', 'd_a', 'a_b'], 'duration': 1.5}))
     out = tmp_path / 'out'
-    assert inverse_dynamics.main([str(tmp_path / 'job.yaml'), '--out', str(out)]) == 0
+    assert inverse_dynamics.main([str(tmp_path / 'job.yaml'), '--out', str(out),
+                                  '--formulation', formulation]) == 0
     printed = capsys.readouterr()
     assert 'stage 3/3: 100 %' in printed.err and 'stage 1/3:  10 %' in printed.err
     summary = yaml.safe_load((out / 'summary.yaml').read_text())
+    assert summary['formulation'] == formulation
     assert summary['steps'] == 1500 and abs(summary['amplitude_m'] - 4.0) < 1e-3
     assert summary['stage3_max_deviation_m'] < 4e-3  # 0.1 % of the amplitude
     with open(out / 'stage2.csv') as stream:

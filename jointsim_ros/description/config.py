@@ -85,10 +85,10 @@ class SolverSettings:
         choice('maximal', 'tree'),
         note='maximal: bodies and constraint rows, any robot; tree: generalized coordinates '
              'with exact joints for tree-shaped robots (the O(n) articulated-body step with '
-             'contacts, limits, joint friction, mimic joints, loops and grasps as impulses, '
-             'force-torque sensors read by Newton-Euler, `docs/tree.md`; linear actuators, '
-             'path points and '
-             'spherical or planar joint friction are refused at load). The iteration, '
+             'contacts, limits, joint friction, mimic joints, loops, grasps, linear actuators '
+             'and path points as impulses, force-torque sensors read by Newton-Euler, '
+             '`docs/tree.md`; spherical or planar joint friction is refused at load). The '
+             'iteration, '
              'tolerance, time-budget and warm-start keys govern both; the position-iteration '
              'key applies to `maximal` only')
     integrator: str = setting(

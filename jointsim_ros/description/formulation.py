@@ -69,10 +69,6 @@ def check_tree_config(model, config):
         refuse('contacts with the rk4 integrator', 'solver.integrator',
                'use integrator semi_implicit_euler or symplectic_euler, or set '
                'ground.enabled: false and remove the scene and collision shapes')
-    if config.linear_actuators:
-        refuse('linear actuators', 'linear_actuators', 'remove the linear_actuators section')
-    if config.path_points:
-        refuse('path points (prescribed paths)', 'path_points', 'remove the path_points section')
     if rk4 and config.grasps:
         refuse('grasps with the rk4 integrator', 'solver.integrator',
                'use integrator semi_implicit_euler or symplectic_euler')

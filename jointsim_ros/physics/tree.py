@@ -179,6 +179,10 @@ LinkWork = by_reference(namedtuple('LinkWork', [
     'push_target',    # (n_link, 6) pseudo-velocity target of the drift correction, -C / dt
     'push',           # (n_link, 6) pseudo-impulses of the drift correction
     'body_rows',      # (n_link, 6, 2, 6) a loop joint's rows on its bodies' twists (joints/)
+    'carry',          # (n_link,) 1.0 for an element with a moving reference (a prescribed
+                      # length or path): its rows anticipate the step's curvature (carried)
+    'carried',        # (n_link, 6) the step's curvature over dt, m/s or rad/s: taken off
+                      # the next step's target; each step adds the error it left (tree_rows.py)
 ]))
 
 #: The TreeState fields the tree engine owns; the others are the facade's State arrays.

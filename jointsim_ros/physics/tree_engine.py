@@ -90,7 +90,11 @@ class TreeEngine(Mechanism):
             length=np.zeros((n_link, 2), dtype=np.int64), rows=np.zeros(n_link, dtype=np.int64),
             J=np.zeros((n_link, 6, 2, self._width)), U=np.zeros((n_link, 6, 2, self._width)),
             kinv=rows.copy(), target=rows.copy(), error=rows.copy(), push_target=rows.copy(),
-            push=rows.copy(), body_rows=np.zeros((n_link, 6, 2, 6)))
+            push=rows.copy(), body_rows=np.zeros((n_link, 6, 2, 6)),
+            carry=np.array([0.0] * len(self.tree.mimic_v) + [
+                1.0 if model.joints[j].element in ('actuator', 'path') else 0.0
+                for j in self.tree.link_joint[len(self.tree.mimic_v):]]),
+            carried=rows.copy())
         self.tree, model_floats, model_ints, model_layout = flat.pack(self.tree)
         # the packed buffers: the kernel's first arguments
         self._packed = (model_floats, model_ints, model_layout, own_buffer, own_layout,
@@ -328,9 +332,11 @@ class TreeEngine(Mechanism):
         m = self._link_of(j)
         if m >= 0:
             self.tree_state.link_impulse[m] = 0.0
+            self.links.carried[m] = 0.0
 
     def _clear_loop_rows(self):
         self.tree_state.link_impulse[len(self.tree.mimic_v):] = 0.0
+        self.links.carried[:] = 0.0
 
     def element_impulse(self, j):
         """Return the accumulated impulses of element joint j's rows (N s)."""

@@ -406,6 +406,7 @@ def link_rows(tm, ts, wk, joints, links):
             links.rows[m] = 0
             for k in range(6):
                 ts.link_impulse[m, k] = 0.0
+                links.carried[m, k] = 0.0
         else:
             _loop_rows(tm, ts, wk, joints, links, m, j)
 
@@ -479,7 +480,10 @@ def _loop_rows(tm, ts, wk, joints, links, m, j):
                 ktot += links.J[m, k, s, c] * links.U[m, k, s, c]
         links.kinv[m, k] = ktot
         largest = max(largest, ktot)
-        links.target[m, k] = ts.joint_row_rate[j, k]
+        # a moving reference's rows anticipate the step's curvature (the last step's error
+        # before its drift correction): the step lands by its velocity, the impulse is the
+        # whole force of the motion and the push has only the change of curvature left
+        links.target[m, k] = ts.joint_row_rate[j, k] - links.carried[m, k]
     for k in range(d):
         ktot = links.kinv[m, k]
         links.kinv[m, k] = 1.0 / ktot if ktot > LINK_DEGENERATE * largest else 0.0
@@ -540,6 +544,8 @@ def link_push_targets(tm, ts, wk, joints, links, dt):
         for k in range(links.rows[m]):
             links.push[m, k] = 0.0
             links.push_target[m, k] = -links.error[m, k] / dt
+            # the step aimed carried off its reference: what it missed is the curvature
+            links.carried[m, k] += links.carry[m] * links.error[m, k] / dt
             if links.kinv[m, k] > 0.0:
                 largest = max(largest, abs(links.error[m, k]))
     return largest

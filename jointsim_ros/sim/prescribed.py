@@ -252,22 +252,36 @@ class Prescribed:
 
         Joints get a position and a velocity target on their axis; lengths and paths a rate
         at which their row's reference moves (``State.joint_row_rate``) and the reference the
-        position projection lands on (``State.joint_length``, ``State.joint_anchor``).  Only
-        the engine's State is written: its static model is read-only after load.
+        position projection lands on (``State.joint_length``, ``State.joint_anchor``).  The
+        rate is the curve's secant over the step, (x*(after) - x*(after - dt)) / dt: with
+        semi-implicit Euler (x += dt v) the step then lands on the curve by its velocity
+        alone, so the row's impulse is the whole effort of the motion and the same efforts
+        applied as forces repeat it (the position projection only removes the rows'
+        nonlinearity and the solver's tolerance).  Only the engine's State is written: its
+        static model is read-only after load.
         """
         engine = self._sim._engine
         state = engine.state
+        before = after - self._sim.dt
+        inv_dt = 1.0 / self._sim.dt
+
+        def aim_at(spline, offset):
+            end = np.atleast_1d(spline.evaluate(after - offset))
+            return end, (end - np.atleast_1d(spline.evaluate(before - offset))) * inv_dt
+
         for axis, spline, column, offset in self._joints.values():
-            state.axis_target_q[axis] = np.atleast_1d(spline.evaluate(after - offset))[column]
-            state.axis_target_rate[axis] = np.atleast_1d(
-                spline.evaluate(after - offset, 1))[column]
-        rate = state.joint_row_rate
+            end, rate = aim_at(spline, offset)
+            state.axis_target_q[axis] = end[column]
+            state.axis_target_rate[axis] = rate[column]
+        rates = state.joint_row_rate
         for j, spline, column, offset in self._lengths.values():
-            state.joint_length[j] = np.atleast_1d(spline.evaluate(after - offset))[column]
-            rate[j, 0] = np.atleast_1d(spline.evaluate(after - offset, 1))[column]
+            end, rate = aim_at(spline, offset)
+            state.joint_length[j] = end[column]
+            rates[j, 0] = rate[column]
         for j, spline, offset in self._paths.values():
-            state.joint_anchor[j] = spline.evaluate(after - offset)
-            rate[j, :3] = spline.evaluate(after - offset, 1)
+            end, rate = aim_at(spline, offset)
+            state.joint_anchor[j] = end
+            rates[j, :3] = rate
 
     def before_step(self):
         """

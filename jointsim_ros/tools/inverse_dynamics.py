@@ -4,6 +4,8 @@ Inverse dynamics by prescribed motion: run the three-stage procedure from a YAML
     python -m jointsim_ros.tools.inverse_dynamics DESCRIPTION.yaml [--out DIR] [--dt S]
     python -m jointsim_ros.tools.inverse_dynamics --example crane|three_bar [--out DIR]
 
+Both take ``--formulation maximal|tree`` (default: the config's ``solver.formulation``).
+
 The description (paths relative to it) names the robot, its simulator config (declaring the
 tool's path point and the linear actuators), the tool's path as a CSV (t, x, y, z in s and m)
 and what to record and drive:
@@ -32,6 +34,7 @@ import yaml
 from . import show_log
 from ..control.inverse_dynamics import run_three_stages
 from ..control.mechanisms import slewing_crane, three_bar, tool_path
+from ..description.config import load_config, with_formulation
 from ..errors import JointsimError
 from ..sim.simulator import Simulator
 
@@ -48,6 +51,8 @@ def parse_args(argv):
     parser.add_argument('--out', default='inverse_dynamics_out', help='output folder')
     parser.add_argument('--dt', type=float, help='time step, s (overrides the config)')
     parser.add_argument('--duration', type=float, help='simulated time per stage, s')
+    parser.add_argument('--formulation', choices=('maximal', 'tree'), default=None,
+                        help="replace the config's solver.formulation (docs/tree.md)")
     args = parser.parse_args(argv)
     if (args.description is None) == (args.example is None):
         parser.error('give a DESCRIPTION.yaml or --example NAME (one of them)')
@@ -139,7 +144,7 @@ def plot(result, out):
     pyplot.close(figure)
 
 
-def write_results(result, out):
+def write_results(result, out, formulation='maximal'):
     """Write the CSV files, summary.yaml and the plots; return the summary dict."""
     out.mkdir(parents=True, exist_ok=True)
     xyz = ['x_m', 'y_m', 'z_m']
@@ -150,7 +155,8 @@ def write_results(result, out):
     write_csv(out / 'stage3.csv', ['t_s'] + [f'tool_{c}' for c in xyz] + ['deviation_m'],
               np.column_stack([result.time, result.tool_stage3, result.deviation]))
     stage2 = np.linalg.norm(result.tool_stage2 - result.path, axis=1)
-    summary = {'steps': int(len(result.time) - 1), 'amplitude_m': result.amplitude,
+    summary = {'formulation': formulation, 'steps': int(len(result.time) - 1),
+               'amplitude_m': result.amplitude,
                'stage2_max_deviation_m': float(stage2.max()),
                'stage3_max_deviation_m': float(result.deviation.max()),
                'stage3_max_deviation_percent': float(100.0 * result.deviation.max()
@@ -184,11 +190,12 @@ def run(args):
             given = yaml.safe_load(Path(config).read_text()) if config else {}
             config = dict(given or {}, dt=args.dt)
     duration = args.duration or duration
+    config = with_formulation(load_config(config), args.formulation)
     started = time.perf_counter()
     result = run_three_stages(lambda: Simulator.from_urdf(urdf, config), point, times, path,
                               duration, actuators=actuators, joints=joints,
                               progress=progress_printer())
-    summary = write_results(result, Path(args.out))
+    summary = write_results(result, Path(args.out), config.solver.formulation)
     summary['wall_time_s'] = time.perf_counter() - started
     return summary
 
