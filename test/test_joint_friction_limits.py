@@ -278,9 +278,11 @@ def ball_joint(friction):
                        extra=f'<dynamics friction="{friction}"/>'))
 
 
-def test_spherical_friction_opposes_the_slip_under_a_turning_torque():
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_spherical_friction_opposes_the_slip_under_a_turning_torque(formulation):
     friction, size, spin = 1.0, 3.0, 2.0
-    sim = Simulator.from_urdf(ball_joint(friction), {'gravity': [0, 0, 0]})
+    sim = Simulator.from_urdf(ball_joint(friction), {'gravity': [0, 0, 0],
+                                                     'solver': {'formulation': formulation}})
 
     def torque(t):
         return size * np.array([math.cos(spin * t), math.sin(spin * t), 0.0])
@@ -295,8 +297,10 @@ def test_spherical_friction_opposes_the_slip_under_a_turning_torque():
     assert worst < 0.02 * np.max(np.linalg.norm(reference, axis=1))
 
 
-def test_spherical_friction_holds_a_load_below_it():
-    sim = Simulator.from_urdf(ball_joint(1.0), {'gravity': [0, 0, 0]})
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_spherical_friction_holds_a_load_below_it(formulation):
+    sim = Simulator.from_urdf(ball_joint(1.0), {'gravity': [0, 0, 0],
+                                                'solver': {'formulation': formulation}})
     quat0 = sim.link_pose('ball')[1]
     for k in range(50):
         direction = np.array([math.cos(k), math.sin(k), math.cos(2 * k)])
@@ -306,12 +310,14 @@ def test_spherical_friction_holds_a_load_below_it():
     assert np.allclose(sim.link_pose('ball')[1], quat0, atol=1e-9)
 
 
-def test_planar_friction_opposes_the_sliding_direction():
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_planar_friction_opposes_the_sliding_direction(formulation):
     mass, friction = 2.0, 3.0
     puck = robot('puck', link('table'), link('puck', inertial(mass, 0.01, 0.01, 0.01)),
                  joint('slide', 'planar', 'table', 'puck', axis='0 0 1',
                        extra=f'<dynamics friction="{friction}"/>'))
-    sim = Simulator.from_urdf(puck, None)  # the plane carries the weight
+    # the plane carries the weight
+    sim = Simulator.from_urdf(puck, {'solver': {'formulation': formulation}})
 
     def push(t):
         return np.array([5.0, 0.0, 0.0]) if t < 0.5 else np.array([0.0, 2.0, 0.0])

@@ -22,8 +22,10 @@ def test_both_engines_are_mechanisms_and_the_tree_builds_no_maximal_solver_array
         for name in ('step', 'joint_rates', 'place_children', 'close_loops', 'kernel'):
             assert callable(getattr(engine, name))
     assert not isinstance(tree, Engine)
-    for name in ('blocks', 'work', 'free'):
+    for name in ('blocks', 'work'):
         assert hasattr(maximal, name) and not hasattr(tree, name)
+    # the spherical and planar joints' friction table is the model's, rows of each mechanics
+    assert len(maximal.free.joint) == len(tree.free.joint) == 0
     # one contact pipeline: both hold its arrays, each with its own mechanics' row width
     assert tree.contacts is not None and len(tree.state.row_impulse) == 0
     assert maximal.cwork.row_J.shape[-1] == 6 and tree.cwork.row_J.shape[-1] == tree.n_dof

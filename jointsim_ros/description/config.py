@@ -87,10 +87,9 @@ class SolverSettings:
              'with exact joints for tree-shaped robots (the O(n) articulated-body step with '
              'contacts, limits, joint friction, mimic joints, loops, grasps, linear actuators '
              'and path points as impulses, force-torque sensors read by Newton-Euler, '
-             '`docs/tree.md`; spherical or planar joint friction is refused at load). The '
-             'iteration, '
-             'tolerance, time-budget and warm-start keys govern both; the position-iteration '
-             'key applies to `maximal` only')
+             '`docs/tree.md`; friction, damping or limits on loop joints are refused at '
+             'load). The iteration, tolerance, time-budget and warm-start keys govern both; '
+             'the position-iteration key applies to `maximal` only')
     integrator: str = setting(
         'semi_implicit_euler', 'semi_implicit_euler | symplectic_euler | rk4',
         'time integrator; the last two only with formulation tree (docs/tree.md)',

@@ -50,9 +50,9 @@ def check_tree_config(model, config):
         config: SimConfig with ``solver.formulation == 'tree'``.
 
     Raises:
-        ConfigError: linear actuators, path points, Coulomb friction of spherical and
-            planar joints; with RK4 also drives, contacts, joint friction, mimic joints,
-            closed loops, grasps and enforced velocity limits (RK4 solves no rows).
+        ConfigError: friction, damping or limits on a loop joint; with RK4 also drives,
+            contacts, joint friction, mimic joints, closed loops, grasps and enforced velocity
+            limits (RK4 solves no rows).
     """
     src = config.source
     fix = 'or use solver.formulation: maximal'
@@ -86,9 +86,9 @@ def check_tree_config(model, config):
         if j.loop and (friction or j.damping > 0.0 or limited):
             refuse(f'friction, damping or limits on loop joint {j.name!r}',
                    f'joints.{j.name}', "remove them (its coordinate is not one of the tree's)")
-        if friction and (rk4 or j.type in ('spherical', 'planar')):
-            refuse(f'joint Coulomb friction ({j.name!r}, {j.type}'
-                   f'{" with rk4" if rk4 else ""})', f'joints.{j.name}.friction',
+        if friction and rk4:
+            refuse(f'joint Coulomb friction ({j.name!r}, {j.type} with rk4)',
+                   f'joints.{j.name}.friction',
                    f'set joints: {{{j.name}: {{friction: 0, static_friction: 0}}}}')
     if config.limits.enforce_velocity and rk4:
         refuse('enforced velocity limits with the rk4 integrator', 'limits.enforce_velocity',

@@ -112,6 +112,20 @@ class Mechanism:
         """Build the formulation's own row layout before the State; return (n_row, n_free)."""
         return 0, 0
 
+    @staticmethod
+    def _build_free_friction(model):
+        """Friction of spherical (3 rows) and planar (2 sliding rows) joints that have some."""
+        rows = []
+        for i, j in enumerate(model.joints):
+            static = j.static_friction if j.static_friction is not None else j.friction
+            if j.type in ('spherical', 'planar') and (j.friction > 0 or static > 0):
+                rows.append((i, 3 if j.type == 'spherical' else 2, j.friction, static))
+        cols = list(zip(*rows)) if rows else [(), (), (), ()]
+        return FreeFriction(joint=np.array(cols[0], dtype=np.int64),
+                            dim=np.array(cols[1], dtype=np.int64),
+                            friction=np.array(cols[2], dtype=float),
+                            static_friction=np.array(cols[3], dtype=float))
+
     # -- construction -------------------------------------------------------------------------
     @staticmethod
     def _build_bodies(model):
@@ -661,20 +675,6 @@ class Engine(Mechanism):
                         row0=np.array(row0, dtype=np.int64), dim=np.array(dim, dtype=np.int64),
                         body=np.array(body, dtype=np.int64).reshape(-1, 4))
         return blocks, n_row
-
-    @staticmethod
-    def _build_free_friction(model):
-        """Friction of spherical (3 rows) and planar (2 sliding rows) joints that have some."""
-        rows = []
-        for i, j in enumerate(model.joints):
-            static = j.static_friction if j.static_friction is not None else j.friction
-            if j.type in ('spherical', 'planar') and (j.friction > 0 or static > 0):
-                rows.append((i, 3 if j.type == 'spherical' else 2, j.friction, static))
-        cols = list(zip(*rows)) if rows else [(), (), (), ()]
-        return FreeFriction(joint=np.array(cols[0], dtype=np.int64),
-                            dim=np.array(cols[1], dtype=np.int64),
-                            friction=np.array(cols[2], dtype=float),
-                            static_friction=np.array(cols[3], dtype=float))
 
     # -- loops and elements -----------------------------------------------------------------
     def clear_joint_rows(self, j):

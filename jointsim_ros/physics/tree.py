@@ -67,8 +67,9 @@ from .solver import sweep_stop
 from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
                         forget_body_responses, link_push_targets, link_rows, loop_coordinates,
-                        node_velocities, prepare_push_axes, solve_axes, solve_push_axes,
-                        sweep_links, warm_start_axes, warm_start_links)
+                        free_rows, node_velocities, prepare_push_axes, solve_axes, solve_free,
+                        solve_push_axes, sweep_links, warm_start_axes, warm_start_free,
+                        warm_start_links)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -114,6 +115,12 @@ TreeModel = by_reference(namedtuple('TreeModel', [
     'mimic_v',        # (n_mimic, 2) int64 follower, leader coordinate
     'mimic_ratio',    # (n_mimic,) multiplier r of q_f = r q_l + o, 1
     'mimic_offset',   # (n_mimic,) offset o, rad or m
+    # Coulomb friction of spherical and planar joints (arrays.FreeFriction): a norm-bounded
+    # vector of rows on the joint's own coordinates (physics/tree_rows.py, ``free_rows``)
+    'free_v',         # (n_free,) int64 first coordinate of the rows: a spherical joint's
+                      # three angular ones, a planar joint's two in-plane translations
+    'free_dim',       # (n_free,) int64 3 (spherical) or 2 (planar)
+    'free_force',     # (n_free, 2) sliding, breakaway friction, N m or N
 ]))
 
 #: Mutable tree state; the body_* , joint_*, drive_* and time arrays are the facade's State
@@ -132,6 +139,8 @@ TreeState = by_reference(namedtuple('TreeState', [
     'drive_effort', 'axis_impulse', 'axis_rate', 'joint_anchor', 'joint_length', 'joint_active',
     'joint_row_rate',
     'axis_prescribed', 'axis_target_rate', 'axis_target_q',  # prescribed motion (aim())
+    'free_impulse',   # (n_free, 3) spherical and planar joints' friction impulses on their
+                      # coordinates (child-frame torque, parent-frame force), N m s or N s
 ]))
 
 #: Scratch arrays of the recursion and the integrators.
@@ -162,6 +171,9 @@ TreeWork = by_reference(namedtuple('TreeWork', [
                          # its response (tree_rows._body_response)
     'body_ready',     # (n_body,) 1.0 once body_J, body_U hold this step's
     'body_start',     # (n_body, 13) the bodies at the step's start: pos, quat, lin vel, L
+    'free_U',         # (n_free, 3, width) each friction row's response on its group's qd
+    'free_kinv',      # (n_free, 3, 3) inverse of the rows' block J U
+    'free_bound',     # (n_free,) the impulse vector's norm bound this step, N m s or N s
 ]))
 
 #: The links' rows of one step (physics/tree_rows.py, ``link_rows``): up to 6 per link (a mimic
@@ -193,13 +205,15 @@ TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:
 # TreeCoordinates (source 0, in order) and the facade's packed State (source 1: each field's
 # row is that of the State field of the same name).
 declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 f1 i1 '
-                            'f1 f1 f1 f1 f1 f1 f1 f1 f1 i1 i1 i1 i1 i1 i1 i1 i2 f1 f1'))
+                            'f1 f1 f1 f1 f1 f1 f1 f1 f1 i1 i1 i1 i1 i1 i1 i1 i2 f1 f1 '
+                            'i1 i1 f2'))
 declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
                            'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 '
-                           'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1 f2'))
-declare(TreeState, in_order('f1 f2 f1 f1 f1 f1 f2') + [  # then joint_effort .. joint_row_rate:
+                           'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1 f2 f3 f3 f1'))
+declare(TreeState, in_order('f1 f2 f1 f1 f1 f1 f2') + [  # then joint_effort .. free_impulse:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
-        TreeState._fields[7:], (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 2, 1, 1, 2, 1, 1, 1))])
+        TreeState._fields[7:],
+        (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 2, 1, 1, 2, 1, 1, 1, 2))])
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
@@ -1019,7 +1033,8 @@ def _healthy(tm, ts):
 def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolerance,
                 time_budget, warm, info):
     """
-    Sequential impulses on qd: the live axes' rows, the links and the contacts, warm-started.
+    Sequential impulses on qd: the live axes' rows, the spherical and planar joints' friction,
+    the links and the contacts, warm-started.
 
     Stops at the tolerance (largest impulse change, N s or N m s), the iteration cap or the
     wall-clock budget, as the maximal solver; writes the sweeps, the residual and the stop
@@ -1027,6 +1042,9 @@ def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolera
     """
     t0 = monotonic(wk.clock) if time_budget > 0.0 else 0.0
     warm_start_axes(tm, ts, wk, warm)
+    n_free = tm.free_v.shape[0]
+    if n_free > 0:
+        warm_start_free(tm, ts, wk, warm)
     n_link = links.rows.shape[0]
     if n_link > 0:
         warm_start_links(ts, links, ts.qd, warm)
@@ -1037,6 +1055,8 @@ def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolera
     used = 0
     for it in range(iterations):
         largest = solve_axes(tm, ts, wk)
+        if n_free > 0:
+            largest = max(largest, solve_free(tm, ts, wk))
         if n_link > 0:
             largest = max(largest, sweep_links(ts.qd, links, ts.link_impulse, links.target))
         if n_contact > 0:
@@ -1168,7 +1188,7 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
     n_v = ts.qd.shape[0]
     touching = shapes.body.shape[0] > 0
     linked = links.rows.shape[0] > 0
-    rows = touching or axes.joint.shape[0] > 0 or linked
+    rows = touching or axes.joint.shape[0] > 0 or linked or tm.free_v.shape[0] > 0
     rigid = touching and param[P_COMPLIANT] <= 0.0
     for step in range(n_steps):
         # back-up for divergence
@@ -1213,9 +1233,13 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
                 if linked:
                     link_rows(tm, ts, wk, joints, links)
                 axis_rows(tm, ts, wk, axes, dt)
+                rubbing = tm.free_v.shape[0] > 0
+                if rubbing:
+                    free_rows(tm, ts, wk, dt)
                 # 4-5. warm start and sequential impulses (without rows, the integrator's
                 # report stands)
-                if wk.axis_live_n[0] > 0 or (touching and contacts.count[0] > 0) or linked:
+                if (wk.axis_live_n[0] > 0 or (touching and contacts.count[0] > 0) or linked
+                        or rubbing):
                     _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations,
                                 tolerance, time_budget, warm, info)
                 for x in range(axes.joint.shape[0]):

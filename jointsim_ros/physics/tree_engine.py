@@ -59,7 +59,7 @@ class TreeEngine(Mechanism):
             axis_rate=st.axis_rate, joint_anchor=st.joint_anchor, joint_length=st.joint_length,
             joint_active=st.joint_active, joint_row_rate=st.joint_row_rate,
             axis_prescribed=st.axis_prescribed, axis_target_rate=st.axis_target_rate,
-            axis_target_q=st.axis_target_q)
+            axis_target_q=st.axis_target_q, free_impulse=st.free_impulse)
         z6 = np.zeros((n_node, 6))
         z66 = np.zeros((n_node, 6, 6))
         work = tree.TreeWork(
@@ -82,7 +82,10 @@ class TreeEngine(Mechanism):
             axis_live=np.zeros(n_axis, dtype=np.int64), axis_live_n=np.zeros(1, np.int64),
             clock=np.zeros(2, dtype=np.int64), body_J=np.zeros((n_body, 6, self._width)),
             body_U=np.zeros((n_body, 6, self._width)), body_ready=np.zeros(n_body),
-            body_start=np.zeros((n_body, 13)))
+            body_start=np.zeros((n_body, 13)),
+            free_U=np.zeros((len(self.tree.free_v), 3, self._width)),
+            free_kinv=np.zeros((len(self.tree.free_v), 3, 3)),
+            free_bound=np.zeros(len(self.tree.free_v)))
         self.tree_work, work_buffer, work_ints, work_layout = flat.pack(work)
         rows = np.zeros((n_link, 6))
         self.links = tree.LinkWork(
@@ -112,6 +115,11 @@ class TreeEngine(Mechanism):
         self._impulses_fn = None
         #: joint index -> its link (tree_rows.py) for the loop joints with rows
         self._links_of_joints = {int(j): m for m, j in enumerate(self.tree.link_joint) if j >= 0}
+
+    def _build_solver_rows(self):
+        """No joint rows of the maximal solver; the spherical and planar joints' friction."""
+        self.free = self._build_free_friction(self.model)
+        return 0, len(self.free.joint)
 
     def _row_width(self):
         return self._width  # the largest group's coordinates (physics/tree_rows.py)
@@ -321,7 +329,13 @@ class TreeEngine(Mechanism):
             node_group=node_group, group_node=np.array(group_node, dtype=np.int64),
             group_v=np.asarray(group_v, dtype=np.int64), axis_v=axis_v,
             axis_always=axis_always, link_joint=link_joint, mimic_v=mimic_v,
-            mimic_ratio=mm.multiplier.astype(float), mimic_offset=mm.offset.astype(float))
+            mimic_ratio=mm.multiplier.astype(float), mimic_offset=mm.offset.astype(float),
+            # a spherical joint's angular rates, a planar joint's translations: its first
+            free_v=np.array([v0[[r[3] for r in rows].index(int(j))] for j in self.free.joint],
+                            dtype=np.int64),
+            free_dim=self.free.dim.astype(np.int64),
+            free_force=np.column_stack([self.free.friction, self.free.static_friction])
+            .reshape(-1, 2))
 
     # -- loops and elements (links: tree_rows.py) ---------------------------------------------
     def _link_of(self, j):

@@ -44,11 +44,13 @@ first-order position update leaves (a loop's curvature, unconverged sweeps) is r
 positions by a pseudo-velocity solve with targets -C / dt integrated into the positions only
 (``link_push_targets``), so it adds no kinetic energy.
 """
+import numpy as np
+
 from . import joints as jt
 from .axes import (coordinate_rows, push_limit_change, push_limit_targets,
                    sweep_coordinate_rows)
 from .contacts import has_angular_rows, leave_out, N_ROWS, row_apply, row_dot
-from .math3d import cross, jit
+from .math3d import cross, invert_spd, jit
 from .solver import frames_of_joint, joint_coordinate
 
 #: A row a link's coordinates cannot move (a loop joint constraining a direction no joint of the
@@ -386,6 +388,100 @@ def solve_push_axes(tm, wk, push, push_limit):
         if P != 0.0:
             _move_group(tm, wk, x, push, P)
             largest = max(largest, abs(P))
+    return largest
+
+
+@jit
+def free_rows(tm, ts, wk, dt):
+    """
+    Set up the friction rows of spherical and planar joints (tree.TreeModel.free_*).
+
+    Rows J = e_v on the joint's own coordinates (a spherical joint's three child-frame angular
+    rates, a planar joint's two in-plane translations): the relative angular velocity and the
+    sliding of the maximal formulation's free_friction.py, in the frames of the tree's
+    coordinates (the norm bound is frame-free).  Responses are columns of (H + A + h B)^-1;
+    the block K = J U is inverted once (an impulse vector takes the joint to rest in one
+    projection).  The bound is the breakaway value while the joint stuck in the last step (its
+    impulse inside the bound), the sliding value once it slips, as in maximal mode.
+    """
+    K = wk.mat6
+    for f in range(tm.free_v.shape[0]):
+        v0 = tm.free_v[f]
+        d = tm.free_dim[f]
+        g = tm.node_group[tm.v_node[v0]]
+        g0 = tm.group_v[g]
+        n = tm.group_v[g + 1] - g0
+        for r in range(d):
+            for c in range(n):
+                wk.unit[g0 + c] = 0.0
+            wk.unit[v0 + r] = 1.0
+            articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
+            for c in range(n):
+                wk.free_U[f, r, c] = wk.resp[g0 + c]
+            for q in range(d):
+                K[q, r] = wk.resp[v0 + q]
+        invert_spd(K, d, wk.free_kinv[f], wk.gj)
+        norm = 0.0
+        for r in range(d):
+            norm += ts.free_impulse[f, r] ** 2
+        sliding = tm.free_force[f, 0]
+        stuck = np.sqrt(norm) < dt * sliding * (1.0 - 1e-9)
+        wk.free_bound[f] = dt * (tm.free_force[f, 1] if stuck else sliding)
+
+
+@jit
+def _move_free(tm, wk, qd, f, impulse):
+    """Apply friction impulse vector impulse (d,) of joint f: qd += U impulse on its group."""
+    g = tm.node_group[tm.v_node[tm.free_v[f]]]
+    g0 = tm.group_v[g]
+    for r in range(tm.free_dim[f]):
+        if impulse[r] != 0.0:
+            for c in range(tm.group_v[g + 1] - g0):
+                qd[g0 + c] += wk.free_U[f, r, c] * impulse[r]
+
+
+@jit
+def warm_start_free(tm, ts, wk, warm):
+    """Apply the friction rows' last impulses again (or clear them without warm start)."""
+    for f in range(tm.free_v.shape[0]):
+        if not warm:
+            for r in range(3):
+                ts.free_impulse[f, r] = 0.0
+        else:
+            _move_free(tm, wk, ts.qd, f, ts.free_impulse[f])
+
+
+@jit
+def solve_free(tm, ts, wk):
+    """
+    One pass over the spherical and planar joints' friction (free_friction.py's projection).
+
+    The impulse that stops the joint, L* = L - K^-1 (J qd), is scaled back onto the ball
+    |L| = bound when it lies outside (static friction holds exactly, sliding friction opposes
+    the slip at full strength).  Returns the largest change, N m s or N s.
+    """
+    largest = 0.0
+    change = wk.vec6a
+    for f in range(tm.free_v.shape[0]):
+        v0 = tm.free_v[f]
+        d = tm.free_dim[f]
+        norm = 0.0
+        for r in range(d):
+            want = ts.free_impulse[f, r]
+            for q in range(d):
+                want -= wk.free_kinv[f, r, q] * ts.qd[v0 + q]
+            change[r] = want
+            norm += want * want
+        norm = np.sqrt(norm)
+        scale = wk.free_bound[f] / norm if norm > wk.free_bound[f] else 1.0
+        for r in range(d):
+            new = change[r] * scale
+            change[r] = new - ts.free_impulse[f, r]
+            ts.free_impulse[f, r] = new
+            largest = max(largest, abs(change[r]))
+        for r in range(d, 3):
+            change[r] = 0.0
+        _move_free(tm, wk, ts.qd, f, change)
     return largest
 
 
