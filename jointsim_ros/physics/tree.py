@@ -66,10 +66,10 @@ from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_
 from .solver import sweep_stop
 from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
-                        forget_body_responses, link_push_targets, link_rows, loop_coordinates,
-                        free_rows, node_velocities, prepare_push_axes, solve_axes, solve_free,
-                        solve_push_axes, sweep_links, warm_start_axes, warm_start_free,
-                        warm_start_links)
+                        forget_body_responses, free_rows, link_push_targets, link_rows,
+                        loop_coordinates, node_velocities, prepare_push_axes, solve_axes,
+                        solve_free, solve_push_axes, sweep_links, warm_start_axes,
+                        warm_start_free, warm_start_links)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -1033,8 +1033,10 @@ def _healthy(tm, ts):
 def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolerance,
                 time_budget, warm, info):
     """
-    Sequential impulses on qd: the live axes' rows, the spherical and planar joints' friction,
-    the links and the contacts, warm-started.
+    Sequential impulses on qd: axes, multi-DOF friction, links and contacts, warm-started.
+
+    The live axes' rows, the spherical and planar joints' friction, the links and the
+    contacts.
 
     Stops at the tolerance (largest impulse change, N s or N m s), the iteration cap or the
     wall-clock budget, as the maximal solver; writes the sweeps, the residual and the stop
