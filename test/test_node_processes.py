@@ -192,6 +192,47 @@ def test_make_run_humanoid_pushes_through_the_node_and_prints_the_result_line(tm
     assert 'Traceback' not in result.stdout, result.stdout
 
 
+def test_make_run_humanoid_with_the_view_keeps_running_after_the_walk():
+    # with the browser view on, the result line does not end the demo: the humanoid stands on
+    # (simulated time goes on past the walk's end) until Ctrl-C, the view still serving
+    import signal
+    with domain() as domain_id:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
+        demo = subprocess.Popen(
+            [sys.executable, '-m', 'jointsim_ros.tools.demo', '--humanoid', '--steps', '0',
+             '--seconds', '150', '--view-port', '0'],
+            cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        seen = []
+        try:
+            for line in demo.stdout:
+                seen.append(line)
+                if line.startswith('result: '):
+                    break
+            after = []
+            for line in demo.stdout:
+                seen.append(line)
+                if line.startswith('t = '):
+                    after.append(float(line.split()[2]))
+                    if len(after) == 3:
+                        break
+            children = subprocess.run(['pgrep', '-P', str(demo.pid)], capture_output=True,
+                                      text=True).stdout.split()
+            demo.send_signal(signal.SIGINT)
+            out, _ = demo.communicate(timeout=30)
+        finally:
+            if demo.poll() is None:
+                demo.kill()
+    text = ''.join(seen) + out
+    results = [line for line in seen if line.startswith('result: ')]
+    assert len(results) == 1 and results[0].rstrip().endswith('fell: no'), text
+    assert 'runs on' in text and 'view: http://127.0.0.1:' in text, text
+    # the status goes on in simulated time after the result (the robot standing)
+    assert len(after) == 3 and after[0] < after[1] < after[2], text
+    assert len(children) == 3, text  # node, controller and view still running
+    assert 'jointsim demo: stopped' in out and 'Traceback' not in text, text
+
+
 def test_through_the_node_the_balancing_walk_survives_pushes_with_all_sensor_noise(tmp_path):
     # issue 29's walking targets over DDS: the controller reads joint_states, the pelvis IMU
     # and the ankle sensors (all noisy); 80 N sideways at 3 s and 120 N forward at 6 s.  At
@@ -202,7 +243,7 @@ def test_through_the_node_the_balancing_walk_survives_pushes_with_all_sensor_noi
         result = subprocess.run(
             [sys.executable, '-m', 'jointsim_ros.tools.demo', '--humanoid', '--sensor-noise',
              '--push', '3', '0', '80', '--push', '6', '120', '0', '--seconds', '150',
-             '--real-time-factor', '0.5'],
+             '--real-time-factor', '0.5', '--no-view'],
             cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, timeout=200)
     lines = [line for line in result.stdout.splitlines() if line.startswith('result: ')]

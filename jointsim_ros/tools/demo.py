@@ -20,9 +20,10 @@ controller (``jointsim_humanoid_controller``): it stands up, shifts its weight a
 ``--steps`` steps (10), then stands; the status line shows where the pelvis is.  Each
 ``--push T FX FY`` pushes the pelvis with FX, FY newtons for 0.1 s from simulated time T (sent
 on the node's ``link_wrench`` topic, scheduled there in simulated time); ``--sensor-noise`` as
-the headless tool's.  The humanoid run ends 1 s of simulated time after the walk (or when it
-falls) and prints ``result: walked D m forward, lateral offset L m, fell: no`` last, as
-``jointsim_headless --humanoid`` does.
+the headless tool's.  1 s of simulated time after the walk (or when it falls) the humanoid
+run prints ``result: walked D m forward, lateral offset L m, fell: no``, as
+``jointsim_headless --humanoid`` does; with ``--no-view`` that ends it, with the browser view
+on it runs on (the humanoid standing) until Ctrl-C or ``--seconds``.
 ``--humanoid --valve``: the valve scenario (urdf/jointsim_humanoid_valve.urdf.xacro with
 config/jointsim_humanoid_valve.yaml, docs/valve.md) and ``jointsim_humanoid_controller
 --valve``: the humanoid reaches a hand wheel, grasps it (the node's grasp/NAME services), turns
@@ -135,7 +136,7 @@ def stop(processes):
 STOP = threading.Event()
 
 
-def watch(seconds, processes, base=None, pushes=(), until=None, valve=False):
+def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, keep=False):
     """
     Print the joint positions once a second until Ctrl-C, a process ends, or time is up.
 
@@ -144,7 +145,9 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False):
     of each, in simulated time).  With ``until`` (simulated s) it stops there, or when
     ``base`` has fallen, and prints the headless tool's result line.  With ``valve`` (the
     valve scenario) print the valve joint's angle and the wrist sensors' forces instead, and
-    end with ``result: valve turned A deg, fell: no``.
+    end with ``result: valve turned A deg, fell: no``.  With ``keep`` the result line does not
+    end it: the robot goes on standing (its controller holds it) until Ctrl-C or time is up,
+    for someone watching the view.
     """
     os.environ.update({k: v for k, v in ros_environment().items() if k not in os.environ})
     import rclpy
@@ -217,11 +220,15 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False):
                 p = where['xyz']
                 if valve:
                     print(valve_result(latest_valve[0], track['fell']), flush=True)
+                else:
+                    print(result_line({'walked': p.x - track['start'][0],
+                                       'lateral': p.y - track['start'][1],
+                                       'fell': track['fell']}), flush=True)
+                if not keep:
                     return
-                print(result_line({'walked': p.x - track['start'][0],
-                                   'lateral': p.y - track['start'][1],
-                                   'fell': track['fell']}), flush=True)
-                return
+                until = None
+                print('jointsim demo: done; the simulation runs on (the view shows it) until '
+                      'Ctrl-C', flush=True)
             now = time.monotonic()
             # four lines a second during the first simulated second (the motion shows at once),
             # then one
@@ -304,7 +311,9 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
     """
     Run the node (ROS arguments ``node_args``) and ``python -m controller...``; watch them.
 
-    ``view``: the port of a browser view to start with them (jointsim_view), or None.
+    ``view``: the port of a browser view to start with them (jointsim_view), or None.  With a
+    view, reaching ``until`` prints the result line and runs on until Ctrl-C (or ``seconds``):
+    the node, the controller and the view keep going, so a view opened late still shows it.
 
     A terminate or hang-up (a closed terminal, a supervisor) stops both as Ctrl-C does,
     instead of leaving them running.  Returns the exit status: the node's when it ended
@@ -322,7 +331,8 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
             # the browser view prints `view: http://127.0.0.1:PORT` once it serves
             processes.append(start('jointsim_ros.view.node', '--ros-args', '-p',
                                    f'port:={view}'))
-        watch(seconds, processes, base=base, pushes=pushes, until=until, valve=valve)
+        watch(seconds, processes, base=base, pushes=pushes, until=until, valve=valve,
+              keep=view is not None)
         if node.poll() is not None:
             status = node.returncode or 1
             print(f'jointsim demo: the node ended with status {node.returncode}',
