@@ -17,7 +17,8 @@ import time
 
 import browser
 from jointsim_ros.rotations import quat_to_matrix, rpy_to_matrix
-from jointsim_ros.view.drawing import (free_port, link_visuals, PlotBuffer, project,
+from jointsim_ros.view.drawing import (CAMERA_FOV, framing, free_port, link_visuals,
+                                       most_moving, PlotBuffer, project, ViewScene,
                                        world_poses, wrench_arrows)
 from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
                           stamp_seconds, STATIC_TF)
@@ -98,6 +99,47 @@ def test_the_camera_projects_what_it_looks_at_to_the_middle_and_up_to_the_top():
     assert above[1] < 350.0 and abs(above[0] - 500.0) < 1e-9
 
 
+@pytest.mark.parametrize('points', [
+    [(0.0, 0.0, 0.0), (0.3, 0.1, 1.2)],                                # one arm
+    [(-0.2, -1.5, 0.0), (0.2, 1.5, 1.0), (0.0, 0.0, 0.5)],              # two robots apart
+    [(5.0, 5.0, 0.0)] * 3,                                              # a point, off centre
+])
+def test_the_framing_camera_shows_every_point_and_fills_the_frame(points):
+    width, height = 1600, 1000
+    position, look_at = framing(points, CAMERA_FOV, width / height)
+    pixels = project(points, width, height, position, look_at, CAMERA_FOV)
+    assert np.all(pixels >= 0.0) and np.all(pixels[:, 0] <= width), pixels
+    assert np.all(pixels[:, 1] <= height), pixels
+    np.testing.assert_allclose(project([look_at], width, height, position, look_at,
+                                       CAMERA_FOV)[0], (width / 2, height / 2), atol=1e-6)
+    spread = np.ptp(np.asarray(points, float), axis=0).max()
+    if spread > 1.0:   # a world that big takes at least a third of the frame's width or height
+        extent = np.ptp(pixels, axis=0)
+        assert extent[0] > width / 3 or extent[1] > height / 3, extent
+
+
+def test_plots_pick_the_joints_that_move_most_and_read_simulated_seconds():
+    buffer = PlotBuffer()
+    for k in range(50):
+        t = 0.1 * k
+        buffer.add(t, {'a': 0.01 * math.sin(t), 'b': 0.5 * math.sin(t), 'c': 0.0,
+                       'd': 0.2 * math.cos(t), 'e': -0.3 * t})
+    assert most_moving(buffer, ['a', 'b', 'c', 'd', 'e'], 3) == ['e', 'b', 'd']
+    assert most_moving(buffer, ['a', 'z'], 4) == ['a', 'z']  # a joint not seen spans 0
+    scene = ViewScene(0, announce=lambda _: None)
+    try:
+        title = scene.add_plot('position (rad)', ['a', 'b'])
+        handle = scene._plots[title][0]
+        assert handle.scales == {'x': {'time': False}}  # seconds, not calendar time
+        assert handle.axes[0]['label'] == 'simulated time, s'
+        scene.update_plot(title, buffer, ['e', 'b'])
+        assert scene.plot_names(title) == ('e', 'b')
+        assert [s['label'] for s in handle.series] == ['t', 'e', 'b']
+        np.testing.assert_allclose(handle.data[1][-1], -0.3 * 4.9)
+    finally:
+        scene.close()
+
+
 def test_a_port_in_use_gives_another_free_one():
     with socket.socket() as taken:
         taken.bind(('127.0.0.1', 0))
@@ -167,9 +209,11 @@ def test_in_a_browser_the_arm_is_drawn_where_tf_puts_it_and_pause_stops_the_cloc
             env = dict(__import__('os').environ, ROS_DOMAIN_ID=str(domain_id),
                        JOINTSIM_VIEW_NICE='0', **ROS_ENVIRONMENT)
             port = free_port(8090)
+            # the default camera, where box_pixels projects (the framing camera: tested above)
             view = subprocess.Popen(
                 [sys.executable, '-m', 'jointsim_ros.view.node', '--ros-args', '-p',
-                 f'port:={port}'], cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE,
+                 f'port:={port}', '-p', 'camera_frame:=false'], cwd=PACKAGE_ROOT, env=env,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, text=True)
             client = RosClient(domain_id)
             page = None

@@ -44,6 +44,33 @@ CAMERA_LOOK_AT = (0.0, 0.0, 0.6)
 CAMERA_FOV = math.radians(50.0)
 
 
+#: The framing camera looks along this direction (from the camera to the scene; z up) and
+#: keeps this margin around the scene's bounding sphere (1: the sphere touches the frame).
+FRAMING_DIRECTION = (-1.0, 1.0, -0.55)
+FRAMING_MARGIN = 1.15
+#: The smallest scene radius framed, m (a single point or a tiny robot).
+FRAMING_MIN_RADIUS = 0.3
+
+
+def framing(points, fov=CAMERA_FOV, aspect=1.6, direction=FRAMING_DIRECTION):
+    """
+    Return (position, look_at) of a camera that shows every point (world, m; z up).
+
+    The camera looks along ``direction`` at the centre of the points' bounding box, from the
+    distance at which their bounding sphere fits the vertical field of view ``fov`` (rad) and
+    the horizontal one of a canvas ``aspect`` times as wide, with FRAMING_MARGIN to spare.
+    """
+    points = np.asarray(points, float).reshape(-1, 3)
+    low, high = points.min(axis=0), points.max(axis=0)
+    centre = 0.5 * (low + high)
+    radius = max(0.5 * float(np.linalg.norm(high - low)), FRAMING_MIN_RADIUS)
+    half = min(0.5 * fov, math.atan(aspect * math.tan(0.5 * fov)))
+    distance = FRAMING_MARGIN * radius / math.sin(half)
+    d = np.asarray(direction, float)
+    d /= np.linalg.norm(d)
+    return centre - distance * d, centre
+
+
 def project(points, width, height, position=CAMERA_POSITION, look_at=CAMERA_LOOK_AT,
             fov=CAMERA_FOV):
     """
@@ -383,20 +410,30 @@ class ViewScene:
             handle.position, handle.wxyz = tuple(pos), tuple(quat)
 
     def add_plot(self, title, names):
-        """Add a time plot of the named series; return its key."""
+        """Add a time plot of the named series over simulated seconds; return its key."""
         from viser import uplot
         t = np.zeros(1)
         data = (t,) + tuple(np.zeros(1) for _ in names)
-        series = (uplot.Series(label='t'),) + tuple(
-            uplot.Series(label=n, stroke=_stroke(k)) for k, n in enumerate(names))
-        handle = self.server.gui.add_uplot(data=data, series=series, title=title, aspect=2.0)
+        # the x axis is simulated seconds, not uPlot's default calendar time
+        handle = self.server.gui.add_uplot(
+            data=data, series=_plot_series(names), title=title, aspect=2.0,
+            scales={'x': uplot.Scale(time=False)},
+            axes=(uplot.Axis(label='simulated time, s'), uplot.Axis()))
         self._plots[title] = (handle, tuple(names))
         return title
 
-    def update_plot(self, title, buffer):
-        """Show a PlotBuffer's latest samples in a plot."""
-        handle, names = self._plots[title]
-        data = buffer.arrays(names)
+    def plot_names(self, title):
+        """Return the series a plot shows."""
+        return self._plots[title][1]
+
+    def update_plot(self, title, buffer, names=None):
+        """Show a PlotBuffer's latest samples in a plot (``names``: show these series now)."""
+        handle, shown = self._plots[title]
+        if names is not None and tuple(names) != shown:
+            shown = tuple(names)
+            self._plots[title] = (handle, shown)
+            handle.series = _plot_series(shown)
+        data = buffer.arrays(shown)
         if len(data[0]):
             handle.data = data
 
@@ -414,14 +451,25 @@ class ViewScene:
         slider.on_update(lambda _: callback(slider.value))
         return slider
 
-    def set_camera(self, position, look_at, fov=None):
-        """Set where the page's camera starts (world m; fov vertical, rad)."""
+    def set_camera(self, position, look_at, fov=None, now=False):
+        """
+        Set where the page's camera starts (world m; fov vertical, rad).
+
+        ``now``: move the camera of every page already open there too.
+        """
+        position = tuple(float(v) for v in position)
+        look_at = tuple(float(v) for v in look_at)
         camera = self.server.initial_camera
         camera.up = (0.0, 0.0, 1.0)
-        camera.position = tuple(float(v) for v in position)
-        camera.look_at = tuple(float(v) for v in look_at)
+        camera.position, camera.look_at = position, look_at
         if fov is not None:
             camera.fov = float(fov)
+        for client in (self.server.get_clients().values() if now else ()):
+            camera = client.camera
+            camera.up_direction = (0.0, 0.0, 1.0)
+            camera.position, camera.look_at = position, look_at
+            if fov is not None:
+                camera.fov = float(fov)
 
     def close(self, timeout=CLOSE_TIMEOUT):
         """Stop the server, waiting at most ``timeout`` s (its threads end with the process)."""
@@ -431,6 +479,22 @@ class ViewScene:
         stopping = threading.Thread(target=stop, name='jointsim_view_stop', daemon=True)
         stopping.start()
         stopping.join(timeout)
+
+
+def _plot_series(names):
+    """Return the uPlot series of a time plot of the named values."""
+    from viser import uplot
+    return (uplot.Series(label='t'),) + tuple(
+        uplot.Series(label=n, stroke=_stroke(k)) for k, n in enumerate(names))
+
+
+def most_moving(buffer, names, count):
+    """Return up to ``count`` of ``names``, those whose values span most in a PlotBuffer."""
+    data = buffer.arrays(names)[1:]
+    spans = [float(np.nanmax(v) - np.nanmin(v)) if np.any(np.isfinite(v)) else 0.0
+             for v in data]
+    order = sorted(range(len(names)), key=lambda k: (-spans[k], k))
+    return [names[k] for k in order[:count]]
 
 
 def _stroke(k):

@@ -30,14 +30,18 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, PlotBuffer, strip_prefix,
-                      ViewScene, world_poses, wrench_arrows)
+from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, framing, most_moving,
+                      PlotBuffer, strip_prefix, ViewScene, world_poses, wrench_arrows)
 from ..description.urdf import parse_urdf
 from ..ros.node import make_executor, spin, stop_on_signals
 
 NODE_NAME = 'jointsim_view'
 #: The plots are redrawn every PLOT_EVERY drawings (10 Hz at the default 30 Hz).
 PLOT_EVERY = 3
+#: Joints a plot shows (those that moved most, unless the plot_joints parameter names them),
+#: chosen again every PICK_PERIOD simulated seconds.
+PLOT_SERIES = 4
+PICK_PERIOD = 2.0
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
 STATIC_TF = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -48,13 +52,16 @@ PARAMETERS = {
     'host': ('127.0.0.1', 'address', 'where the page listens (0.0.0.0: other machines too)'),
     'rate': (30.0, 'Hz', 'scene and plot updates per second'),
     'plot_joints': ([''], 'joint names', 'joints whose position, current and voltage are '
-                                         'plotted (empty: the first four driven joints)'),
+                                         'plotted (empty: the four driven joints that moved '
+                                         'most, chosen again every 2 s of simulated time)'),
     'world_frame': ('world', 'frame id', 'the TF frame the robot is drawn in'),
     'frame_prefix': ('', 'string', "the simulator's frame_prefix (stripped from TF frames)"),
     'sliders': (True, 'bool', 'a servo position slider per driven joint (joint_commands)'),
     'camera_position': (list(CAMERA_POSITION), 'm', "where the page's camera starts (world)"),
     'camera_look_at': (list(CAMERA_LOOK_AT), 'm', 'the point it looks at (world)'),
     'camera_fov': (CAMERA_FOV, 'rad', 'its vertical field of view'),
+    'camera_frame': (True, 'bool', 'frame the whole world when its first poses come (unless '
+                                    'camera_position or camera_look_at is given)'),
 }
 
 
@@ -70,6 +77,12 @@ class ViewNode(Node):
         self.sliders_on = p['sliders']
         self.scene = ViewScene(int(p['port']), p['host'], announce=announce)
         self.scene.set_camera(p['camera_position'], p['camera_look_at'], p['camera_fov'])
+        # the camera frames the world once its poses come, unless placed by the parameters
+        self.fov = p['camera_fov']
+        self._frame_camera = (p['camera_frame']
+                              and list(p['camera_position']) == list(CAMERA_POSITION)
+                              and list(p['camera_look_at']) == list(CAMERA_LOOK_AT))
+        self._next_pick = 0.0
         announce(f'view: {self.scene.url}')
         self.edges = {}
         self.static_edges = {}
@@ -169,7 +182,8 @@ class ViewNode(Node):
 
     def _make_plots(self, driven):
         self._plots_made = True
-        joints = self.plot_joints or driven[:4]
+        self._driven = list(driven)
+        joints = self.plot_joints or driven[:PLOT_SERIES]
         for kind, unit in (('position', 'rad or m'), ('current', 'A'), ('voltage', 'V')):
             self.scene.add_plot(f'{kind} ({unit})', joints)
         if self.sliders_on:
@@ -240,6 +254,11 @@ class ViewNode(Node):
         # frame ids as TF has them (the sensors' frames), link names for the drawing
         full = world_poses({**self.static_edges, **self.edges}, self.world_frame)
         self.scene.set_poses(strip_prefix(full, self.prefix))
+        if self._frame_camera and self.edges and full:
+            # the first poses: frame every link of the world
+            self._frame_camera = False
+            self.scene.set_camera(*framing([pos for pos, _ in full.values()], self.fov),
+                                  now=True)
         for name, (frame, force, torque) in self.wrenches.items():
             if frame in full:
                 self.scene.set_wrench(name, wrench_arrows(force, torque, *full[frame]))
@@ -250,8 +269,14 @@ class ViewNode(Node):
             self.scene.set_contacts(*self.contacts)
             self.contacts = None
         if self._plots_made and self._frame % PLOT_EVERY == 0:
+            names = None
+            buffer = self.plots['position']
+            if not self.plot_joints and buffer.time and buffer.time[-1] >= self._next_pick:
+                # the plots show the joints that moved most over their window
+                self._next_pick = buffer.time[-1] + PICK_PERIOD
+                names = most_moving(buffer, self._driven, PLOT_SERIES)
             for kind, unit in (('position', 'rad or m'), ('current', 'A'), ('voltage', 'V')):
-                self.scene.update_plot(f'{kind} ({unit})', self.plots[kind])
+                self.scene.update_plot(f'{kind} ({unit})', self.plots[kind], names)
 
 
 #: The view's scheduling niceness: below the simulator's, so that on a loaded machine the
