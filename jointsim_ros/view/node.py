@@ -60,8 +60,9 @@ PARAMETERS = {
     'camera_position': (list(CAMERA_POSITION), 'm', "where the page's camera starts (world)"),
     'camera_look_at': (list(CAMERA_LOOK_AT), 'm', 'the point it looks at (world)'),
     'camera_fov': (CAMERA_FOV, 'rad', 'its vertical field of view'),
-    'camera_frame': (True, 'bool', 'frame the whole world when its first poses come (unless '
-                                    'camera_position or camera_look_at is given)'),
+    'camera_frame': (True, 'bool',
+                     'frame the whole world when its first poses come (unless '
+                     'camera_position or camera_look_at is given)'),
 }
 
 
