@@ -3,7 +3,8 @@ Make docs/view_humanoid.png: the browser view on the walking humanoid (README, d
 
 Runs what ``make run ARGS=--humanoid`` runs (jointsim_node at real time, the humanoid
 controller, jointsim_view) on a ROS domain of its own, takes a screenshot of the page with headless
-Chromium after ``--seconds`` of walking.
+Chromium (over DevTools, test/browser.py) after ``--seconds`` of walking, the page's notices
+closed.
 
     .venv/bin/python scripts/view_screenshot.py [--seconds 6] [--out docs/view_humanoid.png]
 """
@@ -46,20 +47,24 @@ def main():
             view = subprocess.Popen(
                 [sys.executable, '-m', 'jointsim_ros.view.node', '--ros-args', '-p',
                  'port:=8098', '-p', 'camera_position:=[1.2, -3.4, 1.5]', '-p',
-                 'camera_look_at:=[0.9, 0.0, 0.6]', '-p',
-                 "plot_joints:=['l_hip_pitch', 'l_knee', 'r_hip_pitch', 'r_knee']"],
+                 'camera_look_at:=[0.9, 0.0, 0.6]'],
                 cwd=ROOT, env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             children.append(view)
             url = browser.view_url(view)
-            time.sleep(args.seconds)
-            # chromium's own --screenshot (software WebGL, a 5 s virtual time budget)
-            subprocess.run([browser.available(), '--headless=new', '--no-sandbox',
-                            '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-                            '--hide-scrollbars', '--window-size=1200,750',
-                            '--virtual-time-budget=5000', f'--screenshot={args.out}', url],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120,
-                           check=True)
+            page = browser.Browser(width=1200, height=750)
+            try:
+                page.load(url)
+                time.sleep(args.seconds)
+                # the page's notices (viser's "Software WebGL rendering detected" in a browser
+                # without a GPU) are not part of the view: closed before the picture
+                page.evaluate('document.querySelectorAll(".mantine-Notifications-root, '
+                              '.mantine-Notification-root").forEach(e => e.remove())')
+                time.sleep(0.5)
+                from PIL import Image
+                Image.fromarray(page.screenshot()).save(args.out)
+            finally:
+                page.close()
             print(f'wrote {args.out}')
         finally:
             for child in children:
