@@ -10,7 +10,7 @@ result codes; the action gives feedback and can be cancelled.
 """
 from geometry_msgs.msg import Point, Pose, Quaternion, Twist, Vector3
 from jointsim_ros.sim.loading import load_robot
-from node_harness import domain, PACKAGE_ROOT, RosClient, running_node, STATIC_TF
+from node_harness import domain, LATCHED, PACKAGE_ROOT, RosClient, running_node, STATIC_TF
 import numpy as np
 import pytest
 from rclpy.action import ActionClient
@@ -23,6 +23,7 @@ from simulation_interfaces.srv import (DeleteEntity, GetEntities, GetEntitiesSta
                                        SpawnEntity, StepSimulation)
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
 
 URDF = PACKAGE_ROOT / 'urdf' / 'jointsim_arm.urdf.xacro'
 NS = '/jointsim_node/'
@@ -105,6 +106,11 @@ def spawn(client, name, position, quat, uri='', resource='', allow_renaming=Fals
     return client.call(SpawnEntity, NS + 'spawn_entity', request)
 
 
+def crate_markers(msg):
+    """Return the markers of a scene_markers message drawn on the crate's frame."""
+    return [m for m in msg.markers if m.action == Marker.ADD and m.header.frame_id == 'crate']
+
+
 def paused_at_start(client):
     """Pause and reset everything (time 0, the initial state, no spawned objects)."""
     call(client, SetSimulationState, 'set_simulation_state',
@@ -138,6 +144,7 @@ def test_a_spawned_box_is_read_set_stepped_as_the_python_api_steps_it_and_delete
     paused_at_start(client)
     tf = client.subscribe(TFMessage, '/tf')
     static = client.subscribe(TFMessage, '/tf_static', STATIC_TF)
+    scene = client.subscribe(MarkerArray, 'scene_markers', LATCHED)
     answer = spawn(client, 'crate', SPAWN_AT, SPAWN_QUAT, resource=CRATE)
     assert answer.result.result == Result.RESULT_OK, answer.result.error_message
     assert answer.entity_name == 'crate'
@@ -188,10 +195,19 @@ def test_a_spawned_box_is_read_set_stepped_as_the_python_api_steps_it_and_delete
     assert client.wait_for(lambda: any(t.child_frame_id == 'crate' for m in tf
                                        for t in m.transforms))
     assert static  # the static frames again, with the new world
+    # the scene's shapes for rviz2 and the view: the crate's box on its frame, centred 0.1 m
+    # above the frame's origin (its bottom face)
+    assert client.wait_for(lambda: scene and crate_markers(scene[-1]))
+    (box,) = crate_markers(scene[-1])
+    assert box.type == Marker.CUBE and box.ns == 'scene'
+    np.testing.assert_allclose([box.scale.x, box.scale.y, box.scale.z], [0.2] * 3, atol=1e-12)
+    np.testing.assert_allclose([box.pose.position.x, box.pose.position.y, box.pose.position.z],
+                               [0.0, 0.0, 0.1], atol=1e-12)
     # delete: gone from the entities, unknown afterwards
     answer = call(client, DeleteEntity, 'delete_entity', entity='crate')
     assert answer.result.result == Result.RESULT_OK, answer.result.error_message
     assert 'crate' not in call(client, GetEntities, 'get_entities').entities
+    assert client.wait_for(lambda: not crate_markers(scene[-1]))  # and from the scene
     answer = call(client, GetEntityState, 'get_entity_state', entity='crate')
     assert answer.result.result == Result.RESULT_NOT_FOUND
     assert "'crate'" in answer.result.error_message

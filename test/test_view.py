@@ -140,6 +140,46 @@ def test_plots_pick_the_joints_that_move_most_and_read_simulated_seconds():
         scene.close()
 
 
+def test_the_scene_markers_draw_every_object_on_its_frame_and_static_geometry_in_the_world():
+    # the node's scene_markers (latched, again after each spawn and delete) and the view's
+    # reading of them: the same sizes and poses, the robot and the ground left out
+    from jointsim_ros import Simulator
+    from jointsim_ros.ros.messages import scene_markers
+    from jointsim_ros.view.node import marker_visuals
+    sim = Simulator.from_urdf(str(PACKAGE_ROOT / 'urdf' / 'jointsim_arm.urdf.xacro'), {
+        'scene': {
+            'table': {'shape': 'box', 'size': [0.6, 0.4, 0.05],
+                      'pose': {'position': [0.5, 0.0, 0.3]}},
+            'ball': {'shape': 'sphere', 'radius': 0.04, 'mass': 0.1,
+                     'pose': {'position': [0.5, 0.0, 0.5]}},
+            'can': {'shape': 'cylinder', 'radius': 0.03, 'length': 0.1, 'mass': 0.2,
+                    'pose': {'position': [0.4, 0.1, 0.5], 'rpy': [0.3, 0.0, 0.0]}}}})
+    msg = scene_markers(sim.model, 'world', prefix='sim/')
+    assert msg.markers[0].action == msg.markers[0].DELETEALL
+    visuals = {v.link: v for v in marker_visuals(msg, prefix='sim/')}
+    assert set(visuals) == {'world', 'ball', 'can'}   # no robot link, no ground plane
+    table, ball, can = visuals['world'], visuals['ball'], visuals['can']
+    assert table.kind == 'box'
+    np.testing.assert_allclose(table.size, (0.6, 0.4, 0.05), atol=1e-12)
+    np.testing.assert_allclose(table.pos, (0.5, 0.0, 0.3), atol=1e-12)
+    assert ball.kind == 'sphere' and ball.size == pytest.approx((0.04,))
+    assert can.kind == 'cylinder' and can.size == pytest.approx((0.03, 0.1))
+    # on its own frame: the shape sits at the frame's origin (the object's centre), and the
+    # frame on /tf carries the pose
+    np.testing.assert_allclose(can.pos, (0.0, 0.0, 0.0), atol=1e-12)
+    np.testing.assert_allclose(abs(np.dot(can.quat, (1.0, 0.0, 0.0, 0.0))), 1.0, atol=1e-12)
+    position, quat = sim.link_pose('can')
+    np.testing.assert_allclose(position, (0.4, 0.1, 0.5), atol=1e-12)
+    scene = ViewScene(0, announce=lambda _: None)
+    try:
+        scene.set_scene(list(visuals.values()))
+        assert set(scene.scene_frames()) == {'world', 'ball', 'can'}
+        scene.set_scene([ball])                        # the can and the table deleted
+        assert scene.scene_frames() == ('ball',)
+    finally:
+        scene.close()
+
+
 def test_a_port_in_use_gives_another_free_one():
     with socket.socket() as taken:
         taken.bind(('127.0.0.1', 0))

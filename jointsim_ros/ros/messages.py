@@ -21,6 +21,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ..description.ros2_control import DRIVE_STATE_INTERFACES, JOINT_STATE_INTERFACES
 from ..errors import CommandError
+from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
 
 def stamp(seconds):
@@ -319,6 +320,71 @@ def contact_markers(contacts, frame_id, seconds, scale=CONTACT_MARKER_SCALE):
         if length > 0.0:  # a speculative point (touching=False) carries no force
             arrows.append(arrow)
     return MarkerArray(markers=[clear] + points + arrows)
+
+
+#: Namespace and colour (RGBA 0-1) of the scene's shapes (``scene_markers``).
+SCENE_NS = 'scene'
+SCENE_COLOR = (0.55, 0.62, 0.72, 1.0)
+
+
+def scene_markers(model, world_frame, prefix=''):
+    """
+    Return the visualization_msgs/MarkerArray of the scene's collision shapes.
+
+    The scene: every free object (config ``scene`` with a mass, or spawned) and the static
+    geometry, not the robot (robot_description draws it) nor the ground plane.  The first
+    marker is a DELETEALL; then one marker per shape (namespace ``scene``, ids from 0): an
+    object's in its TF frame (``prefix`` + its name; the shape's pose in that frame), static
+    geometry in ``world_frame``.  A box is a CUBE, a sphere a SPHERE, a cylinder a CYLINDER
+    (axis z), a capsule a CYLINDER as long as the capsule (its caps drawn flat), a convex hull
+    a TRIANGLE_LIST of its faces.
+
+    Args:
+        model: RobotModel (``sim.model``).
+        world_frame: TF frame of the simulation world.
+        prefix: the node's frame_prefix.
+    """
+    clear = Marker(action=Marker.DELETEALL)
+    clear.header.frame_id = world_frame
+    markers = [clear]
+    objects = {o.body: o.name for o in model.objects}
+    for shape in model.shapes:
+        if shape.kind == 'plane' or (shape.body >= 0 and shape.body not in objects):
+            continue
+        pos = np.asarray(shape.pos, float)
+        quat = np.asarray(shape.quat, float)
+        frame = world_frame
+        if shape.body >= 0:
+            # the shape's pose in the object's frame (the link frame; the body frame is its COM)
+            name = objects[shape.body]
+            link = model.links[name]
+            inverse = quat_to_matrix(link.quat).T
+            pos = inverse @ (pos - np.asarray(link.pos, float))
+            quat = quat_multiply(quat_conjugate(np.asarray(link.quat, float)), quat)
+            frame = prefix + name
+        kind = {'box': Marker.CUBE, 'sphere': Marker.SPHERE, 'cylinder': Marker.CYLINDER,
+                'capsule': Marker.CYLINDER}.get(shape.kind, Marker.TRIANGLE_LIST)
+        marker = _marker(SCENE_NS, len(markers) - 1, kind, frame, Time(), SCENE_COLOR)
+        marker.pose.position = Point(x=float(pos[0]), y=float(pos[1]), z=float(pos[2]))
+        (marker.pose.orientation.w, marker.pose.orientation.x, marker.pose.orientation.y,
+         marker.pose.orientation.z) = (float(v) for v in quat)
+        size = [float(v) for v in shape.size]
+        if shape.kind == 'box':
+            marker.scale.x, marker.scale.y, marker.scale.z = (2.0 * v for v in size)
+        elif shape.kind == 'sphere':
+            marker.scale.x = marker.scale.y = marker.scale.z = 2.0 * size[0]
+        elif shape.kind in ('cylinder', 'capsule'):
+            marker.scale.x = marker.scale.y = 2.0 * size[0]
+            marker.scale.z = 2.0 * size[1] + (2.0 * size[0] if shape.kind == 'capsule' else 0.0)
+        else:
+            marker.scale.x = marker.scale.y = marker.scale.z = 1.0
+            vertices = np.asarray(shape.vertices, float)
+            marker.points = [Point(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+                             for face in shape.faces for k in range(1, len(face) - 1)
+                             for v in (vertices[face[0]], vertices[face[k]],
+                                       vertices[face[k + 1]])]
+        markers.append(marker)
+    return MarkerArray(markers=markers)
 
 
 def _marker(namespace, marker_id, marker_type, frame_id, header_stamp, color):

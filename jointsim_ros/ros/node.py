@@ -129,6 +129,9 @@ _TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEG
 
 #: Topic of the contact markers (relative: in the node's namespace).
 CONTACT_MARKERS_TOPIC = 'contact_markers'
+#: The scene's shapes (free objects and static geometry), latched, again after each spawn and
+#: delete (visualization_msgs/MarkerArray; rviz2 and jointsim_view draw them).
+SCENE_MARKERS_TOPIC = 'scene_markers'
 
 
 #: Topic of external wrenches on links (geometry_msgs/WrenchStamped, frame_id the link).
@@ -291,6 +294,7 @@ class JointsimNode(Node):
         self._pub_description = None
         if p['publish_robot_description']:
             self._pub_description = self.create_publisher(String, 'robot_description', LATCHED)
+        self._pub_scene = self.create_publisher(MarkerArray, SCENE_MARKERS_TOPIC, LATCHED)
         self._pub_command_order = self.create_publisher(String, 'joint_command_order', LATCHED)
         # one WrenchStamped topic per force-torque sensor, at the sensor's rate
         self._pub_wrench = {name: self.create_publisher(WrenchStamped, wrench_topic(name), 10)
@@ -363,6 +367,7 @@ class JointsimNode(Node):
         # latched announcements and the initial state
         if self._pub_description is not None:
             self._pub_description.publish(messages.text(loaded.urdf_xml))
+        self._publish_scene()
         self._pub_command_order.publish(
             messages.text(messages.command_order_text(self.runner.channels)))
         if self._pub_tf_static is not None:
@@ -495,9 +500,15 @@ class JointsimNode(Node):
                                 self.frames.world_frame)
         if self._pub_tf_static is not None:
             self._pub_tf_static.publish(messages.tf_message(self.frames.static, 0.0))
+        self._publish_scene()
         self.runner.state_version += 1
         self._last_tf_time = None
         self.publish_now()
+
+    def _publish_scene(self):
+        """Publish the scene's shapes on scene_markers (latched)."""
+        self._pub_scene.publish(messages.scene_markers(self.sim.model, self.frames.world_frame,
+                                                       self.frames.prefix))
 
     def request_quit(self):
         """Ask spin to return (set_simulation_state STATE_QUITTING)."""

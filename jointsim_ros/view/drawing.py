@@ -309,6 +309,7 @@ class ViewScene:
         self.port = chosen
         self.url = f'http://{host}:{chosen}'
         self._links = {}
+        self._scene_frames = {}
         self._sent = {}
         self._wrench_handles = {}
         self._contacts = None
@@ -323,16 +324,33 @@ class ViewScene:
 
     def set_robot(self, urdf_text):
         """Draw the robot's links (at the origin until their poses come)."""
-        for handle in self._links.values():
+        self._draw_visuals('/robot', self._links, link_visuals(urdf_text, self.announce))
+
+    def set_scene(self, visuals):
+        """
+        Draw the scene's shapes (Visuals whose ``link`` is a TF frame), replacing the last.
+
+        Spawned and deleted objects come as a new list (the simulator's scene_markers).
+        """
+        self._draw_visuals('/scene', self._scene_frames, visuals)
+
+    def scene_frames(self):
+        """Return the frames the scene's shapes hang on."""
+        return tuple(self._scene_frames)
+
+    def _draw_visuals(self, root, frames, visuals):
+        """Replace the frames (dict frame -> handle) under ``root`` by those of ``visuals``."""
+        for handle in frames.values():
             handle.remove()
-        self._links = {}
-        self._sent = {}
-        for k, visual in enumerate(link_visuals(urdf_text, self.announce)):
-            frame = self._links.get(visual.link)
+        for frame in list(frames):
+            self._sent.pop(frame, None)
+        frames.clear()
+        for k, visual in enumerate(visuals):
+            frame = frames.get(visual.link)
             if frame is None:
-                frame = self.server.scene.add_frame(f'/robot/{visual.link}', show_axes=False)
-                self._links[visual.link] = frame
-            name = f'/robot/{visual.link}/visual_{k}'
+                frame = self.server.scene.add_frame(f'{root}/{visual.link}', show_axes=False)
+                frames[visual.link] = frame
+            name = f'{root}/{visual.link}/visual_{k}'
             pose = {'position': visual.pos, 'wxyz': visual.quat}
             scene = self.server.scene
             if visual.kind == 'box':
@@ -350,7 +368,7 @@ class ViewScene:
         """Place the links (dict link -> (xyz, quat wxyz) in the world)."""
         with self.server.atomic():
             for link, (pos, quat) in poses.items():
-                frame = self._links.get(link)
+                frame = self._links.get(link, self._scene_frames.get(link))
                 if frame is None:
                     continue
                 pose = tuple(float(v) for v in pos) + tuple(float(v) for v in quat)

@@ -19,6 +19,7 @@ import sys
 
 from control_msgs.msg import DynamicJointState
 from geometry_msgs.msg import WrenchStamped
+import numpy as np
 import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -31,7 +32,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, framing, most_moving,
-                      PlotBuffer, strip_prefix, ViewScene, world_poses, wrench_arrows)
+                      PlotBuffer, strip_prefix, ViewScene, Visual, world_poses, wrench_arrows)
 from ..description.urdf import parse_urdf
 from ..ros.node import make_executor, spin, stop_on_signals
 
@@ -64,6 +65,35 @@ PARAMETERS = {
                      'frame the whole world when its first poses come (unless '
                      'camera_position or camera_look_at is given)'),
 }
+
+
+def marker_visuals(msg, prefix=''):
+    """
+    Return the Visuals of a scene_markers MarkerArray (boxes, spheres, cylinders, meshes).
+
+    Each hangs on its marker's frame (``prefix`` stripped); other marker types are left out.
+    """
+    out = []
+    for m in msg.markers:
+        if m.action != Marker.ADD:
+            continue
+        frame = m.header.frame_id
+        frame = frame[len(prefix):] if prefix and frame.startswith(prefix) else frame
+        o, p, c = m.pose.orientation, m.pose.position, m.color
+        pose = ((p.x, p.y, p.z), (o.w, o.x, o.y, o.z))
+        colour = tuple(int(round(255 * min(max(v, 0.0), 1.0))) for v in (c.r, c.g, c.b))
+        scale = (m.scale.x, m.scale.y, m.scale.z)
+        if m.type == Marker.CUBE:
+            out.append(Visual(frame, 'box', scale, *pose, colour))
+        elif m.type == Marker.SPHERE:
+            out.append(Visual(frame, 'sphere', (0.5 * scale[0],), *pose, colour))
+        elif m.type == Marker.CYLINDER:
+            out.append(Visual(frame, 'cylinder', (0.5 * scale[0], scale[2]), *pose, colour))
+        elif m.type == Marker.TRIANGLE_LIST and len(m.points) >= 3:
+            vertices = np.array([(q.x, q.y, q.z) for q in m.points], float) * scale
+            faces = np.arange(len(vertices) - len(vertices) % 3, dtype=np.int64).reshape(-1, 3)
+            out.append(Visual(frame, 'mesh', (), *pose, colour, vertices, faces))
+    return out
 
 
 class ViewNode(Node):
@@ -99,6 +129,7 @@ class ViewNode(Node):
         self._wrench_topics, self._imu_topics = {}, {}
         self._frame = 0
         self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
+        self.create_subscription(MarkerArray, 'scene_markers', self._on_scene, LATCHED)
         self.create_subscription(TFMessage, '/tf_static', self._on_tf_static, STATIC_TF)
         # the fast topics (a simulator publishes them at its publish rate, 200 Hz for the
         # humanoid) arrive serialized and only the latest message of each is read, at the
@@ -140,6 +171,9 @@ class ViewNode(Node):
             return
         self.limits = {j.name: (j.limit.lower, j.limit.upper) for j in robot.joints
                        if j.limit is not None and j.type in ('revolute', 'prismatic')}
+
+    def _on_scene(self, msg):
+        self.scene.set_scene(marker_visuals(msg, self.prefix))
 
     def _on_tf(self, msg, static=False):
         edges = self.static_edges if static else self.edges
