@@ -232,26 +232,30 @@ def test_drive_needs_of_a_prescribed_lift_and_the_voltages_repeat_it(formulation
     assert needs['beyond_current_limit'] and needs['beyond_supply']
 
 
-#: The engine's static model: built at load, read-only afterwards (docs/architecture.md).
-STATIC_CONTAINERS = ('bodies', 'joints', 'mimics', 'blocks', 'axes', 'drives', 'free')
+#: The engine's static model: built at load, read-only afterwards (docs/architecture.md);
+#: the tree formulation's holds its tree (tree.TreeModel) instead of the maximal joint blocks.
+STATIC_CONTAINERS = {'maximal': ('bodies', 'joints', 'mimics', 'blocks', 'axes', 'drives', 'free'),
+                     'tree': ('bodies', 'joints', 'mimics', 'axes', 'drives', 'free', 'tree')}
 
 
-def static_model_bytes(engine):
+def static_model_bytes(engine, formulation):
     """Return 'container.field' -> the bytes of every array of the engine's static model."""
     return {f'{name}.{field}': np.ascontiguousarray(array).tobytes()
-            for name in STATIC_CONTAINERS
+            for name in STATIC_CONTAINERS[formulation]
             for field, array in getattr(engine, name)._asdict().items()}
 
 
-def test_static_model_is_never_written_after_load():
+@pytest.mark.parametrize('formulation', ['maximal', 'tree'])
+def test_static_model_is_never_written_after_load(formulation):
     """Prescribed lengths and paths and switched elements change the engine's State only."""
-    config = dict(PROP, path_points={'tip': {'link': 'bar', 'point': [1.0, 0.0, 0.0]}},
-                  drives={'hinge': DRIVE})
+    config = prop_config(formulation,
+                         path_points={'tip': {'link': 'bar', 'point': [1.0, 0.0, 0.0]}},
+                         drives={'hinge': DRIVE})
     sim = Simulator.from_urdf(propped_bar(), config)
-    before = static_model_bytes(sim._engine)
+    before = static_model_bytes(sim._engine, formulation)
 
     def changed():
-        after = static_model_bytes(sim._engine)
+        after = static_model_bytes(sim._engine, formulation)
         return [key for key in before if after[key] != before[key]]
 
     sim.prescribed.lengths([0.0, 0.5], [[0.5], [0.52]])  # switches the prop's row on
