@@ -528,6 +528,18 @@ class LoopJointSettings:
         section(BasePose))
     axis: tuple = setting((1.0, 0.0, 0.0), '1',
                           'joint axis in the joint frame (default 1 0 0, as URDF)', vector3())
+    lower: float = setting(None, 'rad or m',
+                           'lower position limit, revolute or prismatic (default none)',
+                           number())
+    upper: float = setting(None, 'rad or m',
+                           'upper position limit, revolute or prismatic (default none)',
+                           number())
+    velocity: float = setting(None, 'rad/s or m/s',
+                              'velocity limit, held with limits.enforce_velocity (default none)',
+                              number(0.0, strict=True))
+    effort: float = setting(None, 'N m or N',
+                            'effort limit: commanded efforts are clipped to it (default none)',
+                            number(0.0))
 
 
 @dataclass(frozen=True)
