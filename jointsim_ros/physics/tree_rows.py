@@ -691,7 +691,7 @@ def loop_axis_rows(tm, ts, wk, joints, links, axes, dt):
     the coordinate moves along u and the joint's rows take the reaction -r per unit impulse
     (their accumulated impulses, so warm starts and the joint's wrench stay consistent).
     Live as a tree axis (friction, damping or speed rows, a prescribed motion, a limit within
-    reach) or while an effort is commanded, whose impulse tau dt goes in along u before the
+    reach) or while an effort is commanded, whose impulse tau dt goes in along U before the
     rows are set.  Kinematics and the factor as for ``contact_rows``, the body responses
     forgotten; the coordinates of the step's start are written to State.joint_q.
     """
@@ -735,7 +735,9 @@ def loop_axis_rows(tm, ts, wk, joints, links, axes, dt):
                           length[m, slot])
         links.axis_k[m] = _loop_axis_response(wk, links, m)
         if effort != 0.0:
-            _move_loop_axis(ts, links, ts.qd, m, effort * dt)
+            # a force along U: the joint's rows answer it in the sweeps (their warm start,
+            # applied after this, holds the last step's answer)
+            row_apply(ts.qd, links.seg, length, links.axis_U, m, 0, effort * dt)
     # the rows, at the velocities after every loop joint's effort
     for t in range(tm.loop_axes.shape[0]):
         x = tm.loop_axes[t]
