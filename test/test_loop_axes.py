@@ -1,5 +1,5 @@
 """
-A loop joint's own rows: Coulomb friction, damping, limits, speed limits, efforts, prescribed motion.
+A loop joint's own rows: Coulomb friction, damping, limits, speed limits, efforts, prescription.
 
 The parallelogram (crank and rocker on pivots 0.4 m apart, a coupler across their ends, closed
 by the loop pin ``rocker_pin`` between coupler and rocker) has one degree of freedom: the
@@ -82,7 +82,7 @@ def pin(sim):
 
 
 def axis(sim):
-    """Return the loop pin's axis (its row in State.axis_impulse)."""
+    """Return the loop pin's axis index (its row in State.axis_impulse)."""
     engine = sim._engine
     return list(engine.axes.joint).index(engine.joint_index['rocker_pin'])
 
@@ -103,7 +103,7 @@ def test_loop_joints_take_the_joints_section_and_their_own_limits():
 
 @pytest.mark.parametrize('pin_keys, match', [
     ({'type': 'continuous', 'lower': -1.0}, "'rocker_pin' is continuous and has no position"),
-    ({'lower': 0.5, 'upper': 0.1}, "lower limit 0.5 above its upper limit 0.1"),
+    ({'lower': 0.5, 'upper': 0.1}, 'lower limit 0.5 above its upper limit 0.1'),
 ])
 def test_bad_loop_joint_limits_are_one_line_config_errors(pin_keys, match):
     with pytest.raises(ConfigError, match=match) as error:

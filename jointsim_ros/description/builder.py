@@ -708,8 +708,8 @@ class _ModelBuilder:
     def loop_limits(self, name, item):
         """Return a loop joint's (lower, upper) position limits, -inf/inf where not given."""
         lower, upper = _or(item.lower, -np.inf), _or(item.upper, np.inf)
-        if item.type not in ('revolute', 'prismatic') and (item.lower is not None
-                                                            or item.upper is not None):
+        given = item.lower is not None or item.upper is not None
+        if given and item.type not in ('revolute', 'prismatic'):
             raise ConfigError(f"{self.config.source}: loop joint '{name}' is {item.type} and "
                               'has no position limits; remove lower and upper, or make it '
                               'revolute or prismatic.')

@@ -1051,7 +1051,7 @@ def _body_row_impulse(tm, wk, joints, j, row, lam):
 
 @entry
 def tree_loop_state(tm, ts, wk, joints, links):
-    """The scalar loop joints' coordinates and rates from the bodies (after a placement)."""
+    """Set the scalar loop joints' coordinates and rates from the bodies (after a placement)."""
     loop_coordinates(tm, ts, wk, joints, links)
 
 

@@ -43,6 +43,12 @@ a contact row.  Their velocity target is 0 (or the rate of a moving reference); 
 first-order position update leaves (a loop's curvature, unconverged sweeps) is removed after the
 positions by a pseudo-velocity solve with targets -C / dt integrated into the positions only
 (``link_push_targets``), so it adds no kinetic energy.
+
+A scalar loop joint's coordinate rows (friction, damping, limits, speed limits, prescribed
+motion; physics/axes.py's definitions) and its commanded effort act on the relative motion of
+its two bodies: its coordinate row J_q on their twists is a pair of spatial forces, as a loop
+row, seen through the joint's own link rows as maximal mode's axes are through their joint's
+block (``loop_axis_rows``); its limits and prescribed motion also clamp the position push.
 """
 import numpy as np
 
@@ -297,7 +303,7 @@ def axis_rows(tm, ts, wk, axes, dt):
     for x in range(axes.joint.shape[0]):
         v = tm.axis_v[x]
         if v < 0:
-            continue  # a loop joint's coordinate: not one of the tree's (refused with rows)
+            continue  # a loop joint's coordinate: not one of the tree's (loop_axis_rows)
         q = ts.node_q[tm.v_node[v]]
         reach = 2.0 * dt * abs(ts.axis_rate[x])
         near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
