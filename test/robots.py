@@ -106,3 +106,18 @@ def biped(leg=0.4, foot=(0.2, 0.1, 0.04)):
             joint(f'{side}_ankle', 'revolute', f'{side}_shin', f'{side}_foot',
                   xyz=f'0 0 {-leg}', extra=lim)]
     return robot('biped', *parts)
+
+
+def parallelogram():
+    """Crank and rocker hanging 0.5 m from pivots 0.4 m apart, a coupler across their ends."""
+    lim = '<limit lower="-6" upper="6" effort="100" velocity="100"/>'
+    return robot(
+        'parallelogram', link('ground'),
+        link('crank', box_inertial(1.0, (0.04, 0.04, 0.5), xyz='0 0 -0.25')),
+        link('rocker', box_inertial(0.6, (0.04, 0.04, 0.5), xyz='0 0 -0.25')),
+        link('coupler', box_inertial(2.0, (0.4, 0.04, 0.04), xyz='0.2 0 0')),
+        joint('crank_pivot', 'revolute', 'ground', 'crank', axis='0 1 0', extra=lim),
+        joint('rocker_pivot', 'revolute', 'ground', 'rocker', xyz='0.4 0 0', axis='0 1 0',
+              extra=lim),
+        joint('crank_pin', 'revolute', 'crank', 'coupler', xyz='0 0 -0.5', axis='0 1 0',
+              extra=lim))

@@ -11,7 +11,7 @@ from jointsim_ros.sim.trajectory import CubicSpline
 from node_harness import domain, RosClient, running_node
 import numpy as np
 import pytest
-from robots import box_inertial, joint, link, robot
+from robots import box_inertial, joint, link, parallelogram, robot
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -234,21 +234,6 @@ def test_node_follows_a_joint_trajectory_and_reports_the_efforts(tmp_path):
                 assert list(last.effort[1:]) == pytest.approx(held[1:], rel=1e-3)
             finally:
                 client.close()
-
-
-def parallelogram():
-    """Crank and rocker hanging 0.5 m from pivots 0.4 m apart, a coupler across their ends."""
-    lim = '<limit lower="-6" upper="6" effort="100" velocity="100"/>'
-    return robot(
-        'parallelogram', link('ground'),
-        link('crank', box_inertial(1.0, (0.04, 0.04, 0.5), xyz='0 0 -0.25')),
-        link('rocker', box_inertial(0.6, (0.04, 0.04, 0.5), xyz='0 0 -0.25')),
-        link('coupler', box_inertial(2.0, (0.4, 0.04, 0.04), xyz='0.2 0 0')),
-        joint('crank_pivot', 'revolute', 'ground', 'crank', axis='0 1 0', extra=lim),
-        joint('rocker_pivot', 'revolute', 'ground', 'rocker', xyz='0.4 0 0', axis='0 1 0',
-              extra=lim),
-        joint('crank_pin', 'revolute', 'crank', 'coupler', xyz='0 0 -0.5', axis='0 1 0',
-              extra=lim))
 
 
 @pytest.mark.parametrize('formulation', ['maximal', 'tree'])

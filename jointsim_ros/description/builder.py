@@ -690,13 +690,33 @@ class _ModelBuilder:
             axis = np.asarray(item.axis, dtype=float)
             if np.linalg.norm(axis) < 1e-9:
                 raise ConfigError(f"{self.config.source}: loop joint '{name}' has a zero axis.")
+            lower, upper = self.loop_limits(name, item)
+            # the joints section's friction, damping and restitution, as a URDF joint's
+            override = self.config.joints.get(name, JointOverrides())
             joints.append(JointModel(
                 name=name, type=item.type, parent_body=parent_body, child_body=child_body,
                 parent_pos=pose.pos, parent_quat=pose.quat, child_pos=child.pos,
                 child_quat=child.quat, axis=axis / np.linalg.norm(axis),
+                lower=lower, upper=upper, effort_limit=_or(item.effort, np.inf),
+                velocity_limit=_or(item.velocity, np.inf), damping=_or(override.damping, 0.0),
+                friction=_or(override.friction, 0.0), static_friction=override.static_friction,
+                restitution=_or(override.restitution, self.config.limits.restitution),
                 parent_link=item.parent, child_link=item.child, loop=True,
                 close_at_start=given is None))
         return joints
+
+    def loop_limits(self, name, item):
+        """Return a loop joint's (lower, upper) position limits, -inf/inf where not given."""
+        lower, upper = _or(item.lower, -np.inf), _or(item.upper, np.inf)
+        given = item.lower is not None or item.upper is not None
+        if given and item.type not in ('revolute', 'prismatic'):
+            raise ConfigError(f"{self.config.source}: loop joint '{name}' is {item.type} and "
+                              'has no position limits; remove lower and upper, or make it '
+                              'revolute or prismatic.')
+        if lower > upper:
+            raise ConfigError(f"{self.config.source}: loop joint '{name}' has lower limit "
+                              f'{lower:g} above its upper limit {upper:g}; give lower <= upper.')
+        return lower, upper
 
     def axis(self, joint):
         """Return the unit axis in the joint frame; (1, 0, 0) when absent (URDF default)."""

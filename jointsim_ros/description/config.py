@@ -86,9 +86,10 @@ class SolverSettings:
         note='maximal: bodies and constraint rows, any robot; tree: generalized coordinates '
              'with exact joints for tree-shaped robots (the O(n) articulated-body step with '
              'contacts, limits, joint friction, mimic joints, loops, grasps, linear actuators '
-             'and path points as impulses, force-torque sensors read by Newton-Euler, '
-             '`docs/tree.md`; friction, damping or limits on loop joints are refused at '
-             'load). The iteration, tolerance, time-budget and warm-start keys govern both; '
+             "and path points as impulses, a loop joint's friction, damping, limits and "
+             'efforts as rows between its bodies, force-torque sensors read by Newton-Euler, '
+             '`docs/tree.md`; drives on loop joints are refused at load). The iteration, '
+             'tolerance, time-budget and warm-start keys govern both; '
              'the position-iteration key applies to `maximal` only')
     integrator: str = setting(
         'semi_implicit_euler', 'semi_implicit_euler | symplectic_euler | rk4',
@@ -528,6 +529,18 @@ class LoopJointSettings:
         section(BasePose))
     axis: tuple = setting((1.0, 0.0, 0.0), '1',
                           'joint axis in the joint frame (default 1 0 0, as URDF)', vector3())
+    lower: float = setting(None, 'rad or m',
+                           'lower position limit, revolute or prismatic (default none)',
+                           number())
+    upper: float = setting(None, 'rad or m',
+                           'upper position limit, revolute or prismatic (default none)',
+                           number())
+    velocity: float = setting(None, 'rad/s or m/s',
+                              'velocity limit, held with limits.enforce_velocity (default none)',
+                              number(0.0, strict=True))
+    effort: float = setting(None, 'N m or N',
+                            'effort limit: commanded efforts are clipped to it (default none)',
+                            number(0.0))
 
 
 @dataclass(frozen=True)

@@ -489,10 +489,14 @@ def project_limits(axes, joints, state, work, tolerance):
     rigidly about the joint axis through the joint origin (along the axis for a prismatic
     joint), so no other joint is disturbed, whatever the mass ratios.  Angular momenta turn with
     the bodies and linear velocities are kept, so neither the kinetic energy nor the robot's
-    linear momentum changes.
+    linear momentum changes.  A loop joint (no subtree: its child hangs on a tree joint too)
+    is left to its rows: its speculative limit rows never cross a limit, a prescribed one
+    follows its curve's rate.
     """
     largest = 0.0
     for x in range(axes.joint.shape[0]):
+        if axes.subtree_start[x] == axes.subtree_start[x + 1]:
+            continue  # a loop joint's
         j = axes.joint[x]
         q = state.joint_q[j]  # updated after this step's positions (step stage 9)
         shift = 0.0

@@ -241,7 +241,12 @@ class Mechanism:
         return axes, drive_arrays
 
     def _subtrees(self, joint_indices):
-        """Bodies beyond each joint (its child and everything it carries), packed flat."""
+        """
+        Bodies beyond each joint (its child and everything it carries), packed flat.
+
+        A loop joint's is empty: turning its child alone would open the child's own tree
+        joint, so ``axes.project_limits`` leaves a loop joint to its rows.
+        """
         children = {}
         for i in range(len(self.joints.type)):
             if self.model.joints[i].loop:
@@ -250,7 +255,7 @@ class Mechanism:
                 int(self.joints.body[i, 1]))
         start, flat = [0], []
         for i in joint_indices:
-            stack = [int(self.joints.body[i, 1])]
+            stack = [] if self.model.joints[i].loop else [int(self.joints.body[i, 1])]
             seen = set()
             while stack:
                 b = stack.pop()

@@ -67,9 +67,11 @@ from .solver import sweep_stop
 from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
                         forget_body_responses, free_rows, link_push_targets, link_rows,
-                        loop_coordinates, node_velocities, prepare_push_axes, solve_axes,
-                        solve_free, solve_push_axes, sweep_links, warm_start_axes,
-                        warm_start_free, warm_start_links)
+                        loop_axis_push_targets, loop_axis_rows, loop_coordinates,
+                        node_velocities, prepare_push_axes, solve_axes, solve_free,
+                        solve_loop_axes, solve_push_axes, solve_push_loop_axes, sweep_links,
+                        warm_start_axes, warm_start_free, warm_start_links,
+                        warm_start_loop_axes)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -121,6 +123,10 @@ TreeModel = by_reference(namedtuple('TreeModel', [
                       # three angular ones, a planar joint's two in-plane translations
     'free_dim',       # (n_free,) int64 3 (spherical) or 2 (planar)
     'free_force',     # (n_free, 2) sliding, breakaway friction, N m or N
+    # the scalar loop joints' coordinate rows: between their two bodies (physics/tree_rows.py,
+    # ``loop_axis_rows``); empty without loop joints, and then nothing per step
+    'axis_link',      # (n_axis,) int64 link of a loop joint's axis, -1 for the tree's own
+    'loop_axes',      # (n_loop_axis,) int64 the loop joints' axes
 ]))
 
 #: Mutable tree state; the body_* , joint_*, drive_* and time arrays are the facade's State
@@ -195,6 +201,16 @@ LinkWork = by_reference(namedtuple('LinkWork', [
                       # length or path): its rows anticipate the step's curvature (carried)
     'carried',        # (n_link, 6) the step's curvature over dt, m/s or rad/s: taken off
                       # the next step's target; each step adds the error it left (tree_rows.py)
+    # a scalar loop joint's coordinate rows (friction, damping, limits, speed, prescribed) and
+    # efforts: one row on the relative motion of its bodies (tree_rows.loop_axis_rows)
+    'axis_rows',      # (n_link, 2, 6) its coordinate row on the bodies' twists (joints/)
+    'axis_J',         # (n_link, 1, 2, width) that row's Jacobian on qd
+    'axis_U',         # (n_link, 1, 2, width) its response (H + A + h B)^-1 J^T
+    'axis_Uc',        # (n_link, 1, 2, width) its response seen through the joint's own rows
+    'axis_reaction',  # (n_link, 6) the joint's rows' impulses per unit coordinate impulse
+    'axis_k',         # (n_link,) J axis_Uc, the coordinate's inverse effective mass
+    'axis_on',        # (n_link,) int64 1 while the joint's coordinate rows act this step
+    'jrow',           # (1, 2, 6) scratch: a coordinate row at the step's end
 ]))
 
 #: The TreeState fields the tree engine owns; the others are the facade's State arrays.
@@ -206,7 +222,7 @@ TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:
 # row is that of the State field of the same name).
 declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 f1 i1 '
                             'f1 f1 f1 f1 f1 f1 f1 f1 f1 i1 i1 i1 i1 i1 i1 i1 i2 f1 f1 '
-                            'i1 i1 f2'))
+                            'i1 i1 f2 i1 i1'))
 declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
                            'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 '
                            'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1 f2 f3 f3 f1'))
@@ -925,7 +941,8 @@ def tree_joint_impulses(tm, ts, wk, contacts, links, joints, dt, gravity, out):
         f_i = I_i a_i + h (v_i x* I_i v_i - f_ext,i) - P_contact,i - P_loop,i
     (``_node_bias``: c_i, I_i, v_i, f_ext the applied link wrenches; P_contact the contact
     points' impulses on body i, their rows as the solve applied them; P_loop the rows of the
-    loop joints and grasps on it, each row's spatial force times its impulse), then inward
+    loop joints and grasps on it, each row's spatial force times its impulse, a scalar loop
+    joint's coordinate row with its rows' impulses and effort tau dt), then inward
     f_parent += f_i.  f_i is the joint's impulse on its child, spatial about the world origin:
     with semi-implicit Euler S_i^T f_i is the joint-space impulse the step applied to that
     joint (effort, drive, damping, friction, limits, less the rotor's armature), to rounding;
@@ -937,7 +954,8 @@ def tree_joint_impulses(tm, ts, wk, contacts, links, joints, dt, gravity, out):
         ts: TreeState after the step (qd+, the applied wrenches as the step had them).
         wk: TreeWork after the step (its backups hold the step's start).
         contacts: arrays.Contacts of the step (points, frames, accumulated impulses).
-        links: LinkWork of the step (the loop joints' rows on their bodies).
+        links: LinkWork of the step (the loop joints' rows on their bodies, their coordinate
+            rows').
         joints: arrays.Joints (the loop joints' bodies).
         dt: step, s.
         gravity: (3,) m/s^2.
@@ -987,20 +1005,18 @@ def tree_joint_impulses(tm, ts, wk, contacts, links, joints, dt, gravity, out):
         if j < 0:
             continue  # a mimic pair: joint-space, inside the joints' own impulses
         for k in range(links.rows[m]):
-            lam = ts.link_impulse[m, k]
-            if lam == 0.0:
-                continue
-            for side in range(2):
-                b = joints.body[j, side]
-                if b < 0:
-                    continue
-                i = tm.body_node[b]
-                lin = (links.body_rows[m, k, side, 0], links.body_rows[m, k, side, 1],
-                       links.body_rows[m, k, side, 2])
-                arm = cross((wk.body_x[b, 0], wk.body_x[b, 1], wk.body_x[b, 2]), lin)
-                for c in range(3):
-                    wk.PA[i, c] -= lam * (arm[c] + links.body_rows[m, k, side, 3 + c])
-                    wk.PA[i, 3 + c] -= lam * lin[c]
+            _body_row_impulse(tm, wk, joints, j, links.body_rows[m, k], ts.link_impulse[m, k])
+    # a scalar loop joint's coordinate rows and commanded effort along its coordinate row
+    for t in range(tm.loop_axes.shape[0]):
+        x = tm.loop_axes[t]
+        m = tm.axis_link[x]
+        if links.axis_on[m] == 0:
+            continue
+        j = tm.link_joint[m]
+        lam = ts.joint_effort[j] * dt
+        for r in range(ts.axis_impulse.shape[1]):
+            lam += ts.axis_impulse[x, r]
+        _body_row_impulse(tm, wk, joints, j, links.axis_rows[m], lam)
     for i in range(n - 1, -1, -1):
         p = tm.parent[i]
         if p >= 0:
@@ -1011,6 +1027,32 @@ def tree_joint_impulses(tm, ts, wk, contacts, links, joints, dt, gravity, out):
             out[tm.body[i], m] = wk.PA[i, m]
     tree_kinematics(tm, ts.node_rel, wk)
     node_velocities(tm, ts.qd, wk)
+
+
+@jit
+def _body_row_impulse(tm, wk, joints, j, row, lam):
+    """
+    Take impulse lam of a row of loop joint j on its bodies' twists out of their nodes' wk.PA.
+
+    row: (2, 6) (lin, ang) on each body; on body b it is the spatial force
+    (x_b x lin + ang; lin), x_b the COM (wk.body_x).
+    """
+    for side in range(2):
+        b = joints.body[j, side]
+        if b < 0 or lam == 0.0:
+            continue
+        i = tm.body_node[b]
+        lin = (row[side, 0], row[side, 1], row[side, 2])
+        arm = cross((wk.body_x[b, 0], wk.body_x[b, 1], wk.body_x[b, 2]), lin)
+        for c in range(3):
+            wk.PA[i, c] -= lam * (arm[c] + row[side, 3 + c])
+            wk.PA[i, 3 + c] -= lam * lin[c]
+
+
+@entry
+def tree_loop_state(tm, ts, wk, joints, links):
+    """Set the scalar loop joints' coordinates and rates from the bodies (after a placement)."""
+    loop_coordinates(tm, ts, wk, joints, links)
 
 
 @jit
@@ -1050,6 +1092,9 @@ def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolera
     n_link = links.rows.shape[0]
     if n_link > 0:
         warm_start_links(ts, links, ts.qd, warm)
+    looped = tm.loop_axes.shape[0] > 0
+    if looped:
+        warm_start_loop_axes(tm, ts, links, warm)
     warm_start_contacts(contacts, cwork, ts.qd, warm)
     n_contact = contacts.count[0]
     stop = STOP_ITERATIONS
@@ -1061,6 +1106,8 @@ def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolera
             largest = max(largest, solve_free(tm, ts, wk))
         if n_link > 0:
             largest = max(largest, sweep_links(ts.qd, links, ts.link_impulse, links.target))
+        if looped:
+            largest = max(largest, solve_loop_axes(tm, ts, wk, links))
         if n_contact > 0:
             largest = max(largest, solve_contacts(
                 ts.qd, n_contact, contacts.material, contacts.impulse, cwork.row_seg,
@@ -1117,7 +1164,10 @@ def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, itera
     n_link = links.rows.shape[0]
     drift = link_push_targets(tm, ts, wk, joints, links, dt) if n_link > 0 else 0.0
     info[INFO_POS_ERROR] = drift
-    if deepest <= 0.0 and drift <= position_tolerance:
+    looped = tm.loop_axes.shape[0] > 0
+    overlap = (loop_axis_push_targets(tm, ts, wk, joints, links, axes, cwork.push_limit, dt)
+               if looped else 0.0)
+    if deepest <= 0.0 and drift <= position_tolerance and overlap <= position_tolerance:
         return False
     for v in range(ts.qd.shape[0]):
         wk.push_qd[v] = 0.0
@@ -1127,6 +1177,9 @@ def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, itera
         if n_link > 0:
             largest = max(largest, sweep_links(wk.push_qd, links, links.push,
                                                links.push_target))
+        if looped:
+            largest = max(largest, solve_push_loop_axes(tm, links, wk.push_qd,
+                                                        cwork.push_limit))
         if n_contact > 0:
             largest = max(largest, solve_contacts(
                 wk.push_qd, n_contact, contacts.material, cwork.push, cwork.row_seg,
@@ -1219,6 +1272,13 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
             if rows:
                 if touching or linked:
                     forget_body_responses(wk)
+                if linked:
+                    link_rows(tm, ts, wk, joints, links)
+                # the loop joints' efforts and coordinate rows (through their joints' rows;
+                # the efforts before the contacts' targets, as the tree's own efforts are in
+                # the free step)
+                if tm.loop_axes.shape[0] > 0:
+                    loop_axis_rows(tm, ts, wk, joints, links, axes, dt)
                 # 2. contact points at the start-of-step poses, matched to the last step's
                 if touching:
                     body_velocities(tm, wk, ts.qd)
@@ -1232,8 +1292,6 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
                     # 3. the rows on qd (tree_rows.py) and their targets (contacts.py)
                     contact_rows(tm, wk, contacts, cwork, ts.body_pos, dt)
                     contact_targets(contacts, cwork, ts.qd, wk.qd_backup, param, dt)
-                if linked:
-                    link_rows(tm, ts, wk, joints, links)
                 axis_rows(tm, ts, wk, axes, dt)
                 rubbing = tm.free_v.shape[0] > 0
                 if rubbing:
@@ -1245,7 +1303,8 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
                     _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations,
                                 tolerance, time_budget, warm, info)
                 for x in range(axes.joint.shape[0]):
-                    ts.axis_rate[x] = ts.qd[tm.axis_v[x]] if tm.axis_v[x] >= 0 else 0.0
+                    if tm.axis_v[x] >= 0:  # a loop joint's: from its bodies after the step
+                        ts.axis_rate[x] = ts.qd[tm.axis_v[x]]
             if integrator == SYMPLECTIC_EULER:
                 node_velocities(tm, ts.qd, wk)
                 tree_momentum(tm, ts.qd, wk, ts.p)
@@ -1265,8 +1324,8 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
                     _project_limits(tm, ts, axes, position_tolerance)
                 tree_kinematics(tm, ts.node_rel, wk)
                 tree_fill_state(tm, ts, wk, ts.qd)
-        if linked:
-            loop_coordinates(tm, ts, wk, joints)
+        if tm.loop_axes.shape[0] > 0:
+            loop_coordinates(tm, ts, wk, joints, links)
         # 9. divergence
         bad = _healthy(tm, ts)
         if bad >= 0:

@@ -97,7 +97,12 @@ class TreeEngine(Mechanism):
             carry=np.array([0.0] * len(self.tree.mimic_v) + [
                 1.0 if model.joints[j].element in ('actuator', 'path') else 0.0
                 for j in self.tree.link_joint[len(self.tree.mimic_v):]]),
-            carried=rows.copy())
+            carried=rows.copy(), axis_rows=np.zeros((n_link, 2, 6)),
+            axis_J=np.zeros((n_link, 1, 2, self._width)),
+            axis_U=np.zeros((n_link, 1, 2, self._width)),
+            axis_Uc=np.zeros((n_link, 1, 2, self._width)), axis_reaction=rows.copy(),
+            axis_k=np.zeros(n_link),
+            axis_on=np.zeros(n_link, dtype=np.int64), jrow=np.zeros((1, 2, 6)))
         self.tree, model_floats, model_ints, model_layout = flat.pack(self.tree)
         # the packed buffers: the kernel's first arguments
         self._packed = (model_floats, model_ints, model_layout, own_buffer, own_layout,
@@ -115,6 +120,10 @@ class TreeEngine(Mechanism):
         self._impulses_fn = None
         #: joint index -> its link (tree_rows.py) for the loop joints with rows
         self._links_of_joints = {int(j): m for m, j in enumerate(self.tree.link_joint) if j >= 0}
+        #: the scalar loop joints and their axes (their rates: State.axis_rate)
+        self._loop_axes = np.asarray(self.tree.loop_axes)
+        self._loop_joints = self.axes.joint[self._loop_axes]
+        self._axis_of_link = {int(self.tree.axis_link[x]): int(x) for x in self._loop_axes}
 
     def _build_solver_rows(self):
         """No joint rows of the maximal solver; the spherical and planar joints' friction."""
@@ -299,8 +308,6 @@ class TreeEngine(Mechanism):
         armature[drive_v] = d.gear ** 2 * rotor
         ax = self.axes
         axis_v = np.array([v_of_joint.get(int(j), -1) for j in ax.joint], dtype=np.int64)
-        axis_always = ((ax.friction > 0) | (ax.static_friction > 0)
-                       | np.isfinite(ax.velocity_limit)).astype(np.int64)
         # links (tree_rows.py): the mimic pairs, then every loop joint with rows
         mm = self.mimics
         mimic_v = np.array([(v_of_joint[int(f)], v_of_joint[int(ld)])
@@ -309,6 +316,14 @@ class TreeEngine(Mechanism):
         loops = [j for j, joint in enumerate(model.joints)
                  if joint.loop and jt.N_ROWS[int(J.type[j])] > 0]
         link_joint = np.array([-1] * len(mimic_v) + loops, dtype=np.int64)
+        # a scalar loop joint's axis: rows between its bodies through its link; its damping
+        # is a row too (the tree's own joints hold theirs implicitly in the step)
+        link_of = {j: len(mimic_v) + n for n, j in enumerate(loops)}
+        axis_link = np.array([link_of.get(int(j), -1) if axis_v[x] < 0 else -1
+                              for x, j in enumerate(ax.joint)], dtype=np.int64)
+        axis_always = ((ax.friction > 0) | (ax.static_friction > 0)
+                       | np.isfinite(ax.velocity_limit)
+                       | ((axis_link >= 0) & (ax.damping > 0))).astype(np.int64)
         return tree.TreeModel(
             parent=np.array([r[0] for r in rows], dtype=np.int64),
             body=np.array([r[1] for r in rows], dtype=np.int64),
@@ -335,7 +350,8 @@ class TreeEngine(Mechanism):
                             dtype=np.int64),
             free_dim=self.free.dim.astype(np.int64),
             free_force=np.column_stack([self.free.friction, self.free.static_friction])
-            .reshape(-1, 2))
+            .reshape(-1, 2), axis_link=axis_link,
+            loop_axes=np.flatnonzero(axis_link >= 0).astype(np.int64))
 
     # -- loops and elements (links: tree_rows.py) ---------------------------------------------
     def _link_of(self, j):
@@ -351,6 +367,17 @@ class TreeEngine(Mechanism):
     def _clear_loop_rows(self):
         self.tree_state.link_impulse[len(self.tree.mimic_v):] = 0.0
         self.links.carried[:] = 0.0
+
+    def close_loops(self):
+        """As Mechanism.close_loops; then the scalar loop joints' coordinates and rates."""
+        super().close_loops()
+        self._loop_state()
+
+    def _loop_state(self):
+        """Read the scalar loop joints' coordinates and rates from the bodies (if any)."""
+        if len(self._loop_axes):
+            tree.tree_loop_state(self.tree, self.tree_state, self.tree_work, self.joints,
+                                 self.links)
 
     def element_impulse(self, j):
         """Return the accumulated impulses of element joint j's rows (N s)."""
@@ -393,10 +420,15 @@ class TreeEngine(Mechanism):
         start = self.tree_work.body_start[child]
         m = self._link_of(j)
         if m >= 0:
-            # a loop joint or a grasp: its rows' impulses on the child over the step
+            # a loop joint or a grasp: its rows' impulses on the child over the step, and a
+            # scalar loop joint's coordinate rows and effort along its coordinate row
             rows = int(self.links.rows[m])
             impulse = self.tree_state.link_impulse[m, :rows]
             wrench = impulse @ self.links.body_rows[m, :rows, 1] / self.dt
+            x = self._axis_of_link.get(m, -1)
+            if x >= 0 and self.links.axis_on[m]:
+                along = self.state.joint_effort[j] * self.dt + self.state.axis_impulse[x].sum()
+                wrench = wrench + along * self.links.axis_rows[m, 1] / self.dt
             return wrench[:3], wrench[3:], start[0:3].copy(), start[3:7].copy()
         if not self._impulses_current:
             self._compute_impulses()
@@ -415,6 +447,9 @@ class TreeEngine(Mechanism):
         out = np.zeros(len(self.joints.type))
         scalar = self.tree.v_joint >= 0
         out[self.tree.v_joint[scalar]] = self.tree_state.qd[scalar]
+        # a loop joint's: J v of its bodies (tree_rows.loop_coordinates, after each step and
+        # each placement)
+        out[self._loop_joints] = self.state.axis_rate[self._loop_axes]
         return out
 
     def place_children(self, positions, velocities, keep_free_joints=True):
@@ -478,3 +513,4 @@ class TreeEngine(Mechanism):
                 ts.qd[v0 + k] = tm.col[i, k] @ twist
         tree.tree_reset_momentum(tm, ts, self.tree_work)
         tree.tree_fill_state(tm, ts, self.tree_work, ts.qd)
+        self._loop_state()

@@ -43,6 +43,12 @@ a contact row.  Their velocity target is 0 (or the rate of a moving reference); 
 first-order position update leaves (a loop's curvature, unconverged sweeps) is removed after the
 positions by a pseudo-velocity solve with targets -C / dt integrated into the positions only
 (``link_push_targets``), so it adds no kinetic energy.
+
+A scalar loop joint's coordinate rows (friction, damping, limits, speed limits, prescribed
+motion; physics/axes.py's definitions) and its commanded effort act on the relative motion of
+its two bodies: its coordinate row J_q on their twists is a pair of spatial forces, as a loop
+row, seen through the joint's own link rows as maximal mode's axes are through their joint's
+block (``loop_axis_rows``); its limits and prescribed motion also clamp the position push.
 """
 import numpy as np
 
@@ -297,7 +303,7 @@ def axis_rows(tm, ts, wk, axes, dt):
     for x in range(axes.joint.shape[0]):
         v = tm.axis_v[x]
         if v < 0:
-            continue  # a loop joint's coordinate: not one of the tree's (refused with rows)
+            continue  # a loop joint's coordinate: not one of the tree's (loop_axis_rows)
         q = ts.node_q[tm.v_node[v]]
         reach = 2.0 * dt * abs(ts.axis_rate[x])
         near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
@@ -648,13 +654,247 @@ def link_push_targets(tm, ts, wk, joints, links, dt):
 
 
 @jit
-def loop_coordinates(tm, ts, wk, joints):
-    """Set the scalar loop joints' coordinates (State.joint_q) from the bodies' poses."""
-    for m in range(tm.link_joint.shape[0]):
+def loop_coordinates(tm, ts, wk, joints, links):
+    """
+    Set the scalar loop joints' coordinates and rates from the bodies' poses and twists.
+
+    State.joint_q and State.axis_rate: q from the poses, its rate J v from the bodies'
+    twists through the coordinate row at these poses (as the maximal formulation's
+    ``step.joint_rates``).  Kinematics and wk.vel must be current (``tree_fill_state``).
+    """
+    J = links.jrow
+    for t in range(tm.loop_axes.shape[0]):
+        x = tm.loop_axes[t]
+        j = tm.link_joint[tm.axis_link[x]]
+        ts.joint_q[j] = joint_coordinate(j, joints, ts.joint_anchor, wk.body_x, wk.body_q,
+                                         ts.joint_q, J, 0)
+        rate = 0.0
+        for side in range(2):
+            b = joints.body[j, side]
+            if b < 0:
+                continue
+            i = tm.body_node[b]
+            for c in range(3):
+                rate += J[0, side, c] * ts.body_lin_vel[b, c] + J[0, side, 3 + c] * wk.vel[i, c]
+        ts.axis_rate[x] = rate
+
+
+# -- a scalar loop joint's coordinate rows: between its two bodies, through the tree -----------
+@jit
+def loop_axis_rows(tm, ts, wk, joints, links, axes, dt):
+    """
+    Set up the coordinate rows of the scalar loop joints; apply their commanded efforts.
+
+    A loop joint's coordinate is not one of the tree's: its rows (axes.coordinate_rows, the
+    damping row included, as no implicit joint damping holds it) act on the relative motion
+    of its two bodies, the joint type's coordinate row J_q = (lin_A, ang_A; lin_B, ang_B)
+    (``joints.coordinate``, as the maximal formulation's axes) at the step's start, which is
+    the spatial force (x x lin + ang; lin) on each body: J and U combined from the bodies'
+    unit responses as a loop joint's rows (``_loop_rows``).  As the maximal formulation's
+    axes (``axes.prepare_axes``) it is seen through its own joint's rows (their J_L, U_L of
+    this step, ``link_rows`` first), so a coordinate impulse does not pull the loop open:
+        w = J_L U,  r = (J_L U_L)^-1 w,  u = U - U_L r,  k = J u,
+    the coordinate moves along u and the joint's rows take the reaction -r per unit impulse
+    (their accumulated impulses, so warm starts and the joint's wrench stay consistent).
+    Live as a tree axis (friction, damping or speed rows, a prescribed motion, a limit within
+    reach) or while an effort is commanded, whose impulse tau dt goes in along U before the
+    rows are set.  Kinematics and the factor as for ``contact_rows``, the body responses
+    forgotten; the coordinates of the step's start are written to State.joint_q.
+    """
+    f = wk.vec6b
+    for t in range(tm.loop_axes.shape[0]):
+        x = tm.loop_axes[t]
+        m = tm.axis_link[x]
         j = tm.link_joint[m]
-        if j < 0:
+        q = joint_coordinate(j, joints, ts.joint_anchor, wk.body_x, wk.body_q, ts.joint_q,
+                             links.axis_rows, m)
+        ts.joint_q[j] = q
+        effort = ts.joint_effort[j]
+        reach = 2.0 * dt * abs(ts.axis_rate[x])
+        near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
+        if not (tm.axis_always[x] > 0 or near or ts.axis_prescribed[x] > 0.0
+                or effort != 0.0):
+            links.axis_on[m] = 0
+            for r in range(ts.axis_impulse.shape[1]):
+                ts.axis_impulse[x, r] = 0.0
             continue
-        t = joints.type[j]
-        if t == jt.REVOLUTE or t == jt.CONTINUOUS or t == jt.PRISMATIC:
-            ts.joint_q[j] = joint_coordinate(j, joints, ts.joint_anchor, wk.body_x, wk.body_q,
-                                             ts.joint_q, None, 0)
+        links.axis_on[m] = 1
+        length = links.length
+        slot_b = _row_segments(tm, wk, joints.body[j, 0], joints.body[j, 1], links.seg, length,
+                               m)
+        for s in range(2):
+            for c in range(length[m, s]):
+                links.axis_J[m, 0, s, c] = 0.0
+                links.axis_U[m, 0, s, c] = 0.0
+        for side in range(2):
+            b = joints.body[j, side]
+            if b < 0:
+                continue
+            lin = (links.axis_rows[m, side, 0], links.axis_rows[m, side, 1],
+                   links.axis_rows[m, side, 2])
+            moment = cross((wk.body_x[b, 0], wk.body_x[b, 1], wk.body_x[b, 2]), lin)
+            for c in range(3):
+                f[c] = moment[c] + links.axis_rows[m, side, 3 + c]
+                f[3 + c] = lin[c]
+            slot = 0 if side == 0 else slot_b
+            _add_body_row(wk, b, f, 1.0, links.axis_J[m, 0, slot], links.axis_U[m, 0, slot],
+                          length[m, slot])
+        links.axis_k[m] = _loop_axis_response(wk, links, m)
+        if effort != 0.0:
+            # a force along U: the joint's rows answer it in the sweeps (their warm start,
+            # applied after this, holds the last step's answer)
+            row_apply(ts.qd, links.seg, length, links.axis_U, m, 0, effort * dt)
+    # the rows, at the velocities after every loop joint's effort
+    for t in range(tm.loop_axes.shape[0]):
+        x = tm.loop_axes[t]
+        m = tm.axis_link[x]
+        if links.axis_on[m] == 0:
+            continue
+        qdot = row_dot(ts.qd, links.seg, links.length, links.axis_J, m, 0)
+        coordinate_rows(axes, x, wk.axis_rows, ts.joint_q[tm.link_joint[m]], qdot,
+                        ts.axis_rate[x], ts.axis_prescribed[x], ts.axis_target_rate[x],
+                        ts.axis_impulse, dt, True)
+
+
+@jit
+def _loop_axis_response(wk, links, m):
+    """
+    Return k = J u of link m's axis; fill axis_Uc = u and axis_reaction = r (loop_axis_rows).
+
+    The joint's degenerate rows (kinv 0: no joint of the tree moves them) are left out of
+    J_L U_L (``math3d.invert_spd`` then gives them no reaction).
+    """
+    d = links.rows[m]
+    K = wk.mat6
+    w = wk.vec6a
+    for a in range(d):
+        w[a] = 0.0
+        for b in range(d):
+            K[a, b] = 0.0
+        if links.kinv[m, a] <= 0.0:
+            continue
+        for s in range(2):
+            for c in range(links.length[m, s]):
+                w[a] += links.J[m, a, s, c] * links.axis_U[m, 0, s, c]
+        for b in range(d):
+            if links.kinv[m, b] > 0.0:
+                acc = 0.0
+                for s in range(2):
+                    for c in range(links.length[m, s]):
+                        acc += links.J[m, a, s, c] * links.U[m, b, s, c]
+                K[a, b] = acc
+    invert_spd(K, d, wk.Ud, wk.gj)
+    k = 0.0
+    for s in range(2):
+        for c in range(links.length[m, s]):
+            links.axis_Uc[m, 0, s, c] = links.axis_U[m, 0, s, c]
+            k += links.axis_J[m, 0, s, c] * links.axis_U[m, 0, s, c]
+    for a in range(d):
+        r = 0.0
+        for b in range(d):
+            r += wk.Ud[a, b] * w[b]
+        links.axis_reaction[m, a] = r
+        k -= r * w[a]
+        if r != 0.0:
+            for s in range(2):
+                for c in range(links.length[m, s]):
+                    links.axis_Uc[m, 0, s, c] -= r * links.U[m, a, s, c]
+    return k
+
+
+@jit
+def _move_loop_axis(ts, links, x, m, impulse):
+    """Apply coordinate impulse ``impulse`` of link m's axis on x along u; its joint's reaction."""
+    row_apply(x, links.seg, links.length, links.axis_Uc, m, 0, impulse)
+    for a in range(links.rows[m]):
+        ts.link_impulse[m, a] -= links.axis_reaction[m, a] * impulse
+
+
+@jit
+def warm_start_loop_axes(tm, ts, links, warm):
+    """
+    Apply the live loop axes' last impulses again (or clear them without warm start).
+
+    Along U alone: the joint's rows' warm start holds last step's reactions already.
+    """
+    for t in range(tm.loop_axes.shape[0]):
+        x = tm.loop_axes[t]
+        m = tm.axis_link[x]
+        if links.axis_on[m] == 0:
+            continue
+        P = 0.0
+        for r in range(ts.axis_impulse.shape[1]):
+            if not warm:
+                ts.axis_impulse[x, r] = 0.0
+            P += ts.axis_impulse[x, r]
+        if P != 0.0:
+            row_apply(ts.qd, links.seg, links.length, links.axis_U, m, 0, P)
+
+
+@jit
+def solve_loop_axes(tm, ts, wk, links):
+    """One pass over the live loop axes' rows (``axes.sweep_coordinate_rows``) on qd."""
+    largest = 0.0
+    for t in range(tm.loop_axes.shape[0]):
+        x = tm.loop_axes[t]
+        m = tm.axis_link[x]
+        k = links.axis_k[m]
+        if links.axis_on[m] == 0 or not k > 0.0:
+            continue
+        qdot = row_dot(ts.qd, links.seg, links.length, links.axis_J, m, 0)
+        moved, _, largest = sweep_coordinate_rows(wk.axis_rows, ts.axis_impulse, x, qdot, k,
+                                                  0.0, largest)
+        if moved != 0.0:
+            _move_loop_axis(ts, links, ts.qd, m, moved)
+    return largest
+
+
+@jit
+def loop_axis_push_targets(tm, ts, wk, joints, links, axes, push_limit, dt):
+    """
+    Set the live loop axes' push rows at the poses after this step's motion; return the error.
+
+    As a tree axis' (``axes.push_limit_targets``: the push may close a limit's gap, never
+    cross it, and takes an overlap back out); a prescribed loop joint's two rows both aim at
+    its curve, (q* - q) / dt, so the push lands it there (a prescribed tree coordinate is set
+    onto it).  Kinematics must be at the step's new positions.  Returns the largest overlap
+    of a limit or distance from the curve, rad or m (0 when none).
+    """
+    largest = 0.0
+    for t in range(tm.loop_axes.shape[0]):
+        x = tm.loop_axes[t]
+        m = tm.axis_link[x]
+        if links.axis_on[m] == 0:
+            continue
+        q = joint_coordinate(tm.link_joint[m], joints, ts.joint_anchor, wk.body_x, wk.body_q,
+                             ts.joint_q, None, 0)
+        push_limit_targets(push_limit, x, axes, q, dt)
+        if ts.axis_prescribed[x] > 0.0:
+            push_limit[x, 0] = push_limit[x, 1] = (ts.axis_target_q[x] - q) / dt
+            largest = max(largest, abs(ts.axis_target_q[x] - q))
+        else:
+            largest = max(largest, axes.lower[x] - q, q - axes.upper[x])
+    return largest
+
+
+@jit
+def solve_push_loop_axes(tm, links, push, push_limit):
+    """
+    One pass over the live loop axes' push rows on the pseudo-velocities (axes.py's clamp).
+
+    Along u, as ``axes.solve_push_limits`` along its constrained response: the push keeps
+    the loop closed while it clamps the coordinate.
+    """
+    largest = 0.0
+    for t in range(tm.loop_axes.shape[0]):
+        x = tm.loop_axes[t]
+        m = tm.axis_link[x]
+        k = links.axis_k[m]
+        if links.axis_on[m] == 0 or not k > 0.0:
+            continue
+        qdot = row_dot(push, links.seg, links.length, links.axis_J, m, 0)
+        P = push_limit_change(push_limit, x, qdot, k)
+        if P != 0.0:
+            row_apply(push, links.seg, links.length, links.axis_Uc, m, 0, P)
+            largest = max(largest, abs(P))
+    return largest
