@@ -121,8 +121,8 @@ class _ModelBuilder:
 
     # ---- the stages ----
 
-    def build(self):
-        """Run the stages and assemble the RobotModel."""
+    def build(self, shapes=True):
+        """Run the stages and assemble the RobotModel (without shapes: a world adds them)."""
         self.check_tree()
         self.decide_base()
         self.sensor_specs = self.sensor_settings()
@@ -157,6 +157,8 @@ class _ModelBuilder:
             sensors=self.make_sensors(),
             imus=self.make_imus(),
         )
+        if not shapes:
+            return model
         return add_shapes(model, self.description, self.config, self.mesh_cache)
 
     def check_tree(self):

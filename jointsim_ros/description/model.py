@@ -283,6 +283,35 @@ class SceneObject:
 
 
 @dataclass(frozen=True)
+class RobotPart:
+    """
+    One robot of a world (``RobotModel.robots``): which of the model's names are its own.
+
+    Attributes:
+        name: the robot's name in the world (its namespace and TF prefix).
+        prefix: ``name + '/'``: the model's names of its links, joints, drives and sensors
+            are its own names with this prefix.
+        root_link: its URDF root link (prefixed).
+        floating: its base is free.
+        base_body: body index of its base when floating, else -1.
+        base_pos, base_quat: (3,), (4,) world pose of its base (as ``RobotModel.base_pos``).
+        links, joints: its link and joint names in the model (prefixed), URDF order.
+        source: where its description came from, for messages.
+    """
+
+    name: str
+    prefix: str
+    root_link: str
+    floating: bool
+    base_body: int
+    base_pos: np.ndarray
+    base_quat: np.ndarray
+    links: tuple
+    joints: tuple
+    source: str = ''
+
+
+@dataclass(frozen=True)
 class RobotModel:
     """
     A robot as bodies and joints.
@@ -313,6 +342,9 @@ class RobotModel:
             shapes on one body never collide either.
         collision_tables: (physics.arrays.Shapes, physics.arrays.Polytopes), the shapes as the
             engine takes them (shape_tables.py); None before the shapes are added.
+        robots: tuple of RobotPart, the robots of a world (description/world.py), in the
+            order of their bodies; empty for one robot built from one description.  In a world
+            ``floating_base``, ``base_pos`` and ``base_quat`` are the first robot's.
     """
 
     name: str
@@ -333,3 +365,11 @@ class RobotModel:
     sensors: tuple = ()
     collision_tables: Optional[tuple] = None
     imus: tuple = ()
+    robots: tuple = ()
+
+    def free_bases(self):
+        """Return ((body, base_pos, base_quat), ...) of every floating robot base."""
+        if self.robots:
+            return tuple((r.base_body, r.base_pos, r.base_quat) for r in self.robots
+                         if r.floating)
+        return ((0, self.base_pos, self.base_quat),) if self.floating_base else ()

@@ -59,13 +59,38 @@ def add_shapes(model, description, config, mesh_cache=None):
     """
     settings = config.collision
     warnings = []
-    default = tuple(getattr(settings, k) for k in MATERIAL)
     _check_links(config, model)
     mesh_cache = {} if mesh_cache is None else mesh_cache
     shapes = []
     if settings.enabled:
         shapes = link_shapes(model, description, config, mesh_cache, warnings,
                              world=_world_collides(config))
+    touching = bool(settings.self_collision or settings.self_collision_pairs)
+    return finish_shapes(model, shapes, lambda kept: _filter(description, config, kept,
+                                                             model.links),
+                         config, mesh_cache, warnings, touching, model.floating_base,
+                         description)
+
+
+def finish_shapes(model, shapes, filter_of, config, mesh_cache, warnings, touching, floating,
+                  description=None):
+    """
+    Return the model with the scene's objects and shapes, the ground, the filter and tables.
+
+    Args:
+        model: RobotModel without shapes (a robot's, or a world's robots together).
+        shapes: list of the robots' link ShapeModels (appended to in place).
+        filter_of: function of the kept shapes -> the robots' never-colliding link pairs.
+        config: SimConfig (ground, collision defaults, scene).
+        mesh_cache: dict of the hulls already made.
+        warnings: list of repairs so far (the scene's are appended).
+        touching: the robots' links may touch one another (self-collision, or several robots).
+        floating: some robot base is free (a ``ground.enabled: auto`` ground is laid).
+        description: the UrdfDescription whose directory relative scene meshes are found
+            from (None: the working directory and the search paths).
+    """
+    settings = config.collision
+    default = tuple(getattr(settings, k) for k in MATERIAL)
     bodies = list(model.bodies)
     links = dict(model.links)
     objects = []
@@ -107,9 +132,8 @@ def add_shapes(model, description, config, mesh_cache=None):
     ground = config.ground
     enabled = ground.enabled
     if enabled == 'auto':
-        enabled = model.floating_base or bool(objects)
-    if not (enabled or config.scene or settings.self_collision
-            or settings.self_collision_pairs):
+        enabled = floating or bool(objects)
+    if not (enabled or config.scene or touching):
         shapes = []  # nothing for the links to touch: no contact work in the step at all
     if enabled:
         shapes.append(ShapeModel(
@@ -118,7 +142,7 @@ def add_shapes(model, description, config, mesh_cache=None):
             material=tuple(getattr(ground, k) for k in MATERIAL)))
     result = dataclasses.replace(
         model, bodies=tuple(bodies), links=links, shapes=tuple(shapes), objects=tuple(objects),
-        collision_filter=_filter(description, config, shapes, model.links),
+        collision_filter=filter_of(shapes),
         warnings=tuple(model.warnings) + tuple(warnings))
     result = dataclasses.replace(result, collision_tables=shape_tables(result))
     for message in warnings:

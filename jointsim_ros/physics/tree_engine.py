@@ -249,7 +249,8 @@ class TreeEngine(Mechanism):
         ident = np.array([1.0, 0.0, 0.0, 0.0])
         J = self.joints
         carried = {int(J.body[j, 1]) for j in model.tree_order}
-        free = [0] if model.floating_base else []
+        free = [body for body, _, _ in model.free_bases()]
+        bases = set(free)
         free += [o.body for o in model.objects if o.body not in carried and o.body not in free]
         for b in free:
             rows.append((-1, b, -1, -1, tree.KIND_FREE, np.zeros(3), ident, np.zeros(3), ident,
@@ -274,6 +275,8 @@ class TreeEngine(Mechanism):
             root.append(root[r[0]] if r[0] >= 0 else len(root))
         object_roots = {node_of_body[o.body] for o in model.objects
                         if o.body in node_of_body and rows[node_of_body[o.body]][0] < 0}
+        if model.robots:  # a world: each floating robot a group of its own
+            object_roots |= {node_of_body[b] for b in bases}
         key = [root[i] if root[i] in object_roots else -1 for i in range(len(rows))]
         order = sorted(range(len(rows)), key=lambda i: (key[i], i))
         new_index = {old: new for new, old in enumerate(order)}

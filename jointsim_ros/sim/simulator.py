@@ -15,12 +15,14 @@ from .encoders import JointSensors
 from .entities import Entities
 from .grasping import Grasps
 from .prescribed import Prescribed
+from .robots import robot_views
 from .sensing import Sensors
 from .servo import carried_inertia, EFFORT, MODE_NAMES, POSITION, ServoLoops, VELOCITY
 from ..description import build_model, load_config, parse_urdf
 from ..description.formulation import check_formulation
 from ..description.model import SCALAR_JOINT_TYPES
 from ..description.urdf import close_matches
+from ..description.world import load_world_model
 from ..errors import CommandError, DivergenceError
 from ..physics import arrays
 from ..physics import joints as jt
@@ -68,12 +70,14 @@ class Simulator:
     :attr:`prescribed` (prescribed joint motions, actuator lengths and paths).
     """
 
-    def __init__(self, model, config, description=None):
+    def __init__(self, model, config, description=None, world=None):
         self.model = model
         self.config = config
         #: The parsed robot description the model was built from (None when not given: then
         #: the model cannot be rebuilt, so nothing can be spawned).
         self.description = description
+        #: The World it was built from (jointsim_ros.description.world), or None for one robot.
+        self.world = world
         self._engine = _make_engine(model, config)
         #: link_poses' look-ups per list of names (and the model they were made for)
         self._pose_plans = {}
@@ -120,6 +124,9 @@ class Simulator:
         #: and the scene objects; spawn, delete, get and set their state
         #: (jointsim_ros.sim.entities.Entities, docs/entities.md).
         self.entities = Entities(self)
+        #: The robots of a world by name (jointsim_ros.sim.robots.RobotView: the robot methods
+        #: on one robot's own joints, drives, links and sensors); {} for one robot.
+        self.robots = robot_views(self)
         self._servo = None
         self.reset()
         # the drives' servo loops, tuned for what each joint carries at the initial pose
@@ -149,6 +156,28 @@ class Simulator:
         config = load_config(config)
         description = parse_urdf(source)
         return cls(build_model(description, config), config, description)
+
+    @classmethod
+    def from_world(cls, source, formulation=''):
+        """
+        Load a world: several robots, each with its description, config and pose (docs/worlds.md).
+
+        Args:
+            source: path of a world YAML file, or a mapping such as
+                ``{'robots': {'left': {'description': PATH, 'config': PATH or dict,
+                'pose': {'position': [0, -0.6, 0], 'rpy': [0, 0, 0]}}}, 'dt': 0.001}``.
+            formulation: '' (the world's ``solver.formulation``), 'maximal' or 'tree'.
+
+        Returns:
+            Simulator; ``sim.robots[NAME]`` gives each robot's methods.
+
+        Raises:
+            DescriptionError, ConfigError: one line naming the robot, key or file.
+        """
+        world, model, config = load_world_model(source, formulation)
+        for note in world.notes:
+            LOGGER.warning(note)
+        return cls(model, config, world=world)
 
     # -- time ---------------------------------------------------------------------------------
     @property
@@ -656,7 +685,8 @@ class Simulator:
         potential = -np.sum(mass * (st.body_pos @ engine.gravity))
         return float(kinetic), float(potential)
 
-    def set_base_state(self, position, quat_wxyz, linear_velocity=None, angular_velocity=None):
+    def set_base_state(self, position, quat_wxyz, linear_velocity=None, angular_velocity=None,
+                       robot=None):
         """
         Place the floating base's root link (world frame) and carry the robot along.
 
@@ -665,11 +695,16 @@ class Simulator:
             quat_wxyz: (4,) root link orientation.
             linear_velocity: (3,) velocity of the root link origin, m/s (default 0).
             angular_velocity: (3,) rad/s (default 0).
+            robot: in a world, the robot whose base it is (None: the first robot's).
 
         Raises:
             CommandError: the robot has a fixed base, or a value is not finite.
         """
-        if not self.model.floating_base:
+        body = 0
+        if robot is not None:
+            part = next(p for p in self.model.robots if p.name == robot)
+            body = part.base_body
+        elif not self.model.floating_base:
             raise CommandError('set_base_state: the robot has a fixed base; set `base: '
                                'floating` in the config to move it.')
         values = [np.asarray(v if v is not None else np.zeros(3), dtype=float).ravel()
@@ -684,8 +719,8 @@ class Simulator:
         quat = quat / np.linalg.norm(quat)
         q = self._engine.state.joint_q.copy()
         qd = self._engine.joint_rates()
-        com = quat_to_matrix(quat) @ self._engine.body_com[0]
-        self._engine.set_body_state(0, pos + com, quat, lin + np.cross(ang, com), ang)
+        com = quat_to_matrix(quat) @ self._engine.body_com[body]
+        self._engine.set_body_state(body, pos + com, quat, lin + np.cross(ang, com), ang)
         self._place(q, qd)
 
     def reset(self, keep_time=False):
@@ -703,10 +738,10 @@ class Simulator:
         engine.state.body_wrench[:] = 0.0
         self._next_speed_check = 0.0
         engine.state.drive_current[:] = 0.0
-        if self.model.floating_base:
-            quat = np.asarray(self.model.base_quat, dtype=float)
-            com = quat_to_matrix(quat) @ engine.body_com[0]
-            engine.set_body_state(0, np.asarray(self.model.base_pos, dtype=float) + com, quat,
+        for body, pos, quat in self.model.free_bases():
+            quat = np.asarray(quat, dtype=float)
+            com = quat_to_matrix(quat) @ engine.body_com[body]
+            engine.set_body_state(body, np.asarray(pos, dtype=float) + com, quat,
                                   np.zeros(3), np.zeros(3))
         self.sensors.clear()
         if self._servo is not None:

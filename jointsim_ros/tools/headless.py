@@ -5,6 +5,7 @@ Run a robot headless for a few simulated seconds and print what a user wants to 
     python -m jointsim_ros.tools.headless --humanoid [--steps N] [--sensor-noise]
         [--push T FX FY]... [--open-loop]
     python -m jointsim_ros.tools.headless --humanoid --valve [--valve-friction NM]
+    python -m jointsim_ros.tools.headless --world PATH [--seconds S]
 
 Every form takes ``--formulation maximal|tree``: it replaces the config's
 ``solver.formulation`` (docs/tree.md); the result lines are the same in both.
@@ -76,6 +77,9 @@ def parse_args(argv):
                         help='--humanoid: the valve scenario (it turns a valve; docs/valve.md)')
     parser.add_argument('--valve-friction', type=float, default=None, metavar='NM',
                         help="--valve: the valve's Coulomb friction, N m (3 in the xacro)")
+    parser.add_argument('--world', default=None, metavar='PATH',
+                        help='a world file: several robots with their configs and poses '
+                             '(docs/worlds.md); replaces --robot and --config')
     parser.add_argument('--formulation', choices=('maximal', 'tree'), default=None,
                         help="replace the config's solver.formulation: maximal (bodies and "
                              'constraint rows) or tree (generalized coordinates, exact joints; '
@@ -279,27 +283,41 @@ def result_line(result):
             f'{result["lateral"]:.3f} m, fell: {fell}')
 
 
-def run(robot, config, seconds, out=None, view=None, formulation=None):
+def run(robot, config, seconds, out=None, view=None, formulation=None, world=None):
     """
     Simulate and report on ``out`` (default stdout); return the Simulator.
 
     ``formulation``: None (the config's), or the ``solver.formulation`` to run.
+    ``world``: a world file (docs/worlds.md) to run instead of ``robot`` and ``config``.
 
     ``view``: a port to show the run in the browser on (SimulatorView): the steps are then
     paced at real time and drawn at VIEW_RATE, and the page is served until Ctrl-C.
     """
     out = out or sys.stdout
     t_load = time.perf_counter()
-    sim_config = with_formulation(load_config(str(config) if config else None), formulation)
-    sim = Simulator.from_urdf(str(robot), sim_config)
+    if world is not None:
+        sim = Simulator.from_world(str(world), formulation or '')
+    else:
+        sim_config = with_formulation(load_config(str(config) if config else None),
+                                      formulation)
+        sim = Simulator.from_urdf(str(robot), sim_config)
     load_s = time.perf_counter() - t_load
     model = sim.model
-    print(f'robot {model.name!r} from {robot}', file=out)
-    print(f'  {len(model.bodies)} bodies, {len(model.joints)} joints '
-          f'({len(sim.joint_names)} movable: {", ".join(sim.joint_names)}), '
-          f'{"floating" if model.floating_base else "fixed"} base, '
-          f'{len(model.merged_joints)} fixed joints merged, '
-          f'{sim.config.solver.formulation} formulation', file=out)
+    if world is not None:
+        print(f'world from {world}: {len(sim.robots)} robots, '
+              f'{sim.config.solver.formulation} formulation', file=out)
+        for name, part in zip(sim.robots, model.robots):
+            one = sim.robots[name]
+            print(f'  robot {name!r} from {part.source}: {len(one.joint_names)} movable joints '
+                  f'({len(one.drive_names)} driven), {"floating" if part.floating else "fixed"} '
+                  'base', file=out)
+    else:
+        print(f'robot {model.name!r} from {robot}', file=out)
+        print(f'  {len(model.bodies)} bodies, {len(model.joints)} joints '
+              f'({len(sim.joint_names)} movable: {", ".join(sim.joint_names)}), '
+              f'{"floating" if model.floating_base else "fixed"} base, '
+              f'{len(model.merged_joints)} fixed joints merged, '
+              f'{sim.config.solver.formulation} formulation', file=out)
     for warning in model.warnings:
         print(f'  warning: {warning}', file=out)
     if not sim.config.initial_positions:
@@ -411,6 +429,10 @@ def main(argv=None):
                  args.config or resources.share_file('config', 'jointsim_humanoid.yaml'),
                  args.steps, args.seconds, pushes=args.push, sensor_noise=args.sensor_noise,
                  open_loop=args.open_loop, formulation=args.formulation)
+            return 0
+        if args.world:
+            run(None, None, 3.0 if args.seconds is None else args.seconds, view=args.view,
+                formulation=args.formulation, world=args.world)
             return 0
         robot = args.robot or resources.share_file(*resources.DEFAULT_ROBOT)
         # the bundled arm's config (its drives) belongs to the bundled arm only; another robot

@@ -1,0 +1,136 @@
+"""
+One robot of a world, seen through the facade: ``sim.robots[NAME]`` (docs/worlds.md).
+
+The simulator holds every robot of a world in one model whose names carry the robot's prefix
+``NAME/``; a :class:`RobotView` offers the facade's robot methods on that robot's own joints,
+drives, links and sensors, named as in its own description (without the prefix).
+"""
+import numpy as np
+
+from ..errors import CommandError
+
+
+class RobotView:
+    """
+    The robot methods of a Simulator, on one robot of its world.
+
+    Joint-indexed arrays follow :attr:`joint_names`; dict arguments and results use the robot's
+    own names.  Commands go to the simulator, so a robot's drives, servo loops, joint sensors
+    and sensors are the simulator's own for its joints.
+    """
+
+    def __init__(self, sim, part):
+        self._sim = sim
+        #: The robot's name in the world (its namespace and TF prefix).
+        self.name = part.name
+        #: ``name + '/'``: what its names carry in the simulator's model.
+        self.prefix = part.prefix
+        self._part = part
+        p = part.prefix
+        own = [i for i, n in enumerate(sim.joint_names) if n.startswith(p)]
+        self._joints = np.array(own, dtype=np.int64)
+        #: Its movable joints (revolute, continuous, prismatic), URDF order, own names.
+        self.joint_names = tuple(sim.joint_names[i][len(p):] for i in own)
+        #: Its driven joints, in joint_names order.
+        self.drive_names = tuple(n[len(p):] for n in sim.drive_names if n.startswith(p))
+        #: Its URDF links, own names.
+        self.link_names = tuple(n[len(p):] for n in part.links)
+
+    @property
+    def floating(self):
+        """Return True when the robot's base is free."""
+        return self._part.floating
+
+    @property
+    def root_link(self):
+        """Its URDF root link (own name)."""
+        return self._part.root_link[len(self.prefix):]
+
+    def _named(self, values):
+        return {self.prefix + str(k): v for k, v in (values or {}).items()}
+
+    def _own(self, values):
+        n = len(self.prefix)
+        return {k[n:]: v for k, v in values.items()}
+
+    # -- state -----------------------------------------------------------------------------
+    def joint_positions(self):
+        """Joint positions in :attr:`joint_names` order, rad or m."""
+        return self._sim.joint_positions()[self._joints]
+
+    def joint_velocities(self):
+        """Joint velocities in :attr:`joint_names` order, rad/s or m/s."""
+        return self._sim.joint_velocities()[self._joints]
+
+    def joint_efforts(self):
+        """Actuator efforts in :attr:`joint_names` order, N m or N."""
+        return self._sim.joint_efforts()[self._joints]
+
+    def link_pose(self, link_name):
+        """World pose (position (3,), quaternion wxyz (4,)) of one of its link frames."""
+        return self._sim.link_pose(self.prefix + link_name)
+
+    def link_twist(self, link_name):
+        """World twist of one of its link frames (linear, angular)."""
+        return self._sim.link_twist(self.prefix + link_name)
+
+    def drive_state(self, joint):
+        """Return the state of the drive on one of its joints (Simulator.drive_state)."""
+        return self._sim.drive_state(self.prefix + joint)
+
+    def drive_modes(self):
+        """Return dict driven joint -> mode, for its drives."""
+        return self._own({k: v for k, v in self._sim.drive_modes().items()
+                          if k.startswith(self.prefix)})
+
+    # -- commands --------------------------------------------------------------------------
+    def set_voltages(self, volts):
+        """Hold armature voltages on its named drives (V); returns the clipped ones."""
+        return self._own(self._sim.set_voltages(self._named(volts)))
+
+    def set_joint_efforts(self, efforts):
+        """Hold efforts on its named joints (N m or N); returns the clipped ones."""
+        return self._own(self._sim.set_joint_efforts(self._named(efforts)))
+
+    def set_servo_targets(self, positions=None, velocities=None, efforts=None):
+        """Servo its named drives (Simulator.set_servo_targets); returns clipped positions."""
+        return self._own(self._sim.set_servo_targets(
+            self._named(positions), self._named(velocities), self._named(efforts)))
+
+    def set_joint_state(self, positions, velocities=None):
+        """Place its joints (Simulator.set_joint_state)."""
+        self._sim.set_joint_state(self._named(positions), self._named(velocities))
+
+    def set_base_state(self, position, quat_wxyz, linear_velocity=None, angular_velocity=None):
+        """Place its floating base's root link and carry the robot along."""
+        if not self._part.floating:
+            raise CommandError(f'set_base_state: robot {self.name!r} has a fixed base; set '
+                               '`base: floating` in its config to move it.')
+        self._sim.set_base_state(position, quat_wxyz, linear_velocity, angular_velocity,
+                                 robot=self.name)
+
+    # -- sensors ---------------------------------------------------------------------------
+    @property
+    def sensor_names(self):
+        """Its force-torque sensors (own names)."""
+        n = len(self.prefix)
+        return tuple(s[n:] for s in self._sim.sensors.names if s.startswith(self.prefix))
+
+    @property
+    def imu_names(self):
+        """Its IMUs (own names)."""
+        n = len(self.prefix)
+        return tuple(s[n:] for s in self._sim.sensors.imu_names if s.startswith(self.prefix))
+
+    def wrench(self, sensor_name):
+        """Return the last wrench sample of one of its force-torque sensors (Sensors.wrench)."""
+        return self._sim.sensors.wrench(self.prefix + sensor_name)
+
+    def imu(self, imu_name):
+        """Return the last reading of one of its IMUs (Sensors.imu)."""
+        return self._sim.sensors.imu(self.prefix + imu_name)
+
+
+def robot_views(sim):
+    """Return {name: RobotView} of a Simulator's robots ({} for one robot without a world)."""
+    return {part.name: RobotView(sim, part) for part in sim.model.robots}
