@@ -208,3 +208,58 @@ def test_headless_runs_the_two_arm_world(capsys):
     assert "robot 'left'" in out and "robot 'right'" in out
     assert '7 movable joints (7 driven), fixed base' in out
     assert 'real-time factor' in out
+
+
+@pytest.mark.parametrize('formulation', FORMULATIONS)
+def test_a_robot_added_and_removed_at_run_time_leaves_the_others_as_they_were(formulation):
+    """The arm goes on exactly as without the ram added beside it and taken away again."""
+    config = dict(yaml.safe_load(open(ARM_CONFIG)), solver={'formulation': formulation,
+                                                            'iterations': 20,
+                                                            'tolerance': 1e-7})
+    alone = Simulator.from_urdf(ARM, config)
+    sim = Simulator.from_urdf(ARM, config)
+    for one in (alone, sim):
+        one.set_voltages({'joint_a2': 5.0})
+        one.step(150)
+    added = sim.add_robot('visitor', ram(), {'base': 'floating', 'gravity': [0.0, 0.0, -9.81]},
+                          position=(0.0, 3.0, 1.0))
+    assert set(sim.robots) == {'jointsim_arm', 'visitor'}
+    assert sim.robots['jointsim_arm'].joint_names == alone.joint_names   # its own names stay
+    assert 'visitor/slide' in sim.joint_names and added.joint_names == ('slide',)
+    assert sim.time == alone.time
+    added.set_joint_efforts({'slide': 5.0})
+    alone.step(150)
+    sim.step(150)
+    assert np.array_equal(sim.robots['jointsim_arm'].joint_positions(), alone.joint_positions())
+    assert sim.drive_state('joint_a2')['voltage'] == 5.0
+    pos, _ = added.link_pose('base')
+    assert pos[2] < 1.0 - 0.5 * 9.81 * 0.15 ** 2 * 0.9    # it falls freely (no ground)
+    assert added.joint_positions()[0] > 0.0
+    sim.remove_robot('visitor')
+    assert sim.joint_names == alone.joint_names and len(sim.model.bodies) == 7
+    alone.step(100)
+    sim.step(100)
+    assert np.array_equal(sim.joint_positions(), alone.joint_positions())
+    with pytest.raises(Exception, match='is the robot this simulator started with'):
+        sim.remove_robot('jointsim_arm')
+
+
+def test_spawn_and_delete_a_robot_as_an_entity():
+    sim = Simulator.from_world(_ram_world('maximal'))
+    name = sim.entities.spawn('third', ram('third_ram'), position=(2.0, 0.0, 0.0))
+    assert name == 'third' and sim.entities.kind('third') == 'robot'
+    assert 'third' in sim.entities.names() and 'third/slide' in sim.joint_names
+    state = sim.entities.state('third')   # the robot's root link
+    assert np.allclose(state.position, [2.0, 0.0, 0.0])
+    with pytest.raises(Exception, match="name 'third' is taken"):
+        sim.entities.spawn('third', ram())
+    with pytest.raises(Exception, match="name 'left' is taken"):
+        sim.entities.spawn('left', {'description': ram()})
+    sim.entities.delete('third')
+    assert 'third' not in sim.entities.names() and 'third/slide' not in sim.joint_names
+    # objects spawn into a world as into one robot's simulation
+    sim.entities.spawn('crate', {'shape': 'box', 'size': [0.1, 0.1, 0.1], 'mass': 1.0},
+                       position=(0.0, 2.0, 0.5), linear_velocity=(0.0, 0.0, -1.0))
+    sim.step(100)
+    assert sim.entities.state('crate').position[2] == pytest.approx(0.4, abs=1e-12)  # 0 g
+    assert sim.entities.kind('crate') == 'spawned'

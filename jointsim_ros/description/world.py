@@ -62,12 +62,20 @@ class WorldRobot:
         description: the UrdfDescription it is built from.
         config: its own SimConfig (``base_pose`` placed by the world's pose).
         pose: (position (3,), rpy (3,)) of its base in the world.
+        prefix: what its names carry in the world's model: ``name + '/'``, or '' for the
+            robot a simulator was started with when robots are added to it at run time.
     """
 
     name: str
     description: object
     config: SimConfig
     pose: tuple
+    prefix: str = None
+
+    @property
+    def own_prefix(self):
+        """Return the prefix of its names in the world's model."""
+        return self.name + '/' if self.prefix is None else self.prefix
 
 
 @dataclass(frozen=True)
@@ -202,6 +210,41 @@ def _world_settings(own, world_config):
     return differ
 
 
+def robot_entry(name, description, config=None, pose=None, world_config=None,
+                base_dir=None, where='spawn_entity'):
+    """
+    Return the WorldRobot of a robot added at run time.
+
+    Args:
+        name: its name (namespace, TF prefix).
+        description: URDF or xacro path, or the URDF XML text.
+        config: its config: a path, a mapping or None (the defaults).
+        pose: {'position': [...], 'rpy': [...]} of its base, or None.
+        world_config: the running world's SimConfig (its settings win; differences are notes).
+        base_dir: directory relative paths are read from (default: the working directory).
+        where: what to name in messages.
+
+    Returns:
+        (WorldRobot, notes).
+    """
+    notes = []
+    entry = {'description': description, 'config': config, 'pose': pose or {}}
+    robot = _robot(where, base_dir or os.getcwd(), name, entry, world_config or SimConfig(),
+                   notes)
+    return robot, tuple(notes)
+
+
+def single_robot_world(description, config):
+    """
+    Return the World of a simulator started with one robot, before robots are added to it.
+
+    Its robot keeps its names (prefix ''), and its config is the world's.
+    """
+    name = getattr(description.robot, 'name', '') or 'robot'
+    robot = WorldRobot(name, description, config, ((0.0,) * 3, (0.0,) * 3), prefix='')
+    return World(config, (robot,), config.source)
+
+
 def _path(what, key, text, base_dir):
     """Resolve a description or config path (relative, absolute, package://) or fail."""
     found = resolve_mesh_uri(text, base_dir=base_dir)
@@ -235,7 +278,7 @@ def build_world(world, config=None, mesh_cache=None):
     bodies, joints, order, links, drives, sensors, imus, merged = [], [], [], {}, [], [], [], []
     shapes, never, warnings, parts = [], set(), [], []
     for robot in world.robots:
-        prefix = robot.name + '/'
+        prefix = robot.own_prefix
         own = replace(robot.config, scene={}, ground=replace(robot.config.ground, enabled=False))
         try:
             model = _ModelBuilder(robot.description, own, mesh_cache).build(shapes=False)
@@ -321,11 +364,13 @@ def world_config(world):
     sections = {key: dict(getattr(base, key)) if key == 'scene' else {} for key in _KEYED}
     kept = []
     for robot in world.robots:
-        prefix = robot.name + '/'
+        prefix = robot.own_prefix
         own = robot.config
         links = {link.name for link in robot.description.robot.links}
         names = links | {j.name for j in robot.description.robot.joints} | set(own.scene)
         for key in _KEYED:
+            if key == 'scene' and not prefix:
+                continue  # the first robot's config is the world's: its scene is there
             for item_name, item in getattr(own, key).items():
                 if key == 'joint_sensors' and item_name == '*':
                     for joint in robot.description.robot.joints:
@@ -363,5 +408,5 @@ def load_world_model(source, formulation=''):
     return world, model, config
 
 
-__all__ = ['build_world', 'load_world', 'load_world_model', 'World', 'WorldRobot',
-           'world_config', 'load_config']
+__all__ = ['build_world', 'load_world', 'load_world_model', 'robot_entry',
+           'single_robot_world', 'World', 'WorldRobot', 'world_config', 'load_config']

@@ -26,6 +26,7 @@ import yaml
 from ..description import build_model, config_from_dict, parse_urdf
 from ..description import meshes
 from ..description.urdf import close_matches
+from ..description.world import build_world
 from ..errors import CommandError, ConfigError, DescriptionError
 from ..physics.arrays import State
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
@@ -85,19 +86,21 @@ class Entities:
     def spawn_refusal(self):
         """Why this simulator cannot spawn (a sentence), or None when it can."""
         sim = self._sim
-        if sim.description is None:
+        if sim.description is None and sim.world is None:
             return ('this Simulator was built from a model without its description; build it '
                     'with Simulator.from_urdf (or load_robot) to spawn objects')
         return None
 
     def names(self):
-        """Every entity: the robot's links (URDF order), then the scene objects."""
+        """Every entity: the robots' links (URDF order), the scene objects, then the robots."""
         scene = set(self._sim.config.scene)
         links = [name for name in self._sim.model.links if name not in scene]
-        return links + list(self._sim.config.scene)
+        return links + list(self._sim.config.scene) + self.robot_names()
 
     def kind(self, name):
-        """Return 'link' (of the robot), 'object' (config scene) or 'spawned'."""
+        """Return 'link' (of a robot), 'object' (config scene), 'spawned' or 'robot'."""
+        if name in self.robot_names():
+            return 'robot'
         self._check(name, 'entity')
         if name in self.spawned:
             return 'spawned'
@@ -118,6 +121,7 @@ class Entities:
         Raises:
             EntityError: unknown entity ('not_found').
         """
+        name = self._robot_root(name)
         self._check(name, 'get_entity_state')
         sim = self._sim
         position, quat = sim.link_pose(name)
@@ -153,6 +157,7 @@ class Entities:
             EntityError: unknown entity, a link that is not the base, static geometry
                 ('failed'), or a non-finite value or zero quaternion ('invalid_pose').
         """
+        name = self._robot_root(name)
         self._check(name, 'set_entity_state')
         pos, quat, lin, ang = _pose_values(position, quat, linear_velocity, angular_velocity,
                                            'set_entity_state')
@@ -164,8 +169,11 @@ class Entities:
             raise EntityError('failed', f'set_entity_state: {name!r} is {what}: it does not '
                                         'move.  Delete it and spawn it again where you want it.')
         if name not in sim.config.scene:
-            root = sim.model.root_link
-            if not (sim.model.floating_base and link.body == sim.model.links[root].body):
+            root, robot, floating = sim.model.root_link, None, sim.model.floating_base
+            for part in sim.model.robots:
+                if name in part.links:
+                    root, robot, floating = part.root_link, part.name, part.floating
+            if not (floating and link.body == sim.model.links[root].body):
                 joint = next((j for j in sim.model.joints
                               if j.child_body == link.body), None)
                 held = (f'held by the joint {joint.name!r} ({joint.type})' if joint is not None
@@ -177,9 +185,10 @@ class Entities:
                     'failed', f'set_entity_state: the link {name!r} is {held}; {base} '
                               '(set_joint_state, joint commands).  Nothing was changed.')
             # the base: its root link frame, from this link's pose on the same body
-            root_pos, root_quat = _compose_root(sim, name, pos, quat)
+            root_pos, root_quat = _compose_root(sim, name, pos, quat, root)
             offset = root_pos - pos
-            sim.set_base_state(root_pos, root_quat, lin + np.cross(ang, offset), ang)
+            sim.set_base_state(root_pos, root_quat, lin + np.cross(ang, offset), ang,
+                               robot=robot)
         else:
             engine = sim._engine
             com = quat_to_matrix(quat) @ engine.body_com[link.body]
@@ -221,8 +230,11 @@ class Entities:
         pos, quat, lin, ang = _pose_values(position, quat, linear_velocity, angular_velocity,
                                            'spawn_entity')
         item, resource_name = self._item(source)
-        name = self._free_name(name or '', resource_name, item['shape'], allow_renaming)
+        name = self._free_name(name or '', resource_name, item.get('shape', 'robot'),
+                               allow_renaming)
         rpy = transforms3d.euler.quat2euler(quat, 'sxyz')
+        if 'robot' in item:
+            return self._spawn_robot(name, item, pos, rpy)
         item.update(pose={'position': [float(v) for v in pos], 'rpy': [float(v) for v in rpy]},
                     linear_velocity=[float(v) for v in lin],
                     angular_velocity=[float(v) for v in ang])
@@ -237,6 +249,27 @@ class Entities:
         self.spawned.append(name)
         return name
 
+    def _spawn_robot(self, name, item, pos, rpy):
+        """Add a robot (a URDF with moving joints) named ``name`` at the pose; return the name."""
+        sim = self._sim
+        try:
+            sim.add_robot(name, item['robot'], item['config'], position=pos, rpy=rpy)
+        except (ConfigError, DescriptionError, CommandError) as error:
+            raise EntityError('parse', f'spawn_entity {name!r}: {error}') from None
+        return name
+
+    def _robot_root(self, name):
+        """Return a robot's root link for its name (an entity's name otherwise unchanged)."""
+        for part in self._sim.model.robots:
+            if part.name == name and part.prefix:
+                return part.root_link
+        return name
+
+    def robot_names(self):
+        """Return the robots added to the world or given by its file (not a lone robot)."""
+        world = self._sim.world
+        return [r.name for r in world.robots if r.own_prefix] if world is not None else []
+
     def delete(self, name):
         """
         Remove a scene object (spawned or from the config).
@@ -245,8 +278,11 @@ class Entities:
             EntityError: unknown entity ('not_found'), a link of the robot or an object a
                 grasp holds on to ('failed').
         """
-        self._check(name, 'delete_entity')
         sim = self._sim
+        if name in self.robot_names():
+            sim.remove_robot(name)
+            return
+        self._check(name, 'delete_entity')
         if name not in sim.config.scene:
             raise EntityError('failed', f'delete_entity: {name!r} is a link of the robot '
                                         f'{sim.model.name!r}; only scene objects can be deleted.')
@@ -324,10 +360,20 @@ class Entities:
             description = parse_urdf(source)
         except DescriptionError as error:
             raise EntityError('parse', f'spawn_entity: {what} does not parse: {error}') from None
+        if any(j.type != 'fixed' for j in description.robot.joints):
+            # moving joints: a robot of its own (docs/worlds.md)
+            return {'robot': source, 'config': None}, description.robot.name or ''
         return item, description.robot.name or ''
 
     @staticmethod
     def _shape_item(data, what):
+        if isinstance(data, dict) and 'description' in data and 'shape' not in data:
+            unknown = [k for k in data if k not in ('description', 'config')]
+            if unknown:
+                raise EntityError('parse', f'spawn_entity: {what} names a robot (description) '
+                                           f'and has the unknown key {unknown[0]!r}; a robot '
+                                           'takes description and config.')
+            return {'robot': data['description'], 'config': data.get('config')}, ''
         if not isinstance(data, dict) or 'shape' not in data:
             raise EntityError('parse', f'spawn_entity: {what} is not a mapping with a shape '
                                        '(box, sphere, cylinder, capsule, mesh or urdf) and its '
@@ -355,10 +401,12 @@ class Entities:
             raise EntityError('name_invalid', f'spawn_entity: {chosen!r} is not a valid entity '
                                               'name: use letters, digits and underscores, not '
                                               'starting with a digit (it becomes a TF frame).')
-        taken = set(self._sim.model.links) | set(self._sim.config.scene)
+        taken = set(self._sim.model.links) | set(self._sim.config.scene) | set(
+            self.robot_names())
         if chosen in taken:
             if not allow_renaming:
-                what = 'a scene object' if chosen in self._sim.config.scene else 'a robot link'
+                what = ('a robot' if chosen in self.robot_names() else 'a scene object'
+                        if chosen in self._sim.config.scene else 'a robot link')
                 raise EntityError('name_taken', f'spawn_entity: the name {chosen!r} is taken '
                                                 f'({what}); give another name or set '
                                                 'allow_renaming.')
@@ -380,7 +428,10 @@ class Entities:
         sim = self._sim
         old = (sim.model, sim.config, sim._engine, sim.link_names)
         try:
-            model = build_model(sim.description, config, mesh_cache=self._mesh_cache)
+            if sim.world is not None:
+                model, config = build_world(sim.world, config, mesh_cache=self._mesh_cache)
+            else:
+                model = build_model(sim.description, config, mesh_cache=self._mesh_cache)
         except (ConfigError, DescriptionError) as error:
             raise EntityError('parse', f'spawn_entity: {error}') from None
         engine = _make_engine(model, config)
@@ -408,23 +459,97 @@ class Entities:
 
 
 def _carry_state(old_engine, old_model, engine, model):
-    """Copy the old engine's state into the new one, bodies matched by name."""
-    new_index = {body.name: b for b, body in enumerate(model.bodies)}
-    old_to_new = np.array([new_index.get(body.name, -1) for body in old_model.bodies],
-                          dtype=np.int64)
+    """Copy the old engine's state into the new one (:func:`carry_state`)."""
+    carry_state(old_engine, old_model, engine, model)
+
+
+#: State fields by what their first index counts (the rest: bodies, _BODY_FIELDS, or copied).
+_JOINT_FIELDS = ('joint_q', 'joint_effort', 'joint_row_rate', 'joint_anchor', 'joint_length',
+                 'joint_active')
+_DRIVE_FIELDS = ('drive_voltage', 'drive_current', 'rotor_speed', 'drive_impulse',
+                 'drive_effort')
+_AXIS_FIELDS = ('axis_impulse', 'axis_rate', 'axis_prescribed', 'axis_target_rate',
+                'axis_target_q')
+
+
+def _index_map(old_keys, new_keys):
+    """Return (n_old,) the new index of each old key, -1 where gone."""
+    new_index = {key: i for i, key in enumerate(new_keys)}
+    return np.array([new_index.get(key, -1) for key in old_keys], dtype=np.int64)
+
+
+def _copy_mapped(src, dst, old_to_new):
     kept = old_to_new >= 0
+    dst[old_to_new[kept]] = src[kept]
+
+
+def _row_blocks(engine, names):
+    """Return {(kind, joint name): (first row, rows)} of an engine's constraint blocks."""
+    blocks = getattr(engine, 'blocks', None)
+    if blocks is None:
+        return {}
+    out = {}
+    for k in range(len(blocks.dim)):
+        j = int(blocks.source[k])
+        if int(blocks.kind[k]) != 0:  # a mimic block: named by its follower
+            j = int(engine.mimics.follower[j])
+        out[(int(blocks.kind[k]), names[j])] = (int(blocks.row0[k]), int(blocks.dim[k]))
+    return out
+
+
+def _carry_rows(old_engine, engine, old_joints, new_joints):
+    """Carry the joint rows' and multi-DOF friction's impulses, block by block, joint by joint."""
+    new_blocks = _row_blocks(engine, new_joints)
+    src, dst = old_engine.state.row_impulse, engine.state.row_impulse
+    for key, (r0, d) in _row_blocks(old_engine, old_joints).items():
+        if key in new_blocks and new_blocks[key][1] == d:
+            n0 = new_blocks[key][0]
+            dst[n0:n0 + d] = src[r0:r0 + d]
+    free_map = _index_map([old_joints[j] for j in old_engine.free.joint],
+                          [new_joints[j] for j in engine.free.joint])
+    _copy_mapped(old_engine.state.free_impulse, engine.state.free_impulse, free_map)
+
+
+def carry_state(old_engine, old_model, engine, model):
+    """
+    Copy the old engine's state into the new one, matched by name.
+
+    Bodies and joints by their names, drives and axes by their joint's (a rebuild for a
+    spawned object or an added or removed robot).
+
+    Where the joints stayed as they were (a scene object spawned or deleted), every field is
+    carried as it is; otherwise the constraint rows' impulses go block by block (maximal
+    mode) and the multi-DOF friction's joint by joint, so the robots kept step on as before.
+    """
+    old_to_new = _index_map([b.name for b in old_model.bodies], [b.name for b in model.bodies])
+    kept = old_to_new >= 0
+    old_joints = [j.name for j in old_model.joints]
+    new_joints = [j.name for j in model.joints]
+    same_joints = old_joints == new_joints
+    joint_map = _index_map(old_joints, new_joints)
+    drive_map = _index_map([d.joint for d in old_model.drives], [d.joint for d in model.drives])
+    axis_map = _index_map([old_joints[j] for j in old_engine.axes.joint],
+                          [new_joints[j] for j in engine.axes.joint])
     for field in State._fields:
         src, dst = getattr(old_engine.state, field), getattr(engine.state, field)
         if field in _BODY_FIELDS:
             dst[old_to_new[kept]] = src[kept]
-        else:
+        elif same_joints or field == 'time':
             dst[...] = src
+        elif field in _JOINT_FIELDS:
+            _copy_mapped(src, dst, joint_map)
+        elif field in _DRIVE_FIELDS:
+            _copy_mapped(src, dst, drive_map)
+        elif field in _AXIS_FIELDS:
+            _copy_mapped(src, dst, axis_map)
+    if not same_joints:
+        _carry_rows(old_engine, engine, old_joints, new_joints)
     engine.step_start()[old_to_new[kept]] = old_engine.step_start()[kept]
     if hasattr(engine, 'work'):  # the maximal engine's rotors and loops
-        engine.work.drive_backup[...] = old_engine.work.drive_backup
+        _copy_mapped(old_engine.work.drive_backup, engine.work.drive_backup, drive_map)
         engine._loops_closed = old_engine._loops_closed
-    engine.joints.cpos[...] = old_engine.joints.cpos
-    engine.joints.cquat[...] = old_engine.joints.cquat
+    _copy_mapped(old_engine.joints.cpos, engine.joints.cpos, joint_map)
+    _copy_mapped(old_engine.joints.cquat, engine.joints.cquat, joint_map)
     engine.info[...] = old_engine.info
     # a formulation with coordinates of its own takes them too (the tree's, node by node)
     engine.carry_from(old_engine, old_to_new)
@@ -497,9 +622,9 @@ def _pose_values(position, quat, linear_velocity, angular_velocity, what):
     return pos, quat / norm, lin, ang
 
 
-def _compose_root(sim, name, pos, quat):
+def _compose_root(sim, name, pos, quat, root_link=None):
     """Return the root link's pose that puts link ``name`` (on the root's body) at pos, quat."""
-    root = sim.model.links[sim.model.root_link]
+    root = sim.model.links[root_link or sim.model.root_link]
     link = sim.model.links[name]
     # body frame from the link's pose: body = link * inv(link in body)
     body_quat = quat_multiply(quat, quat_conjugate(np.asarray(link.quat, float)))

@@ -27,14 +27,19 @@ class RobotView:
         self.prefix = part.prefix
         self._part = part
         p = part.prefix
-        own = [i for i, n in enumerate(sim.joint_names) if n.startswith(p)]
+        mine = set(part.joints)
+        self._mine = mine
+        own = [i for i, n in enumerate(sim.joint_names) if n in mine]
         self._joints = np.array(own, dtype=np.int64)
         #: Its movable joints (revolute, continuous, prismatic), URDF order, own names.
         self.joint_names = tuple(sim.joint_names[i][len(p):] for i in own)
         #: Its driven joints, in joint_names order.
-        self.drive_names = tuple(n[len(p):] for n in sim.drive_names if n.startswith(p))
+        self.drive_names = tuple(n[len(p):] for n in sim.drive_names if n in mine)
         #: Its URDF links, own names.
         self.link_names = tuple(n[len(p):] for n in part.links)
+        self._sensors = {s.name for s in sim.model.sensors if s.joint in mine}
+        links = set(part.links)
+        self._imus = {m.name for m in sim.model.imus if m.link in links}
 
     @property
     def floating(self):
@@ -80,8 +85,7 @@ class RobotView:
 
     def drive_modes(self):
         """Return dict driven joint -> mode, for its drives."""
-        return self._own({k: v for k, v in self._sim.drive_modes().items()
-                          if k.startswith(self.prefix)})
+        return self._own({k: v for k, v in self._sim.drive_modes().items() if k in self._mine})
 
     # -- commands --------------------------------------------------------------------------
     def set_voltages(self, volts):
@@ -114,13 +118,13 @@ class RobotView:
     def sensor_names(self):
         """Its force-torque sensors (own names)."""
         n = len(self.prefix)
-        return tuple(s[n:] for s in self._sim.sensors.names if s.startswith(self.prefix))
+        return tuple(s[n:] for s in self._sim.sensors.names if s in self._sensors)
 
     @property
     def imu_names(self):
         """Its IMUs (own names)."""
         n = len(self.prefix)
-        return tuple(s[n:] for s in self._sim.sensors.imu_names if s.startswith(self.prefix))
+        return tuple(s[n:] for s in self._sim.sensors.imu_names if s in self._imus)
 
     def wrench(self, sensor_name):
         """Return the last wrench sample of one of its force-torque sensors (Sensors.wrench)."""

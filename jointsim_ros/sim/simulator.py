@@ -5,6 +5,7 @@ The node and the command-line tools drive the engine only through :class:`Simula
 Units are SI; the world frame is REP 103 (x forward, y left, z up); quaternions are (w, x, y, z).
 """
 from collections import namedtuple
+from dataclasses import replace
 import logging
 import math
 
@@ -685,6 +686,88 @@ class Simulator:
         potential = -np.sum(mass * (st.body_pos @ engine.gravity))
         return float(kinetic), float(potential)
 
+    # -- robots added and removed at run time ---------------------------------------------------
+    def add_robot(self, name, description, config=None, position=(0.0, 0.0, 0.0),
+                  rpy=(0.0, 0.0, 0.0)):
+        """
+        Add a robot to the running simulation (docs/worlds.md, "Robots added at run time").
+
+        The robots already there keep their state (bodies, joints, drives, commands held);
+        their warm starts, sensor histories, servo targets and prescribed motions start again.
+        The new robot starts at rest in its config's initial state, its base at the pose.
+
+        Args:
+            name: the robot's name: its namespace and TF prefix; not a robot's, link's or scene
+                object's name already.
+            description: URDF or xacro path, or the URDF XML text.
+            config: its config (path, mapping or None for the defaults).
+            position, rpy: its base's pose in the world, m and rad.
+
+        Returns:
+            the RobotView of the new robot (``sim.robots[name]``).
+
+        Raises:
+            ConfigError, DescriptionError: the robot cannot be built (nothing was changed).
+            CommandError: the name is taken, or the simulator was built without its
+                description.
+        """
+        from ..description.world import robot_entry, single_robot_world
+        world = self.world
+        if world is None:
+            if self.description is None:
+                raise CommandError('add_robot: this Simulator was built from a model without '
+                                   'its description; build it with Simulator.from_urdf.')
+            world = single_robot_world(self.description, self.config)
+        taken = ({r.name for r in world.robots} | set(self.model.links)
+                 | set(self.config.scene))
+        if name in taken:
+            raise CommandError(f'add_robot: the name {name!r} is taken (a robot, link or scene '
+                               'object); give another name.  Nothing was changed.')
+        robot, notes = robot_entry(name, description, config,
+                                   {'position': list(position), 'rpy': list(rpy)},
+                                   world.config, where=f"robot '{name}'")
+        for note in notes:
+            LOGGER.warning(note)
+        world = replace(world, robots=world.robots + (robot,))
+        self._rebuild_world(world)
+        return self.robots[name]
+
+    def remove_robot(self, name):
+        """
+        Remove a robot added to the world (its bodies, joints, drives and sensors go).
+
+        Raises:
+            CommandError: no such robot, or the simulator's first robot of a single-robot
+                start (the node's own robot stays).  Nothing was changed.
+        """
+        world = self.world
+        robots = {r.name: r for r in world.robots} if world is not None else {}
+        if name not in robots:
+            raise CommandError(f'remove_robot: no robot named {name!r}; the robots are '
+                               f'{", ".join(r for r in robots) or "(none added)"}.')
+        if not robots[name].own_prefix:
+            raise CommandError(f'remove_robot: {name!r} is the robot this simulator started '
+                               'with; it stays.')
+        self._rebuild_world(replace(world, robots=tuple(r for r in world.robots
+                                                        if r.name != name)))
+
+    def _rebuild_world(self, world):
+        """Rebuild everything for ``world``; what stays keeps its state."""
+        from ..description.world import build_world, world_config
+        from .entities import carry_state
+        config = world_config(world)
+        # the objects spawned at run time stay (the world's own scene is in world_config)
+        robot_scene = set(config.scene)
+        spawned = {k: v for k, v in self.config.scene.items()
+                   if k in self.entities.spawned and k not in robot_scene}
+        config = replace(config, scene={**config.scene, **spawned},
+                         dt=self.config.dt, solver=self.config.solver)
+        model, config = build_world(world, config)
+        old_engine, old_model, old_spawned = self._engine, self.model, list(self.entities.spawned)
+        self.__init__(model, config, self.description, world)
+        carry_state(old_engine, old_model, self._engine, model)
+        self.entities.spawned = [n for n in old_spawned if n in config.scene]
+
     def set_base_state(self, position, quat_wxyz, linear_velocity=None, angular_velocity=None,
                        robot=None):
         """
@@ -702,7 +785,10 @@ class Simulator:
         """
         body = 0
         if robot is not None:
-            part = next(p for p in self.model.robots if p.name == robot)
+            part = next((p for p in self.model.robots if p.name == robot), None)
+            if part is None or not part.floating:
+                raise CommandError(f'set_base_state: {robot!r} is not a robot with a floating '
+                                   'base.  Nothing was changed.')
             body = part.base_body
         elif not self.model.floating_base:
             raise CommandError('set_base_state: the robot has a fixed base; set `base: '
