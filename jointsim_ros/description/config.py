@@ -86,9 +86,9 @@ class SolverSettings:
         note='maximal: bodies and constraint rows, any robot; tree: generalized coordinates '
              'with exact joints for tree-shaped robots (the O(n) articulated-body step with '
              'contacts, limits, joint friction, mimic joints, loops, grasps, linear actuators '
-             "and path points as impulses, a loop joint's friction, damping, limits and "
-             'efforts as rows between its bodies, force-torque sensors read by Newton-Euler, '
-             '`docs/tree.md`; drives on loop joints are refused at load). The iteration, '
+             "and path points as impulses, a loop joint's friction, damping, limits, efforts "
+             'and drive as rows between its bodies, force-torque sensors read by Newton-Euler, '
+             '`docs/tree.md`). The iteration, '
              'tolerance, time-budget and warm-start keys govern both; '
              'the position-iteration key applies to `maximal` only')
     integrator: str = setting(

@@ -50,11 +50,11 @@ def check_tree_config(model, config):
         config: SimConfig with ``solver.formulation == 'tree'``.
 
     Raises:
-        ConfigError: a drive on a loop joint, friction on a spherical loop joint; with RK4
-            also drives, contacts, joint friction, mimic joints, closed loops, grasps and
-            enforced velocity limits (RK4 solves no rows).  A scalar loop joint's friction,
-            damping, limits, speed limit and efforts are rows between its bodies
-            (physics/tree_rows.py, ``loop_axis_rows``).
+        ConfigError: with RK4 drives, contacts, joint friction, mimic joints, closed loops,
+            grasps and enforced velocity limits (RK4 solves no rows).  A scalar loop joint's
+            friction, damping, limits, speed limit, efforts and drive, and a spherical loop
+            joint's friction, are rows between its bodies (physics/tree_rows.py,
+            ``loop_axis_rows``, ``loop_friction_rows``).
     """
     src = config.source
     fix = 'or use solver.formulation: maximal'
@@ -64,12 +64,6 @@ def check_tree_config(model, config):
                           f"'{key}'); {how}, {fix}.")
 
     rk4 = config.solver.integrator == 'rk4'
-    loops = {j.name for j in model.joints if j.loop}
-    for drive in model.drives:
-        if drive.joint in loops:
-            refuse(f'a drive on loop joint {drive.joint!r} (its rotor is armature on the '
-                   "tree's coordinates)", f'drives.{drive.joint}',
-                   'drive a joint of the tree instead')
     if rk4 and model.drives:
         refuse('drives with the rk4 integrator', 'solver.integrator',
                'use integrator semi_implicit_euler or symplectic_euler, or remove the drives')
@@ -89,10 +83,6 @@ def check_tree_config(model, config):
                    'use integrator semi_implicit_euler or symplectic_euler')
         static = j.static_friction if j.static_friction is not None else j.friction
         friction = j.friction > 0.0 or static > 0.0
-        if j.loop and friction and j.type not in ('revolute', 'continuous', 'prismatic'):
-            refuse(f'Coulomb friction on the {j.type} loop joint {j.name!r}',
-                   f'joints.{j.name}.friction',
-                   f'set joints: {{{j.name}: {{friction: 0, static_friction: 0}}}}')
         if friction and rk4:
             refuse(f'joint Coulomb friction ({j.name!r}, {j.type} with rk4)',
                    f'joints.{j.name}.friction',

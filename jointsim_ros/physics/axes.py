@@ -163,11 +163,8 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
                     qdot += coord_J[x, s, c] * vel[b, c]
         work.axis_k[x] = k_coord
         d = axes.drive[x]
-        geared = k_coord
-        if d >= 0:
-            n_gear = axes.gear[x]
-            geared = 1.0 / (1.0 / k_coord + n_gear * n_gear * axes.rotor_inertia[x])
-        work.axis_kg[x] = geared
+        work.axis_kg[x] = (geared_inverse_mass(k_coord, axes.gear[x], axes.rotor_inertia[x])
+                           if d >= 0 else k_coord)
         coordinate_rows(axes, x, work.axis_rows, state.joint_q[j], qdot, state.axis_rate[x],
                         state.axis_prescribed[x], state.axis_target_rate[x],
                         state.axis_impulse, dt, True)
@@ -323,7 +320,8 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, rows, impulses,
 
     Per axis: the drive's gear and motor rows (exact 2 x 2, ``drives.py``), then the coordinate
     rows (friction, damping, limits, velocity limits, prescribed motion) on the geared
-    coordinate, each the generic 1-D row set up in Work.axis_rows (``row_change``).  It takes
+    coordinate, each the generic 1-D row set up in Work.axis_rows (``row_change``): one
+    ``solve_axis_rows``, whose coordinate impulse goes along the constrained response.  It takes
     plain arrays, taken out of the engine's containers once per step by
     ``step.solve_velocities``.
     """
@@ -341,53 +339,9 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, rows, impulses,
             if a >= 0:
                 qdot += coord_J[x, 0, c] * vel[a, c]
             qdot += coord_J[x, 1, c] * vel[b, c]
-        d = axis_drive[x]
-        gear_part = 0.0  # the drive's own coordinate impulse, -N dg
-        moved = 0.0  # sum of the coordinate rows' impulses (acting on the geared coordinate)
-        kg = geared[x]
-        if d >= 0:
-            n = gear[d]
-            jm = inv_rotor[d]
-            w_m = rotor[d]
-            lam_m = drive_impulse[d, 1]
-            r1 = n * qdot - w_m
-            r2 = soft[d, MOTOR_F] - soft[d, MOTOR_D] * w_m - lam_m
-            dg = ainv[d, 0, 0, 0] * r1 + ainv[d, 0, 0, 1] * r2
-            dm = ainv[d, 0, 1, 0] * r1 + ainv[d, 0, 1, 1] * r2
-            b_dt = soft[d, ROTOR_D]
-            electric = lam_m + dm + b_dt * (w_m + jm * (dg + dm))
-            limit = soft[d, LIMIT_IMPULSE]
-            if abs(electric) > limit:
-                r2 = (limit if electric > 0.0 else -limit) - b_dt * w_m - lam_m
-                dg = ainv[d, 1, 0, 0] * r1 + ainv[d, 1, 0, 1] * r2
-                dm = ainv[d, 1, 1, 0] * r1 + ainv[d, 1, 1, 1] * r2
-            drive_impulse[d, 0] += dg
-            drive_impulse[d, 1] += dm
-            rotor[d] += jm * (dg + dm)
-            gear_part = -n * dg
-            qdot -= inv_k[x] * n * dg
-            largest = max(largest, abs(dg), abs(dm))
-            # gear losses: Coulomb friction bounded by the transmitted impulse
-            if soft[d, EFFICIENCY] < 1.0:
-                bound = (1.0 - soft[d, EFFICIENCY]) * abs(n * drive_impulse[d, 0])
-                old = drive_impulse[d, 2]
-                new = row_change(old, 0.0, -bound, bound, 0.0, qdot, kg)
-                drive_impulse[d, 2] = new
-                moved += new - old
-                qdot += kg * (new - old)
-                largest = max(largest, abs(new - old))
-        # the coordinate rows, in order: one clamp each
-        moved, qdot, largest = sweep_coordinate_rows(rows, impulses, x, qdot, kg, moved,
-                                                     largest)
-        P = gear_part + moved
-        if d >= 0 and moved != 0.0:
-            # the rows moved link and rotor together: the gear brings the rotor along
-            n = gear[d]
-            jm = inv_rotor[d]
-            carry = n * kg * moved / jm
-            drive_impulse[d, 0] += carry
-            rotor[d] += jm * carry
-            P -= n * carry
+        P, qdot, largest = solve_axis_rows(rows, impulses, x, axis_drive[x], qdot, inv_k[x],
+                                           geared[x], soft, ainv, drive_impulse, rotor, gear,
+                                           inv_rotor, largest)
         # apply: bodies along u, the joint block takes the reaction
         for c in range(6):
             if a >= 0:
@@ -397,6 +351,103 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, rows, impulses,
             row_impulse[r0 + i] -= reaction[x, i] * P
         axis_rate[x] = qdot
     return largest
+
+
+@jit_inline
+def geared_inverse_mass(k, gear, rotor_inertia):
+    """
+    Return a driven coordinate's inverse mass with its rotor geared in, 1 / (1/k + N^2 J_m).
+
+    Args:
+        k: the coordinate's constrained inverse mass (0: a coordinate nothing moves).
+        gear: N, rotor speed / joint speed.
+        rotor_inertia: J_m, kg m^2.
+    """
+    return 1.0 / (1.0 / k + gear * gear * rotor_inertia) if k > 0.0 else 0.0
+
+
+@jit_inline
+def solve_axis_rows(rows, impulses, x, d, qdot, k, kg, soft, ainv, drive_impulse, rotor, gear,
+                    inv_rotor, largest):
+    """
+    Clamp axis x's rows once: its drive's gear and motor rows, gear losses, coordinate rows.
+
+    The mechanics of one axis in either formulation, on its coordinate alone: the caller
+    reads the rate qdot along the coordinate Jacobian, and applies the returned coordinate
+    impulse along the coordinate's constrained response (the bodies through their joint's
+    block in maximal coordinates, ``solve_axes``; the generalized velocities through a loop
+    joint's rows in the tree, ``tree_rows.solve_loop_axes``), the joint's rows taking the
+    reaction.  The drive's gear and motor rows are an exact 2 x 2 system in (rotor,
+    coordinate) with the inverses of ``drives.prepare_drive``; the rotor speed is updated
+    here.  Then the gear friction (Coulomb, bounded by (1 - eta) times the impulse the gear
+    transmits) and the coordinate rows (``sweep_coordinate_rows``) on the geared coordinate,
+    whose impulses carry the rotor along through the gear.
+
+    Args:
+        rows: (n_axis, 7, 5) this step's coordinate rows (``coordinate_rows``).
+        impulses: (n_axis, 7) their accumulated impulses, updated.
+        x: axis index.
+        d: its drive, -1 for none.
+        qdot: the coordinate's rate now, rad/s or m/s.
+        k: the coordinate's constrained inverse mass.
+        kg: the same with the rotor geared in (``geared_inverse_mass``; k without a drive).
+        soft: (n_drive, 5) the drives' motor rows this step (arrays.MOTOR_F .. EFFICIENCY).
+        ainv: (n_drive, 2, 2, 2) the inverse gear/motor matrices, free and current-limited.
+        drive_impulse: (n_drive, 3) accumulated gear, motor and gear-friction impulses.
+        rotor: (n_drive,) rotor speeds, rad/s, updated.
+        gear: (n_drive,) N.
+        inv_rotor: (n_drive,) 1/J_m.
+        largest: the largest impulse change so far.
+
+    Returns:
+        (P, qdot, largest): the coordinate impulse to apply (N m s or N s), the rate after
+        it, the largest change.
+    """
+    gear_part = 0.0  # the drive's own coordinate impulse, -N dg
+    moved = 0.0  # sum of the coordinate rows' impulses (acting on the geared coordinate)
+    if d >= 0:
+        n = gear[d]
+        jm = inv_rotor[d]
+        w_m = rotor[d]
+        lam_m = drive_impulse[d, 1]
+        r1 = n * qdot - w_m
+        r2 = soft[d, MOTOR_F] - soft[d, MOTOR_D] * w_m - lam_m
+        dg = ainv[d, 0, 0, 0] * r1 + ainv[d, 0, 0, 1] * r2
+        dm = ainv[d, 0, 1, 0] * r1 + ainv[d, 0, 1, 1] * r2
+        b_dt = soft[d, ROTOR_D]
+        electric = lam_m + dm + b_dt * (w_m + jm * (dg + dm))
+        limit = soft[d, LIMIT_IMPULSE]
+        if abs(electric) > limit:
+            r2 = (limit if electric > 0.0 else -limit) - b_dt * w_m - lam_m
+            dg = ainv[d, 1, 0, 0] * r1 + ainv[d, 1, 0, 1] * r2
+            dm = ainv[d, 1, 1, 0] * r1 + ainv[d, 1, 1, 1] * r2
+        drive_impulse[d, 0] += dg
+        drive_impulse[d, 1] += dm
+        rotor[d] += jm * (dg + dm)
+        gear_part = -n * dg
+        qdot -= k * n * dg
+        largest = max(largest, abs(dg), abs(dm))
+        # gear losses: Coulomb friction bounded by the transmitted impulse
+        if soft[d, EFFICIENCY] < 1.0:
+            bound = (1.0 - soft[d, EFFICIENCY]) * abs(n * drive_impulse[d, 0])
+            old = drive_impulse[d, 2]
+            new = row_change(old, 0.0, -bound, bound, 0.0, qdot, kg)
+            drive_impulse[d, 2] = new
+            moved += new - old
+            qdot += kg * (new - old)
+            largest = max(largest, abs(new - old))
+    # the coordinate rows, in order: one clamp each
+    moved, qdot, largest = sweep_coordinate_rows(rows, impulses, x, qdot, kg, moved, largest)
+    P = gear_part + moved
+    if d >= 0 and moved != 0.0:
+        # the rows moved link and rotor together: the gear brings the rotor along
+        n = gear[d]
+        jm = inv_rotor[d]
+        carry = n * kg * moved / jm
+        drive_impulse[d, 0] += carry
+        rotor[d] += jm * carry
+        P -= n * carry
+    return P, qdot, largest
 
 
 @jit_inline

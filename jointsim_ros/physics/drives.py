@@ -30,12 +30,16 @@ The scalar functions here are the model; the two formulations solve it in their 
   on light links (N^2 J_m >> link inertia) converge at once.  The gear losses are Coulomb
   friction on the geared coordinate bounded by (1 - eta) times the impulse the gear transmits,
   as contact friction is bounded by the normal impulse.
-- the tree (``tree._dof_terms``, ``tree._finish_drives``): the rotor is the joint's armature
-  N^2 J_m and the motor row the generalized force g (tau0 - c N qdot+), implicit in qdot+; the
-  current limit and the gear's direction (g) are judged at the start-of-step speed.  The
-  armature is outside the gear, so there the losses act on Kt i - b_m w_m only, not on the
-  rotor's inertial torque J_m dw_m/dt (the same as the maximal engine when eta = 1 or at a
-  steady speed).
+- the tree, on a loop joint (no coordinate of the tree): the same rotor, gear and motor rows,
+  solved by the same functions (``prepare_drive``, ``warm_start_drive``,
+  ``axes.solve_axis_rows``, ``finish_drive``) on the joint's coordinate row seen through the
+  joint's own rows (``tree_rows.loop_axis_rows``, ``solve_loop_axes``).
+- the tree's own joints (``tree._dof_terms``, ``tree._finish_drives``): the rotor is the
+  joint's armature N^2 J_m and the motor row the generalized force g (tau0 - c N qdot+),
+  implicit in qdot+; the current limit and the gear's direction (g) are judged at the
+  start-of-step speed.  The armature is outside the gear, so there the losses act on
+  Kt i - b_m w_m only, not on the rotor's inertial torque J_m dw_m/dt (the same as the
+  maximal engine when eta = 1 or at a steady speed).
 
 Both write the output effort tau_q over the step into ``State.drive_effort``.
 """
@@ -199,43 +203,91 @@ def voltage_for_effort(effort, joint_rate, joint_accel, current, dt, gear, effic
     return voltage, needed, motor_torque
 
 
-# -- maximal coordinates: the gear and motor rows -----------------------------------------------
+# -- the gear and motor rows (maximal coordinates, and a loop joint's drive in the tree) ------
 @jit_inline
-def prepare_drives(drives, work, state, dt):
+def prepare_drive(drives, state, d, soft, ainv, k, dt):
     """
-    Set up the motor rows and the inverse gear/motor matrices of every drive.
+    Set up drive d's motor row and its inverse gear/motor matrices for this step.
 
     The motor is the soft row lambda_m = F - D w_m+ with F = dt tau0 and D = dt c
     (``motor_row``); the 2 x 2 matrix of (gear, motor),
         gear:  (jm + N^2 k) dg + jm dm = -(w_m - N qdot)
         motor: D jm dg + (1 + D jm) dm = F - D w_m - lambda_m
-    (jm = 1/J_m, k the axis' constrained inverse mass), is constant over the step: it is
-    inverted here for both motor modes, free and current-limited (D = dt b_m).
+    (jm = 1/J_m, k the coordinate's constrained inverse mass), is constant over the step: it
+    is inverted here for both motor modes, free and current-limited (D = dt b_m).
+
+    Args:
+        drives: arrays.Drives.
+        state: the engine's state (drive_voltage, drive_current: arrays.State's fields).
+        d: drive index.
+        soft: (n_drive, 5) the motor rows, row d written (arrays.MOTOR_F .. EFFICIENCY).
+        ainv: (n_drive, 2, 2, 2) the inverse matrices, row d written.
+        k: the driven coordinate's constrained inverse mass.
+        dt: step, s.
     """
-    soft = work.drive_soft
-    ainv = work.drive_ainv
-    inv_k = work.axis_k
+    tau0, c = motor_row(state.drive_voltage[d], state.drive_current[d], dt,
+                        drives.resistance[d], drives.inductance[d], drives.kt[d],
+                        drives.ke[d], drives.viscous[d])
+    soft[d, MOTOR_F] = dt * tau0
+    soft[d, MOTOR_D] = dt * c
+    soft[d, ROTOR_D] = dt * drives.viscous[d]
+    soft[d, LIMIT_IMPULSE] = dt * drives.kt[d] * drives.current_limit[d]
+    soft[d, EFFICIENCY] = drives.efficiency[d]
+    jm = drives.inv_rotor_inertia[d]
+    n = drives.gear[d]
+    a11 = jm + n * n * k
+    for mode in range(2):
+        damp = soft[d, MOTOR_D] if mode == 0 else soft[d, ROTOR_D]
+        a21 = damp * jm
+        a22 = 1.0 + damp * jm
+        det = a11 * a22 - jm * a21
+        ainv[d, mode, 0, 0] = a22 / det
+        ainv[d, mode, 0, 1] = -jm / det
+        ainv[d, mode, 1, 0] = -a21 / det
+        ainv[d, mode, 1, 1] = a11 / det
+
+
+@jit_inline
+def warm_start_drive(drives, state, d, enabled):
+    """
+    Apply drive d's last gear and motor impulses to its rotor (or clear them).
+
+    Returns:
+        the coordinate's share, -N gear + gear friction (N m s or N s), for the caller to
+        apply along its coordinate's unconstrained response (the joint's rows' own warm start
+        holds last step's reactions).
+    """
+    impulses = state.drive_impulse
+    if not enabled:
+        impulses[d, GEAR] = impulses[d, MOTOR] = impulses[d, GEAR_FRICTION] = 0.0
+    g = impulses[d, GEAR]
+    state.rotor_speed[d] += drives.inv_rotor_inertia[d] * (g + impulses[d, MOTOR])
+    return -drives.gear[d] * g + impulses[d, GEAR_FRICTION]
+
+
+@jit_inline
+def finish_drive(drives, state, d, dt):
+    """
+    Write drive d's current at the step's end (``current_after_step``) and its output effort.
+
+    The solve leaves the motor row within the current limit at the final rotor speed, so the
+    limit holds exactly where the free current would exceed it.  The output effort is the
+    coordinate impulse of the gear and its losses over dt, (-N g + lambda_f) / dt.
+    """
+    impulses = state.drive_impulse
+    state.drive_current[d] = current_after_step(
+        state.drive_voltage[d], state.drive_current[d], state.rotor_speed[d], dt,
+        drives.resistance[d], drives.inductance[d], drives.ke[d], drives.current_limit[d], 0.0)
+    state.drive_effort[d] = (-drives.gear[d] * impulses[d, GEAR]
+                             + impulses[d, GEAR_FRICTION]) / dt
+
+
+@jit_inline
+def prepare_drives(drives, work, state, dt):
+    """Set up every drive's motor row and gear/motor inverses (``prepare_drive``)."""
     for d in range(drives.axis.shape[0]):
-        tau0, c = motor_row(state.drive_voltage[d], state.drive_current[d], dt,
-                            drives.resistance[d], drives.inductance[d], drives.kt[d],
-                            drives.ke[d], drives.viscous[d])
-        soft[d, MOTOR_F] = dt * tau0
-        soft[d, MOTOR_D] = dt * c
-        soft[d, ROTOR_D] = dt * drives.viscous[d]
-        soft[d, LIMIT_IMPULSE] = dt * drives.kt[d] * drives.current_limit[d]
-        soft[d, EFFICIENCY] = drives.efficiency[d]
-        jm = drives.inv_rotor_inertia[d]
-        n = drives.gear[d]
-        a11 = jm + n * n * inv_k[drives.axis[d]]
-        for mode in range(2):
-            damp = soft[d, MOTOR_D] if mode == 0 else soft[d, ROTOR_D]
-            a21 = damp * jm
-            a22 = 1.0 + damp * jm
-            det = a11 * a22 - jm * a21
-            ainv[d, mode, 0, 0] = a22 / det
-            ainv[d, mode, 0, 1] = -jm / det
-            ainv[d, mode, 1, 0] = -a21 / det
-            ainv[d, mode, 1, 1] = a11 / det
+        prepare_drive(drives, state, d, work.drive_soft, work.drive_ainv,
+                      work.axis_k[drives.axis[d]], dt)
 
 
 @jit_inline
@@ -250,32 +302,15 @@ def warm_start_drives(bodies, joints, drives, state, work, enabled):
     coord_J = work.axis_J
     inv_inertia = work.inv_inertia_w
     inv_mass = bodies.inv_mass
-    impulses = state.drive_impulse
     body = joints.body
     for d in range(drives.axis.shape[0]):
-        if not enabled:
-            impulses[d, GEAR] = impulses[d, MOTOR] = impulses[d, GEAR_FRICTION] = 0.0
-        g = impulses[d, GEAR]
-        state.rotor_speed[d] += drives.inv_rotor_inertia[d] * (g + impulses[d, MOTOR])
-        P = -drives.gear[d] * g + impulses[d, GEAR_FRICTION]
+        P = warm_start_drive(drives, state, d, enabled)
         push_along_jacobian(vel, coord_J, drives.axis[d], body, drives.joint[d], inv_mass,
                             inv_inertia, P)
 
 
 @jit_inline
 def finish_drives(drives, state, dt):
-    """
-    Write the current at the step's end (``current_after_step``) and the output effort.
-
-    The solve leaves the motor row within the current limit at the final rotor speed, so the
-    limit holds exactly where the free current would exceed it.  The output effort is the
-    coordinate impulse of the gear and its losses over dt, (-N g + lambda_f) / dt.
-    """
-    impulses = state.drive_impulse
+    """Write every drive's current and output effort after the solve (``finish_drive``)."""
     for d in range(drives.axis.shape[0]):
-        state.drive_current[d] = current_after_step(
-            state.drive_voltage[d], state.drive_current[d], state.rotor_speed[d], dt,
-            drives.resistance[d], drives.inductance[d], drives.ke[d], drives.current_limit[d],
-            0.0)
-        state.drive_effort[d] = (-drives.gear[d] * impulses[d, GEAR]
-                                 + impulses[d, GEAR_FRICTION]) / dt
+        finish_drive(drives, state, d, dt)

@@ -58,7 +58,8 @@ from .compile.containers import by_reference
 from .compile.flat import declare, in_order, unpack
 from .contacts import (contact_targets, find_contacts, has_angular_rows, P_COMPLIANT,
                        prepare_push, ROW_IMPULSE, solve_contacts, warm_start_contacts)
-from .drives import current_after_step, gear_gain, limited_motor_row, output_effort
+from .drives import (current_after_step, finish_drive, gear_gain, limited_motor_row,
+                     output_effort)
 from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
 from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_conj,
                      quat_from_rotvec, quat_mul, quat_normalized, quat_to_mat, read3, read4,
@@ -68,10 +69,10 @@ from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
                         forget_body_responses, free_rows, link_push_targets, link_rows,
                         loop_axis_push_targets, loop_axis_rows, loop_coordinates,
-                        node_velocities, prepare_push_axes, solve_axes, solve_free,
-                        solve_loop_axes, solve_push_axes, solve_push_loop_axes, sweep_links,
-                        warm_start_axes, warm_start_free, warm_start_links,
-                        warm_start_loop_axes)
+                        loop_friction_rows, node_velocities, prepare_push_axes, solve_axes,
+                        solve_free, solve_loop_axes, solve_loop_friction, solve_push_axes,
+                        solve_push_loop_axes, sweep_links, warm_start_axes, warm_start_free,
+                        warm_start_links, warm_start_loop_axes, warm_start_loop_friction)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -93,7 +94,8 @@ TreeModel = by_reference(namedtuple('TreeModel', [
     'v_node',         # (n_v,) int64 node of each coordinate
     'damping',        # (n_v,) viscous damping, N m s/rad or N s/m
     'armature',       # (n_v,) reflected rotor inertia N^2 J_m, kg m^2 or kg
-    'drive_v',        # (n_drive,) int64 coordinate of each drive
+    'drive_v',        # (n_drive,) int64 coordinate of each drive, -1 on a loop joint (its
+                      # rotor, gear and motor rows: tree_rows.loop_axis_rows)
     'gear',           # (n_drive,) N
     'resistance',     # (n_drive,) ohm
     'inductance',     # (n_drive,) H
@@ -120,13 +122,17 @@ TreeModel = by_reference(namedtuple('TreeModel', [
     # Coulomb friction of spherical and planar joints (arrays.FreeFriction): a norm-bounded
     # vector of rows on the joint's own coordinates (physics/tree_rows.py, ``free_rows``)
     'free_v',         # (n_free,) int64 first coordinate of the rows: a spherical joint's
-                      # three angular ones, a planar joint's two in-plane translations
+                      # three angular ones, a planar joint's two in-plane translations; -1
+                      # for a spherical loop joint's (free_link)
     'free_dim',       # (n_free,) int64 3 (spherical) or 2 (planar)
     'free_force',     # (n_free, 2) sliding, breakaway friction, N m or N
     # the scalar loop joints' coordinate rows: between their two bodies (physics/tree_rows.py,
     # ``loop_axis_rows``); empty without loop joints, and then nothing per step
     'axis_link',      # (n_axis,) int64 link of a loop joint's axis, -1 for the tree's own
     'loop_axes',      # (n_loop_axis,) int64 the loop joints' axes
+    # a spherical loop joint's Coulomb friction: three rows between its bodies, through its
+    # link (physics/tree_rows.py, ``loop_friction_rows``)
+    'free_link',      # (n_free,) int64 link of a loop joint's friction, -1 for a tree joint's
 ]))
 
 #: Mutable tree state; the body_* , joint_*, drive_* and time arrays are the facade's State
@@ -146,7 +152,10 @@ TreeState = by_reference(namedtuple('TreeState', [
     'joint_row_rate',
     'axis_prescribed', 'axis_target_rate', 'axis_target_q',  # prescribed motion (aim())
     'free_impulse',   # (n_free, 3) spherical and planar joints' friction impulses on their
-                      # coordinates (child-frame torque, parent-frame force), N m s or N s
+                      # coordinates (child-frame torque, parent-frame force), N m s or N s; a
+                      # spherical loop joint's on its bodies' relative rotation (world axes)
+    'drive_impulse',  # (n_drive, 3) a loop joint's drive: gear, motor and gear-friction
+                      # impulses (arrays.State; the tree's own drives are implicit)
 ]))
 
 #: Scratch arrays of the recursion and the integrators.
@@ -201,15 +210,22 @@ LinkWork = by_reference(namedtuple('LinkWork', [
                       # length or path): its rows anticipate the step's curvature (carried)
     'carried',        # (n_link, 6) the step's curvature over dt, m/s or rad/s: taken off
                       # the next step's target; each step adds the error it left (tree_rows.py)
-    # a scalar loop joint's coordinate rows (friction, damping, limits, speed, prescribed) and
-    # efforts: one row on the relative motion of its bodies (tree_rows.loop_axis_rows)
-    'axis_rows',      # (n_link, 2, 6) its coordinate row on the bodies' twists (joints/)
-    'axis_J',         # (n_link, 1, 2, width) that row's Jacobian on qd
-    'axis_U',         # (n_link, 1, 2, width) its response (H + A + h B)^-1 J^T
-    'axis_Uc',        # (n_link, 1, 2, width) its response seen through the joint's own rows
-    'axis_reaction',  # (n_link, 6) the joint's rows' impulses per unit coordinate impulse
-    'axis_k',         # (n_link,) J axis_Uc, the coordinate's inverse effective mass
-    'axis_on',        # (n_link,) int64 1 while the joint's coordinate rows act this step
+    # a loop joint's own rows on the relative motion of its bodies (tree_rows.py): a scalar
+    # one's coordinate row (row 0: friction, damping, limits, speed, prescribed, efforts and
+    # a drive, ``loop_axis_rows``), a spherical one's three friction rows
+    # (``loop_friction_rows``)
+    'axis_rows',      # (n_link, 3, 2, 6) the own rows on the bodies' twists (joints/)
+    'axis_J',         # (n_link, 3, 2, width) their Jacobians on qd
+    'axis_U',         # (n_link, 3, 2, width) their responses (H + A + h B)^-1 J^T
+    'axis_Uc',        # (n_link, 3, 2, width) their responses seen through the joint's rows
+    'axis_reaction',  # (n_link, 3, 6) the joint's rows' impulses per unit own-row impulse
+    'axis_block',     # (n_link, 3, 3) the own rows' block J axis_Uc (inverted for three rows)
+    'axis_k',         # (n_link,) J axis_Uc of a coordinate, its inverse effective mass
+    'axis_kg',        # (n_link,) the same with a drive's rotor geared in (axes.py)
+    'axis_on',        # (n_link,) int64 1 while the joint's own rows act this step
+    'friction_bound',  # (n_link,) a spherical loop joint's friction impulse bound, N m s
+    'drive_soft',     # (n_drive, 5) a loop joint's drive: its motor row (arrays.MOTOR_F ..)
+    'drive_ainv',     # (n_drive, 2, 2, 2) and its inverse gear/motor matrices (drives.py)
     'jrow',           # (1, 2, 6) scratch: a coordinate row at the step's end
 ]))
 
@@ -222,14 +238,14 @@ TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:
 # row is that of the State field of the same name).
 declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 f1 i1 '
                             'f1 f1 f1 f1 f1 f1 f1 f1 f1 i1 i1 i1 i1 i1 i1 i1 i2 f1 f1 '
-                            'i1 i1 f2 i1 i1'))
+                            'i1 i1 f2 i1 i1 i1'))
 declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
                            'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 '
                            'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1 f2 f3 f3 f1'))
 declare(TreeState, in_order('f1 f2 f1 f1 f1 f1 f2') + [  # then joint_effort .. free_impulse:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
         TreeState._fields[7:],
-        (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 2, 1, 1, 2, 1, 1, 1, 2))])
+        (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 2, 1, 1, 2, 1, 1, 1, 2, 2))])
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
@@ -657,6 +673,8 @@ def _dof_terms(tm, ts, qd, dt, out_force, out_damp):
         out_damp[v] = tm.damping[v]
     for d in range(tm.drive_v.shape[0]):
         v = tm.drive_v[d]
+        if v < 0:
+            continue  # a loop joint's drive: its rows (tree_rows.loop_axis_rows)
         n = tm.gear[d]
         w_m = n * qd[v]
         tau0, c, held = limited_motor_row(ts.drive_voltage[d], ts.drive_current[d], w_m, dt,
@@ -866,15 +884,20 @@ def _velocity_step(tm, ts, wk, dt, gravity, info):
 
 
 @jit
-def _finish_drives(tm, ts, qd_old, qd, dt):
+def _finish_drives(tm, ts, drives, qd_old, qd, dt):
     """
     Rotor speed, current (``drives.current_after_step``) and the output effort.
 
     The output effort is the gear's g (Kt i - b_m w_m) (``drives.output_effort`` without the
     rotor's inertia, which is the joint's armature here) less the armature's N J_m dw_m/dt.
+    A loop joint's drive kept its rotor speed in its rows; its current and effort are the
+    maximal formulation's (``drives.finish_drive``).
     """
     for d in range(tm.drive_v.shape[0]):
         v = tm.drive_v[d]
+        if v < 0:
+            finish_drive(drives, ts, d, dt)
+            continue
         n = tm.gear[d]
         w_new = n * qd[v]
         w_old = n * qd_old[v]
@@ -930,7 +953,7 @@ def tree_fill_state(tm, ts, wk, qd):
 
 
 @entry
-def tree_joint_impulses(tm, ts, wk, contacts, links, joints, dt, gravity, out):
+def tree_joint_impulses(tm, ts, wk, contacts, links, joints, axes, dt, gravity, out):
     """
     Impulse each body's parent joint transmitted to it over the last step (Newton-Euler).
 
@@ -942,7 +965,8 @@ def tree_joint_impulses(tm, ts, wk, contacts, links, joints, dt, gravity, out):
     (``_node_bias``: c_i, I_i, v_i, f_ext the applied link wrenches; P_contact the contact
     points' impulses on body i, their rows as the solve applied them; P_loop the rows of the
     loop joints and grasps on it, each row's spatial force times its impulse, a scalar loop
-    joint's coordinate row with its rows' impulses and effort tau dt), then inward
+    joint's coordinate row with its rows' impulses, effort tau dt and drive's output effort
+    over the step, a spherical loop joint's friction rows), then inward
     f_parent += f_i.  f_i is the joint's impulse on its child, spatial about the world origin:
     with semi-implicit Euler S_i^T f_i is the joint-space impulse the step applied to that
     joint (effort, drive, damping, friction, limits, less the rotor's armature), to rounding;
@@ -957,6 +981,7 @@ def tree_joint_impulses(tm, ts, wk, contacts, links, joints, dt, gravity, out):
         links: LinkWork of the step (the loop joints' rows on their bodies, their coordinate
             rows').
         joints: arrays.Joints (the loop joints' bodies).
+        axes: arrays.Axes (a loop joint's drive).
         dt: step, s.
         gravity: (3,) m/s^2.
         out: (n_body, 6) written with the impulse: moment about the world origin (N m s),
@@ -1016,7 +1041,18 @@ def tree_joint_impulses(tm, ts, wk, contacts, links, joints, dt, gravity, out):
         lam = ts.joint_effort[j] * dt
         for r in range(ts.axis_impulse.shape[1]):
             lam += ts.axis_impulse[x, r]
-        _body_row_impulse(tm, wk, joints, j, links.axis_rows[m], lam)
+        d = axes.drive[x]
+        if d >= 0:
+            lam += ts.drive_effort[d] * dt  # the gear and its losses (drives.finish_drive)
+        _body_row_impulse(tm, wk, joints, j, links.axis_rows[m, 0], lam)
+    # a spherical loop joint's friction rows
+    for f in range(tm.free_link.shape[0]):
+        m = tm.free_link[f]
+        if m < 0 or links.axis_on[m] == 0:
+            continue
+        for r in range(3):
+            _body_row_impulse(tm, wk, joints, tm.link_joint[m], links.axis_rows[m, r],
+                              ts.free_impulse[f, r])
     for i in range(n - 1, -1, -1):
         p = tm.parent[i]
         if p >= 0:
@@ -1072,12 +1108,13 @@ def _healthy(tm, ts):
 
 
 @jit
-def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolerance,
+def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations, tolerance,
                 time_budget, warm, info):
     """
     Sequential impulses on qd: axes, multi-DOF friction, links and contacts, warm-started.
 
-    The live axes' rows, the spherical and planar joints' friction, the links and the
+    The live axes' rows, the spherical and planar joints' friction, the links, the loop
+    joints' own rows (coordinate rows and drives, a spherical one's friction) and the
     contacts.
 
     Stops at the tolerance (largest impulse change, N s or N m s), the iteration cap or the
@@ -1094,7 +1131,9 @@ def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolera
         warm_start_links(ts, links, ts.qd, warm)
     looped = tm.loop_axes.shape[0] > 0
     if looped:
-        warm_start_loop_axes(tm, ts, links, warm)
+        warm_start_loop_axes(tm, ts, links, axes, drives, warm)
+    if n_free > 0:
+        warm_start_loop_friction(tm, ts, links, warm)
     warm_start_contacts(contacts, cwork, ts.qd, warm)
     n_contact = contacts.count[0]
     stop = STOP_ITERATIONS
@@ -1107,7 +1146,9 @@ def _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations, tolera
         if n_link > 0:
             largest = max(largest, sweep_links(ts.qd, links, ts.link_impulse, links.target))
         if looped:
-            largest = max(largest, solve_loop_axes(tm, ts, wk, links))
+            largest = max(largest, solve_loop_axes(tm, ts, wk, links, axes, drives))
+        if n_free > 0:
+            largest = max(largest, solve_loop_friction(tm, ts, wk, links))
         if n_contact > 0:
             largest = max(largest, solve_contacts(
                 ts.qd, n_contact, contacts.material, contacts.impulse, cwork.row_seg,
@@ -1209,9 +1250,9 @@ def _restore(tm, ts, wk):
 
 
 @jit_views
-def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, param, dt, gravity,
-              integrator, iterations, tolerance, time_budget, position_tolerance, warm, info,
-              n_steps):
+def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, cwork, param, dt,
+              gravity, integrator, iterations, tolerance, time_budget, position_tolerance, warm,
+              info, n_steps):
     """
     Advance n_steps of dt; returns the steps taken (fewer when the state diverged).
 
@@ -1222,6 +1263,7 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
         joints: arrays.Joints (the loop joints' frames and types; the tree's are in tm).
         links: LinkWork (the mimic pairs' and loop joints' rows).
         axes: arrays.Axes (limits, friction, speed limits of the scalar joints).
+        drives: arrays.Drives (a loop joint's drive: its rotor, gear and motor rows).
         shapes: arrays.Shapes (empty: nothing touches).
         polys: arrays.Polytopes.
         contacts: arrays.Contacts.
@@ -1278,7 +1320,7 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
                 # the efforts before the contacts' targets, as the tree's own efforts are in
                 # the free step)
                 if tm.loop_axes.shape[0] > 0:
-                    loop_axis_rows(tm, ts, wk, joints, links, axes, dt)
+                    loop_axis_rows(tm, ts, wk, joints, links, axes, drives, dt)
                 # 2. contact points at the start-of-step poses, matched to the last step's
                 if touching:
                     body_velocities(tm, wk, ts.qd)
@@ -1296,12 +1338,14 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
                 rubbing = tm.free_v.shape[0] > 0
                 if rubbing:
                     free_rows(tm, ts, wk, dt)
+                    if linked:
+                        loop_friction_rows(tm, ts, wk, joints, links, dt)
                 # 4-5. warm start and sequential impulses (without rows, the integrator's
                 # report stands)
                 if (wk.axis_live_n[0] > 0 or (touching and contacts.count[0] > 0) or linked
                         or rubbing):
-                    _solve_rows(tm, ts, wk, links, axes, contacts, cwork, dt, iterations,
-                                tolerance, time_budget, warm, info)
+                    _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt,
+                                iterations, tolerance, time_budget, warm, info)
                 for x in range(axes.joint.shape[0]):
                     if tm.axis_v[x] >= 0:  # a loop joint's: from its bodies after the step
                         ts.axis_rate[x] = ts.qd[tm.axis_v[x]]
@@ -1309,7 +1353,7 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
                 node_velocities(tm, ts.qd, wk)
                 tree_momentum(tm, ts.qd, wk, ts.p)
             # 6. drives, 7. positions
-            _finish_drives(tm, ts, wk.qd_backup, ts.qd, dt)
+            _finish_drives(tm, ts, drives, wk.qd_backup, ts.qd, dt)
             tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)
             if axes.joint.shape[0] > 0:
                 _project_limits(tm, ts, axes, position_tolerance)
@@ -1340,8 +1384,8 @@ def tree_step(tm, ts, wk, joints, links, axes, shapes, polys, contacts, cwork, p
 
 @entry
 def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, state,
-                     state_layout, work, work_ints, work_layout, joints, links, axes, shapes,
-                     polys, contacts, cwork, param, dt, gravity, integrator, iterations,
+                     state_layout, work, work_ints, work_layout, joints, links, axes, drives,
+                     shapes, polys, contacts, cwork, param, dt, gravity, integrator, iterations,
                      tolerance, time_budget, position_tolerance, warm, info, n_steps):
     """
     :func:`tree_step` on containers packed by flat.pack (the TreeEngine's per-call entry).
@@ -1357,9 +1401,10 @@ def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, st
         work: the packed TreeWork's float64 buffer.
         work_ints: its int64 buffer.
         work_layout: its layout.
-        joints: as :func:`tree_step` (by reference, as the next seven).
+        joints: as :func:`tree_step` (by reference, as the next eight).
         links: as :func:`tree_step`.
         axes: as :func:`tree_step`.
+        drives: as :func:`tree_step`.
         shapes: as :func:`tree_step`.
         polys: as :func:`tree_step`.
         contacts: as :func:`tree_step`.
@@ -1379,8 +1424,9 @@ def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, st
     return tree_step(unpack(TreeModel, ((model_floats, model_layout), (model_ints, model_layout))),
                      unpack(TreeState, ((own, own_layout), (state, state_layout))),
                      unpack(TreeWork, ((work, work_layout), (work_ints, work_layout))), joints,
-                     links, axes, shapes, polys, contacts, cwork, param, dt, gravity, integrator,
-                     iterations, tolerance, time_budget, position_tolerance, warm, info, n_steps)
+                     links, axes, drives, shapes, polys, contacts, cwork, param, dt, gravity,
+                     integrator, iterations, tolerance, time_budget, position_tolerance, warm,
+                     info, n_steps)
 
 
 @jit

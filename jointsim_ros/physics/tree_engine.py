@@ -59,7 +59,8 @@ class TreeEngine(Mechanism):
             axis_rate=st.axis_rate, joint_anchor=st.joint_anchor, joint_length=st.joint_length,
             joint_active=st.joint_active, joint_row_rate=st.joint_row_rate,
             axis_prescribed=st.axis_prescribed, axis_target_rate=st.axis_target_rate,
-            axis_target_q=st.axis_target_q, free_impulse=st.free_impulse)
+            axis_target_q=st.axis_target_q, free_impulse=st.free_impulse,
+            drive_impulse=st.drive_impulse)
         z6 = np.zeros((n_node, 6))
         z66 = np.zeros((n_node, 6, 6))
         work = tree.TreeWork(
@@ -97,12 +98,15 @@ class TreeEngine(Mechanism):
             carry=np.array([0.0] * len(self.tree.mimic_v) + [
                 1.0 if model.joints[j].element in ('actuator', 'path') else 0.0
                 for j in self.tree.link_joint[len(self.tree.mimic_v):]]),
-            carried=rows.copy(), axis_rows=np.zeros((n_link, 2, 6)),
-            axis_J=np.zeros((n_link, 1, 2, self._width)),
-            axis_U=np.zeros((n_link, 1, 2, self._width)),
-            axis_Uc=np.zeros((n_link, 1, 2, self._width)), axis_reaction=rows.copy(),
-            axis_k=np.zeros(n_link),
-            axis_on=np.zeros(n_link, dtype=np.int64), jrow=np.zeros((1, 2, 6)))
+            carried=rows.copy(), axis_rows=np.zeros((n_link, 3, 2, 6)),
+            axis_J=np.zeros((n_link, 3, 2, self._width)),
+            axis_U=np.zeros((n_link, 3, 2, self._width)),
+            axis_Uc=np.zeros((n_link, 3, 2, self._width)),
+            axis_reaction=np.zeros((n_link, 3, 6)), axis_block=np.zeros((n_link, 3, 3)),
+            axis_k=np.zeros(n_link), axis_kg=np.zeros(n_link),
+            axis_on=np.zeros(n_link, dtype=np.int64), friction_bound=np.zeros(n_link),
+            drive_soft=np.zeros((n_drive, 5)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
+            jrow=np.zeros((1, 2, 6)))
         self.tree, model_floats, model_ints, model_layout = flat.pack(self.tree)
         # the packed buffers: the kernel's first arguments
         self._packed = (model_floats, model_ints, model_layout, own_buffer, own_layout,
@@ -124,6 +128,9 @@ class TreeEngine(Mechanism):
         self._loop_axes = np.asarray(self.tree.loop_axes)
         self._loop_joints = self.axes.joint[self._loop_axes]
         self._axis_of_link = {int(self.tree.axis_link[x]): int(x) for x in self._loop_axes}
+        #: a spherical loop joint's link -> its friction (its State.free_impulse row)
+        self._friction_of_link = {int(m): f for f, m in enumerate(self.tree.free_link)
+                                  if m >= 0}
 
     def _build_solver_rows(self):
         """No joint rows of the maximal solver; the spherical and planar joints' friction."""
@@ -214,7 +221,7 @@ class TreeEngine(Mechanism):
     def _compute_impulses(self):
         """Run the Newton-Euler pass of the last step (tree.tree_joint_impulses)."""
         args = (self.tree, self.tree_state, self.tree_work, self.contacts, self.links,
-                self.joints, self.dt, self.gravity, self._joint_impulses)
+                self.joints, self.axes, self.dt, self.gravity, self._joint_impulses)
         if self._impulses_fn is None:
             tree.tree_joint_impulses(*args)
             # later calls skip the dispatcher's type resolution
@@ -231,7 +238,8 @@ class TreeEngine(Mechanism):
         s = self.solver
         # the kernel's arguments but n (the contact arrays are new: the tuple is made again)
         self._call_prefix = self._packed + (
-            self.joints, self.links, self.axes, self.shapes, self.polytopes, self.contacts,
+            self.joints, self.links, self.axes, self.drives, self.shapes, self.polytopes,
+            self.contacts,
             self.cwork, self.contact_param, self.dt, self.gravity, self.integrator,
             int(s.iterations), float(s.tolerance), float(s.time_budget),
             float(s.position_tolerance), bool(s.warm_start), self.info)
@@ -305,10 +313,12 @@ class TreeEngine(Mechanism):
         damping = np.array([model.joints[j].damping if j >= 0 else 0.0 for j in v_joint])
         v_of_joint = {int(j): v for v, j in enumerate(v_joint) if j >= 0}
         d = self.drives
-        drive_v = np.array([v_of_joint[int(j)] for j in d.joint], dtype=np.int64)
+        # a loop joint's drive (no coordinate of the tree): a rotor with its own rows
+        drive_v = np.array([v_of_joint.get(int(j), -1) for j in d.joint], dtype=np.int64)
         rotor = 1.0 / d.inv_rotor_inertia if len(d.joint) else np.zeros(0)
         armature = np.zeros(len(v_joint))
-        armature[drive_v] = d.gear ** 2 * rotor
+        on_tree = drive_v >= 0
+        armature[drive_v[on_tree]] = d.gear[on_tree] ** 2 * rotor[on_tree]
         ax = self.axes
         axis_v = np.array([v_of_joint.get(int(j), -1) for j in ax.joint], dtype=np.int64)
         # links (tree_rows.py): the mimic pairs, then every loop joint with rows
@@ -326,7 +336,9 @@ class TreeEngine(Mechanism):
                               for x, j in enumerate(ax.joint)], dtype=np.int64)
         axis_always = ((ax.friction > 0) | (ax.static_friction > 0)
                        | np.isfinite(ax.velocity_limit)
-                       | ((axis_link >= 0) & (ax.damping > 0))).astype(np.int64)
+                       | ((axis_link >= 0) & ((ax.damping > 0) | (ax.drive >= 0)))
+                       ).astype(np.int64)
+        node_of_joint = {int(r[3]): i for i, r in enumerate(rows) if r[3] >= 0}
         return tree.TreeModel(
             parent=np.array([r[0] for r in rows], dtype=np.int64),
             body=np.array([r[1] for r in rows], dtype=np.int64),
@@ -349,12 +361,15 @@ class TreeEngine(Mechanism):
             axis_always=axis_always, link_joint=link_joint, mimic_v=mimic_v,
             mimic_ratio=mm.multiplier.astype(float), mimic_offset=mm.offset.astype(float),
             # a spherical joint's angular rates, a planar joint's translations: its first
-            free_v=np.array([v0[[r[3] for r in rows].index(int(j))] for j in self.free.joint],
-                            dtype=np.int64),
+            # (a spherical loop joint's friction: rows between its bodies, free_link)
+            free_v=np.array([v0[node_of_joint[int(j)]] if int(j) in node_of_joint else -1
+                             for j in self.free.joint], dtype=np.int64),
             free_dim=self.free.dim.astype(np.int64),
             free_force=np.column_stack([self.free.friction, self.free.static_friction])
             .reshape(-1, 2), axis_link=axis_link,
-            loop_axes=np.flatnonzero(axis_link >= 0).astype(np.int64))
+            loop_axes=np.flatnonzero(axis_link >= 0).astype(np.int64),
+            free_link=np.array([-1 if int(j) in node_of_joint else link_of[int(j)]
+                                for j in self.free.joint], dtype=np.int64))
 
     # -- loops and elements (links: tree_rows.py) ---------------------------------------------
     def _link_of(self, j):
@@ -423,15 +438,24 @@ class TreeEngine(Mechanism):
         start = self.tree_work.body_start[child]
         m = self._link_of(j)
         if m >= 0:
-            # a loop joint or a grasp: its rows' impulses on the child over the step, and a
-            # scalar loop joint's coordinate rows and effort along its coordinate row
+            # a loop joint or a grasp: its rows' impulses on the child over the step, a
+            # scalar loop joint's coordinate rows, effort and drive along its coordinate row,
+            # a spherical one's friction
             rows = int(self.links.rows[m])
             impulse = self.tree_state.link_impulse[m, :rows]
             wrench = impulse @ self.links.body_rows[m, :rows, 1] / self.dt
             x = self._axis_of_link.get(m, -1)
             if x >= 0 and self.links.axis_on[m]:
                 along = self.state.joint_effort[j] * self.dt + self.state.axis_impulse[x].sum()
-                wrench = wrench + along * self.links.axis_rows[m, 1] / self.dt
+                d = int(self.axes.drive[x])
+                if d >= 0:  # the gear and its losses (drives.finish_drive)
+                    along += self.state.drive_effort[d] * self.dt
+                wrench = wrench + along * self.links.axis_rows[m, 0, 1] / self.dt
+            f = self._friction_of_link.get(m, -1)
+            if f >= 0 and self.links.axis_on[m]:
+                # a spherical loop joint's friction: torques about world x, y, z on the child
+                wrench = wrench + (self.state.free_impulse[f]
+                                   @ self.links.axis_rows[m, :, 1]) / self.dt
             return wrench[:3], wrench[3:], start[0:3].copy(), start[3:7].copy()
         if not self._impulses_current:
             self._compute_impulses()

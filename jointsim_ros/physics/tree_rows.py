@@ -48,14 +48,19 @@ A scalar loop joint's coordinate rows (friction, damping, limits, speed limits, 
 motion; physics/axes.py's definitions) and its commanded effort act on the relative motion of
 its two bodies: its coordinate row J_q on their twists is a pair of spatial forces, as a loop
 row, seen through the joint's own link rows as maximal mode's axes are through their joint's
-block (``loop_axis_rows``); its limits and prescribed motion also clamp the position push.
+block (``loop_axis_rows``); its limits and prescribed motion also clamp the position push.  A
+drive on it is maximal mode's rotor with its gear and motor rows, solved by the same functions
+(physics/drives.py, ``axes.solve_axis_rows``).  A spherical loop joint's Coulomb friction is
+maximal mode's three rows on its bodies' relative rotation, norm-bounded, seen through its
+rows the same way (``loop_friction_rows``).
 """
 import numpy as np
 
 from . import joints as jt
-from .axes import (coordinate_rows, push_limit_change, push_limit_targets,
-                   sweep_coordinate_rows)
+from .axes import (coordinate_rows, geared_inverse_mass, push_limit_change, push_limit_targets,
+                   solve_axis_rows, sweep_coordinate_rows)
 from .contacts import has_angular_rows, leave_out, N_ROWS, row_apply, row_dot
+from .drives import prepare_drive, warm_start_drive
 from .math3d import cross, invert_spd, jit
 from .solver import frames_of_joint, joint_coordinate
 
@@ -413,6 +418,8 @@ def free_rows(tm, ts, wk, dt):
     K = wk.mat6
     for f in range(tm.free_v.shape[0]):
         v0 = tm.free_v[f]
+        if v0 < 0:
+            continue  # a loop joint's: rows between its bodies (loop_friction_rows)
         d = tm.free_dim[f]
         g = tm.node_group[tm.v_node[v0]]
         g0 = tm.group_v[g]
@@ -450,6 +457,8 @@ def _move_free(tm, wk, qd, f, impulse):
 def warm_start_free(tm, ts, wk, warm):
     """Apply the friction rows' last impulses again (or clear them without warm start)."""
     for f in range(tm.free_v.shape[0]):
+        if tm.free_v[f] < 0:
+            continue
         if not warm:
             for r in range(3):
                 ts.free_impulse[f, r] = 0.0
@@ -470,6 +479,8 @@ def solve_free(tm, ts, wk):
     change = wk.vec6a
     for f in range(tm.free_v.shape[0]):
         v0 = tm.free_v[f]
+        if v0 < 0:
+            continue
         d = tm.free_dim[f]
         norm = 0.0
         for r in range(d):
@@ -679,11 +690,11 @@ def loop_coordinates(tm, ts, wk, joints, links):
         ts.axis_rate[x] = rate
 
 
-# -- a scalar loop joint's coordinate rows: between its two bodies, through the tree -----------
+# -- a loop joint's own rows: between its two bodies, through the tree ------------------------
 @jit
-def loop_axis_rows(tm, ts, wk, joints, links, axes, dt):
+def loop_axis_rows(tm, ts, wk, joints, links, axes, drives, dt):
     """
-    Set up the coordinate rows of the scalar loop joints; apply their commanded efforts.
+    Set up the coordinate rows and drives of the scalar loop joints; apply their efforts.
 
     A loop joint's coordinate is not one of the tree's: its rows (axes.coordinate_rows, the
     damping row included, as no implicit joint damping holds it) act on the relative motion
@@ -696,18 +707,21 @@ def loop_axis_rows(tm, ts, wk, joints, links, axes, dt):
         w = J_L U,  r = (J_L U_L)^-1 w,  u = U - U_L r,  k = J u,
     the coordinate moves along u and the joint's rows take the reaction -r per unit impulse
     (their accumulated impulses, so warm starts and the joint's wrench stay consistent).
-    Live as a tree axis (friction, damping or speed rows, a prescribed motion, a limit within
-    reach) or while an effort is commanded, whose impulse tau dt goes in along U before the
-    rows are set.  Kinematics and the factor as for ``contact_rows``, the body responses
-    forgotten; the coordinates of the step's start are written to State.joint_q.
+    A drive on the joint is the maximal formulation's: a rotor of its own (State.rotor_speed)
+    geared to the coordinate, whose gear and motor rows (``drives.prepare_drive``, with this
+    k) are solved with the coordinate rows on the geared inverse mass
+    k_g = 1 / (1/k + N^2 J_m) (``axes.solve_axis_rows``).
+    Live as a tree axis (a drive, friction, damping or speed rows, a prescribed motion, a
+    limit within reach) or while an effort is commanded, whose impulse tau dt goes in along U
+    before the rows are set.  Kinematics and the factor as for ``contact_rows``, the body
+    responses forgotten; the coordinates of the step's start are written to State.joint_q.
     """
-    f = wk.vec6b
     for t in range(tm.loop_axes.shape[0]):
         x = tm.loop_axes[t]
         m = tm.axis_link[x]
         j = tm.link_joint[m]
         q = joint_coordinate(j, joints, ts.joint_anchor, wk.body_x, wk.body_q, ts.joint_q,
-                             links.axis_rows, m)
+                             links.axis_rows[m], 0)
         ts.joint_q[j] = q
         effort = ts.joint_effort[j]
         reach = 2.0 * dt * abs(ts.axis_rate[x])
@@ -719,31 +733,21 @@ def loop_axis_rows(tm, ts, wk, joints, links, axes, dt):
                 ts.axis_impulse[x, r] = 0.0
             continue
         links.axis_on[m] = 1
-        length = links.length
-        slot_b = _row_segments(tm, wk, joints.body[j, 0], joints.body[j, 1], links.seg, length,
-                               m)
-        for s in range(2):
-            for c in range(length[m, s]):
-                links.axis_J[m, 0, s, c] = 0.0
-                links.axis_U[m, 0, s, c] = 0.0
-        for side in range(2):
-            b = joints.body[j, side]
-            if b < 0:
-                continue
-            lin = (links.axis_rows[m, side, 0], links.axis_rows[m, side, 1],
-                   links.axis_rows[m, side, 2])
-            moment = cross((wk.body_x[b, 0], wk.body_x[b, 1], wk.body_x[b, 2]), lin)
-            for c in range(3):
-                f[c] = moment[c] + links.axis_rows[m, side, 3 + c]
-                f[3 + c] = lin[c]
-            slot = 0 if side == 0 else slot_b
-            _add_body_row(wk, b, f, 1.0, links.axis_J[m, 0, slot], links.axis_U[m, 0, slot],
-                          length[m, slot])
-        links.axis_k[m] = _loop_axis_response(wk, links, m)
+        slot_b = _row_segments(tm, wk, joints.body[j, 0], joints.body[j, 1], links.seg,
+                               links.length, m)
+        _own_row(wk, joints, links, m, j, 0, slot_b)
+        k = _loop_response(wk, links, m, 1)
+        links.axis_k[m] = k
+        d = axes.drive[x]
+        if d >= 0:
+            links.axis_kg[m] = geared_inverse_mass(k, axes.gear[x], axes.rotor_inertia[x])
+            prepare_drive(drives, ts, d, links.drive_soft, links.drive_ainv, k, dt)
+        else:
+            links.axis_kg[m] = k
         if effort != 0.0:
             # a force along U: the joint's rows answer it in the sweeps (their warm start,
             # applied after this, holds the last step's answer)
-            row_apply(ts.qd, links.seg, length, links.axis_U, m, 0, effort * dt)
+            row_apply(ts.qd, links.seg, links.length, links.axis_U, m, 0, effort * dt)
     # the rows, at the velocities after every loop joint's effort
     for t in range(tm.loop_axes.shape[0]):
         x = tm.loop_axes[t]
@@ -757,65 +761,117 @@ def loop_axis_rows(tm, ts, wk, joints, links, axes, dt):
 
 
 @jit
-def _loop_axis_response(wk, links, m):
+def _own_row(wk, joints, links, m, j, r, slot_b):
     """
-    Return k = J u of link m's axis; fill axis_Uc = u and axis_reaction = r (loop_axis_rows).
+    Set link m's own row r (links.axis_rows[m, r] on the bodies' twists) on qd: its J and U.
 
+    The row (lin_A, ang_A; lin_B, ang_B) is the spatial force (x x lin + ang; lin) on each
+    body, combined from the body's six unit responses (``_add_body_row``) as a loop row.
+    """
+    length = links.length
+    f = wk.vec6b
+    for s in range(2):
+        for c in range(length[m, s]):
+            links.axis_J[m, r, s, c] = 0.0
+            links.axis_U[m, r, s, c] = 0.0
+    for side in range(2):
+        b = joints.body[j, side]
+        if b < 0:
+            continue
+        lin = (links.axis_rows[m, r, side, 0], links.axis_rows[m, r, side, 1],
+               links.axis_rows[m, r, side, 2])
+        moment = cross((wk.body_x[b, 0], wk.body_x[b, 1], wk.body_x[b, 2]), lin)
+        for c in range(3):
+            f[c] = moment[c] + links.axis_rows[m, r, side, 3 + c]
+            f[3 + c] = lin[c]
+        slot = 0 if side == 0 else slot_b
+        _add_body_row(wk, b, f, 1.0, links.axis_J[m, r, slot], links.axis_U[m, r, slot],
+                      length[m, slot])
+
+
+@jit
+def _loop_response(wk, links, m, n):
+    """
+    Link m's first n own rows seen through its joint's rows: axis_Uc, axis_reaction, J u.
+
+    With W = J_L U (the joint's rows along each own row's response) and R = (J_L U_L)^-1 W,
+    each own row r moves qd along u_r = U_r - U_L R_r (the loop stays closed) and the
+    joint's rows take the reaction -R_r per unit impulse; the own rows' block is
+    K = J U - W^T R.  Returns K[0, 0] for one row (a scalar coordinate's k); for three (a
+    spherical joint's friction) writes K^-1 into links.axis_block[m] and returns K[0, 0].
     The joint's degenerate rows (kinv 0: no joint of the tree moves them) are left out of
     J_L U_L (``math3d.invert_spd`` then gives them no reaction).
     """
     d = links.rows[m]
     K = wk.mat6
-    w = wk.vec6a
+    W = wk.gj  # (n, d) scratch until the own rows' block is formed
+    length = links.length
     for a in range(d):
-        w[a] = 0.0
         for b in range(d):
             K[a, b] = 0.0
         if links.kinv[m, a] <= 0.0:
             continue
-        for s in range(2):
-            for c in range(links.length[m, s]):
-                w[a] += links.J[m, a, s, c] * links.axis_U[m, 0, s, c]
         for b in range(d):
             if links.kinv[m, b] > 0.0:
                 acc = 0.0
                 for s in range(2):
-                    for c in range(links.length[m, s]):
+                    for c in range(length[m, s]):
                         acc += links.J[m, a, s, c] * links.U[m, b, s, c]
                 K[a, b] = acc
     invert_spd(K, d, wk.Ud, wk.gj)
-    k = 0.0
-    for s in range(2):
-        for c in range(links.length[m, s]):
-            links.axis_Uc[m, 0, s, c] = links.axis_U[m, 0, s, c]
-            k += links.axis_J[m, 0, s, c] * links.axis_U[m, 0, s, c]
-    for a in range(d):
-        r = 0.0
-        for b in range(d):
-            r += wk.Ud[a, b] * w[b]
-        links.axis_reaction[m, a] = r
-        k -= r * w[a]
-        if r != 0.0:
+    for r in range(n):
+        for a in range(d):
+            acc = 0.0
+            if links.kinv[m, a] > 0.0:
+                for s in range(2):
+                    for c in range(length[m, s]):
+                        acc += links.J[m, a, s, c] * links.axis_U[m, r, s, c]
+            W[r, a] = acc
+    for r in range(n):
+        for s in range(2):
+            for c in range(length[m, s]):
+                links.axis_Uc[m, r, s, c] = links.axis_U[m, r, s, c]
+        for a in range(d):
+            acc = 0.0
+            for b in range(d):
+                acc += wk.Ud[a, b] * W[r, b]
+            links.axis_reaction[m, r, a] = acc
+            if acc != 0.0:
+                for s in range(2):
+                    for c in range(length[m, s]):
+                        links.axis_Uc[m, r, s, c] -= acc * links.U[m, a, s, c]
+    block = links.axis_block[m]
+    for r in range(n):
+        for q in range(n):
+            acc = 0.0
             for s in range(2):
-                for c in range(links.length[m, s]):
-                    links.axis_Uc[m, 0, s, c] -= r * links.U[m, a, s, c]
+                for c in range(length[m, s]):
+                    acc += links.axis_J[m, r, s, c] * links.axis_U[m, q, s, c]
+            for a in range(d):
+                acc -= links.axis_reaction[m, q, a] * W[r, a]
+            block[r, q] = acc
+    k = block[0, 0]
+    if n > 1:
+        invert_spd(block, n, block, wk.gj)
     return k
 
 
 @jit
-def _move_loop_axis(ts, links, x, m, impulse):
-    """Apply coordinate impulse ``impulse`` of link m's axis on x along u; its joint's reaction."""
-    row_apply(x, links.seg, links.length, links.axis_Uc, m, 0, impulse)
+def _move_loop_row(ts, links, x, m, r, impulse):
+    """Apply impulse ``impulse`` of link m's own row r on x along u_r; its joint's reaction."""
+    row_apply(x, links.seg, links.length, links.axis_Uc, m, r, impulse)
     for a in range(links.rows[m]):
-        ts.link_impulse[m, a] -= links.axis_reaction[m, a] * impulse
+        ts.link_impulse[m, a] -= links.axis_reaction[m, r, a] * impulse
 
 
 @jit
-def warm_start_loop_axes(tm, ts, links, warm):
+def warm_start_loop_axes(tm, ts, links, axes, drives, warm):
     """
     Apply the live loop axes' last impulses again (or clear them without warm start).
 
-    Along U alone: the joint's rows' warm start holds last step's reactions already.
+    Along U alone: the joint's rows' warm start holds last step's reactions already.  A
+    drive's gear and motor impulses turn its rotor again and its gear's share goes in along
+    the coordinate (``drives.warm_start_drive``).
     """
     for t in range(tm.loop_axes.shape[0]):
         x = tm.loop_axes[t]
@@ -827,13 +883,21 @@ def warm_start_loop_axes(tm, ts, links, warm):
             if not warm:
                 ts.axis_impulse[x, r] = 0.0
             P += ts.axis_impulse[x, r]
+        d = axes.drive[x]
+        if d >= 0:
+            P += warm_start_drive(drives, ts, d, warm)
         if P != 0.0:
             row_apply(ts.qd, links.seg, links.length, links.axis_U, m, 0, P)
 
 
 @jit
-def solve_loop_axes(tm, ts, wk, links):
-    """One pass over the live loop axes' rows (``axes.sweep_coordinate_rows``) on qd."""
+def solve_loop_axes(tm, ts, wk, links, axes, drives):
+    """
+    One pass over the live loop axes' drives and rows (``axes.solve_axis_rows``) on qd.
+
+    The maximal formulation's clamps on the coordinate's rate J qd with its k and k_g; the
+    coordinate impulse goes along u and the joint's rows take the reaction.
+    """
     largest = 0.0
     for t in range(tm.loop_axes.shape[0]):
         x = tm.loop_axes[t]
@@ -842,10 +906,108 @@ def solve_loop_axes(tm, ts, wk, links):
         if links.axis_on[m] == 0 or not k > 0.0:
             continue
         qdot = row_dot(ts.qd, links.seg, links.length, links.axis_J, m, 0)
-        moved, _, largest = sweep_coordinate_rows(wk.axis_rows, ts.axis_impulse, x, qdot, k,
-                                                  0.0, largest)
-        if moved != 0.0:
-            _move_loop_axis(ts, links, ts.qd, m, moved)
+        P, _, largest = solve_axis_rows(wk.axis_rows, ts.axis_impulse, x, axes.drive[x], qdot,
+                                        k, links.axis_kg[m], links.drive_soft,
+                                        links.drive_ainv, ts.drive_impulse, ts.rotor_speed,
+                                        drives.gear, drives.inv_rotor_inertia, largest)
+        if P != 0.0:
+            _move_loop_row(ts, links, ts.qd, m, 0, P)
+    return largest
+
+
+# -- a spherical loop joint's Coulomb friction: three rows between its bodies ------------------
+@jit
+def loop_friction_rows(tm, ts, wk, joints, links, dt):
+    """
+    Set up the friction rows of the spherical loop joints (tree.TreeModel.free_link).
+
+    The maximal formulation's rows (free_friction.py): the relative angular velocity of the
+    joint's two bodies along world x, y, z, J_k = (0, -e_k; 0, e_k) on their twists, each the
+    spatial force (e_k; 0) on a body, through the tree as the joint's own rows
+    (``_own_row``) and seen through them (``_loop_response``: the block K = J u, inverted
+    once, so an impulse vector takes the joint to rest in one projection).  The bound is the
+    breakaway value while the joint stuck in the last step (its impulse inside the sliding
+    bound), the sliding value once it slips, as in both formulations' other ball joints.
+    Kinematics and the links' rows as for ``loop_axis_rows``.
+    """
+    for f in range(tm.free_link.shape[0]):
+        m = tm.free_link[f]
+        if m < 0:
+            continue
+        j = tm.link_joint[m]
+        if links.rows[m] == 0:
+            links.axis_on[m] = 0  # a switched-off element
+            for r in range(3):
+                ts.free_impulse[f, r] = 0.0
+            continue
+        links.axis_on[m] = 1
+        slot_b = _row_segments(tm, wk, joints.body[j, 0], joints.body[j, 1], links.seg,
+                               links.length, m)
+        for r in range(3):
+            for side in range(2):
+                for c in range(6):
+                    links.axis_rows[m, r, side, c] = 0.0
+            links.axis_rows[m, r, 0, 3 + r] = -1.0
+            links.axis_rows[m, r, 1, 3 + r] = 1.0
+            _own_row(wk, joints, links, m, j, r, slot_b)
+        _loop_response(wk, links, m, 3)
+        norm = 0.0
+        for r in range(3):
+            norm += ts.free_impulse[f, r] ** 2
+        sliding = tm.free_force[f, 0]
+        stuck = np.sqrt(norm) < dt * sliding * (1.0 - 1e-9)
+        links.friction_bound[m] = dt * (tm.free_force[f, 1] if stuck else sliding)
+
+
+@jit
+def warm_start_loop_friction(tm, ts, links, warm):
+    """Apply the spherical loop joints' last friction impulses along U (or clear them)."""
+    for f in range(tm.free_link.shape[0]):
+        m = tm.free_link[f]
+        if m < 0 or links.axis_on[m] == 0:
+            continue
+        for r in range(3):
+            if not warm:
+                ts.free_impulse[f, r] = 0.0
+            elif ts.free_impulse[f, r] != 0.0:
+                row_apply(ts.qd, links.seg, links.length, links.axis_U, m, r,
+                          ts.free_impulse[f, r])
+
+
+@jit
+def solve_loop_friction(tm, ts, wk, links):
+    """
+    One pass over the spherical loop joints' friction (free_friction.py's projection) on qd.
+
+    The impulse that stops the relative rotation, L* = L - K^-1 (J qd), scaled back onto the
+    ball |L| = bound when it lies outside; each row's change goes along its u, the joint's
+    rows taking the reaction.  Returns the largest change, N m s.
+    """
+    largest = 0.0
+    rate = wk.vec6a
+    change = wk.vec6b
+    for f in range(tm.free_link.shape[0]):
+        m = tm.free_link[f]
+        if m < 0 or links.axis_on[m] == 0:
+            continue
+        for r in range(3):
+            rate[r] = row_dot(ts.qd, links.seg, links.length, links.axis_J, m, r)
+        norm = 0.0
+        for r in range(3):
+            want = ts.free_impulse[f, r]
+            for q in range(3):
+                want -= links.axis_block[m, r, q] * rate[q]
+            change[r] = want
+            norm += want * want
+        norm = np.sqrt(norm)
+        bound = links.friction_bound[m]
+        scale = bound / norm if norm > bound else 1.0
+        for r in range(3):
+            delta = change[r] * scale - ts.free_impulse[f, r]
+            ts.free_impulse[f, r] += delta
+            largest = max(largest, abs(delta))
+            if delta != 0.0:
+                _move_loop_row(ts, links, ts.qd, m, r, delta)
     return largest
 
 
