@@ -279,7 +279,7 @@ def test_humanoid_launch_valve_true_runs_the_valve_scenario_and_false_the_walk()
     assert not parse_args(['--robot', 'r', '--config', 'c', '--steps', '3']).valve
 
 
-@pytest.mark.parametrize('name', ['sim', 'humanoid', 'ros2_control'])
+@pytest.mark.parametrize('name', ['sim', 'humanoid', 'ros2_control', 'world'])
 def test_launch_formulation_argument_reaches_every_node_as_a_string(name):
     # launch_ros reads a bare substitution as YAML: an empty one would be None and refused, so
     # the argument goes through ParameterValue(..., value_type=str) to the node's parameter
@@ -314,3 +314,39 @@ def test_humanoid_rviz_config_shows_its_four_sensors_and_follows_the_pelvis():
     assert wrenches == {wrench_topic(name) for name in sim.sensors.names}
     assert manager['Views']['Current']['Target Frame'] in sim.model.links
     assert manager['Global Options']['Fixed Frame'] == 'world'
+
+
+def test_world_launch_runs_the_node_on_a_world_file_with_the_view_and_a_controller_per_robot():
+    # launch/world.launch.py: world_file:= reaches the node's world_file parameter (default the
+    # bundled two-arm world, a file the package installs); the example controllers run in the
+    # namespaces of that world's robots
+    from jointsim_ros.description.world import load_world
+    from jointsim_ros.ros.node import PARAMETERS
+    path = PACKAGE_ROOT / 'launch' / 'world.launch.py'
+    tree = expanded(ast.parse(path.read_text(), filename=str(path)))
+    declared = {constant(c.args[0]): c for c in calls(tree, 'DeclareLaunchArgument')}
+    assert set(declared) == {'world_file', 'formulation', 'view', 'controllers', 'use_sim_time'}
+    for name, call in declared.items():
+        assert constant(keyword(call, 'description')), f'{name} has no description'
+    default = ast.dump(keyword(declared['world_file'], 'default_value'))
+    assert "'config'" in default and "'two_arms.world.yaml'" in default
+    assert (PACKAGE_ROOT / 'config' / 'two_arms.world.yaml').is_file()
+    nodes = calls(tree, 'Node')
+    (sim,) = [n for n in nodes if constant(keyword(n, 'executable')) == 'jointsim_node']
+    parameters = keyword(sim, 'parameters').elts[0]
+    given = {constant(k): v for k, v in zip(parameters.keys, parameters.values)}
+    assert set(given) <= {p.name for p in PARAMETERS} | {'use_sim_time'}
+    assert "args=[Constant(value='world_file')]" in ast.dump(given['world_file'])
+    assert 'robot_description' not in given and 'config_file' not in given
+    (view,) = [n for n in nodes if constant(keyword(n, 'executable')) == 'jointsim_view']
+    assert keyword(view, 'condition').func.id == 'IfCondition'
+    controllers = [n for n in nodes
+                   if constant(keyword(n, 'executable')) == 'jointsim_example_controller']
+    robots = [r.name for r in load_world(PACKAGE_ROOT / 'config' / 'two_arms.world.yaml').robots]
+    assert sorted(constant(keyword(n, 'namespace')) for n in controllers) == sorted(robots)
+    for node in controllers:
+        assert "args=[Constant(value='controllers')]" in ast.dump(keyword(node, 'condition'))
+    setup = (PACKAGE_ROOT / 'setup.py').read_text()
+    for executable in ('jointsim_node', 'jointsim_view', 'jointsim_example_controller'):
+        assert f"'{executable} = jointsim_ros." in setup, executable
+    assert "files_in('launch/*.launch.py')" in setup and "files_in('config/*.yaml')" in setup

@@ -173,6 +173,29 @@ def test_make_run_demo_moves_the_arm_and_stops_cleanly(tmp_path):
     assert 'Traceback' not in result.stdout, result.stdout
 
 
+def test_make_run_world_moves_both_arms_each_with_its_own_controller(tmp_path):
+    # make run ARGS='--world config/two_arms.world.yaml': one node, an example controller per
+    # robot in its namespace; the status line shows each robot's joints
+    with domain() as domain_id:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
+        result = subprocess.run(
+            [sys.executable, '-m', 'jointsim_ros.tools.demo', '--world',
+             'config/two_arms.world.yaml', '--seconds', '12', '--no-view'],
+            cwd=PACKAGE_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, timeout=180)
+    out = result.stdout
+    assert result.returncode == 0, out
+    lines = [line for line in out.splitlines()
+             if line.startswith('t = ') and 'right q = ' in line]
+    for name in ('left', 'right'):
+        shown = {line.split(f'{name} q = ')[1].split(']')[0] for line in lines}
+        # its joints moved: a position of 0.3 rad or more on some line
+        assert any(abs(float(v)) >= 0.3 for q in shown for v in q.strip('[').split()), out
+    for name in ('left', 'right'):    # each controller got its robot's order, in its namespace
+        assert re.search(rf'\[{name}\.jointsim_example_controller\]: commanding joint_a1', out)
+    assert 'jointsim demo: stopped' in out and 'Traceback' not in out, out
+
+
 def test_make_run_humanoid_pushes_through_the_node_and_prints_the_result_line(tmp_path):
     # make run ARGS='--humanoid --steps 0 --push 1 0 1500': the push goes over link_wrench,
     # scheduled by the node in simulated time; the same line as jointsim_headless ends it

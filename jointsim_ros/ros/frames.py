@@ -11,7 +11,9 @@ One more transform anchors the robot in the world frame: world frame -> root lin
 fixed base (the root link's pose, ``base_pose``), moving for a floating base (odometry-style,
 the ground-truth pose).  It is left out when the two frames have the same name (a URDF whose
 root link is ``world``, run without a frame prefix).  Scene objects (config ``scene``) hang from
-the world frame too: static geometry on /tf_static, free objects on /tf.
+the world frame too: static geometry on /tf_static, free objects on /tf.  A world of several
+robots (``Simulator.from_world``) is one tree of every robot's URDF tree with its links named
+``NAME/link`` (:func:`world_urdf_tree`), each robot's root link anchored in the world frame.
 
 No rclpy here: transforms are plain tuples, turned into messages by ``ros_messages``.
 """
@@ -25,6 +27,30 @@ from ..rotations import matrix_to_quat, quats_multiply, quats_rotate, rpy_to_mat
 #: One transform: frame ids, translation (3,) m and rotation (4,) (w, x, y, z) of ``child`` in
 #: ``parent``.
 Transform = namedtuple('Transform', ['parent', 'child', 'xyz', 'quat'])
+#: What FrameTree reads of a URDF joint and link (urdf_parser_py's have these fields too).
+UrdfJoint = namedtuple('UrdfJoint', ['name', 'type', 'parent', 'child', 'origin'])
+UrdfLink = namedtuple('UrdfLink', ['name'])
+UrdfTree = namedtuple('UrdfTree', ['joints', 'links'])
+
+
+def world_urdf_tree(world):
+    """
+    Return the URDF tree of every robot of a world, its links and joints named ``NAME/...``.
+
+    Args:
+        world: the World (``sim.world``): each robot's parsed description.
+
+    Returns:
+        UrdfTree (``joints``, ``links``), read by FrameTree as a urdf_parser_py Robot.
+    """
+    joints, links = [], []
+    for robot in world.robots:
+        prefix = robot.name + '/'
+        urdf = robot.description.robot
+        joints += [UrdfJoint(prefix + j.name, j.type, prefix + j.parent, prefix + j.child,
+                             j.origin) for j in urdf.joints]
+        links += [UrdfLink(prefix + link.name) for link in urdf.links]
+    return UrdfTree(tuple(joints), tuple(links))
 
 
 class FrameTree:
@@ -78,12 +104,14 @@ class FrameTree:
             self.static.append(Transform(self.frame(imu.link), self.frame(imu.name),
                                          tuple(float(v) for v in imu.pos),
                                          tuple(float(v) for v in imu.quat)))
-        root_frame = self.frame(self.root_link)
+        # every robot's root link hangs from the world frame (a world has one per robot)
+        roots = [part.root_link for part in sim.model.robots] or [self.root_link]
         self.anchor_moves = sim.model.links[self.root_link].body >= 0
-        self.has_anchor = root_frame != world_frame
-        if self.has_anchor and not self.anchor_moves:
-            self.static.insert(0, self.anchor())
-        self._anchor_moving = self.has_anchor and self.anchor_moves
+        self.has_anchor = self.frame(self.root_link) != world_frame
+        anchored = [root for root in roots if self.frame(root) != world_frame]
+        self._moving_roots = [r for r in anchored if sim.model.links[r].body >= 0]
+        self.static[:0] = [self.world_transform(r) for r in anchored
+                           if sim.model.links[r].body < 0]
         self._moving_frames = None     # moving_frames' list, made on the first call
         self._pose_names = None        # moving_arrays' links to pose, and its rows
 
@@ -124,9 +152,8 @@ class FrameTree:
     def moving_frames(self):
         """Return the (parent frame, child frame) of every moving transform, in their order."""
         if self._moving_frames is None:
-            frames = [(self.world_frame, self.frame(self.root_link))] if self._anchor_moving \
-                else []
-            frames += [(self.world_frame, self.frame(name)) for name in self.scene_moving]
+            frames = [(self.world_frame, self.frame(name))
+                      for name in self._moving_roots + list(self.scene_moving)]
             frames += [(self.frame(parent), self.frame(child)) for parent, child in self.moving]
             self._moving_frames = frames
         return self._moving_frames
@@ -140,7 +167,7 @@ class FrameTree:
             in parent, in the order of :meth:`moving_frames`.
         """
         if self._pose_names is None:
-            world = ([self.root_link] if self._anchor_moving else []) + list(self.scene_moving)
+            world = self._moving_roots + list(self.scene_moving)
             names = list(dict.fromkeys(world + [link for pair in self.moving for link in pair]))
             index = {name: k for k, name in enumerate(names)}
             self._pose_names = names

@@ -18,6 +18,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import ColorRGBA, String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
+import yaml
 
 from ..description.ros2_control import DRIVE_STATE_INTERFACES, JOINT_STATE_INTERFACES
 from ..errors import CommandError
@@ -405,6 +406,36 @@ def clock(seconds):
 def text(value):
     """Return a std_msgs/String."""
     return String(data=value)
+
+
+def robots_text(robots):
+    """
+    Return the announcement of a world's robots (YAML, the node's ``robots`` topic).
+
+    Args:
+        robots: [(name, namespace relative to the node's, TF frame prefix of its links)].
+
+    Returns:
+        str, a YAML list with one ``{name: left, namespace: left/, frame_prefix: left/}`` per
+        robot, in the world's order.
+    """
+    return yaml.safe_dump([{'name': name, 'namespace': namespace, 'frame_prefix': prefix}
+                           for name, namespace, prefix in robots], sort_keys=False)
+
+
+def read_robots_text(text):
+    """
+    Return the robots of a ``robots`` announcement: [(name, namespace, frame_prefix)].
+
+    Raises:
+        ValueError: the text is not such a list.
+    """
+    data = yaml.safe_load(text)
+    if not isinstance(data, list) or not all(isinstance(r, dict) and 'name' in r for r in data):
+        raise ValueError('the robots announcement is not a YAML list of {name, namespace, '
+                         'frame_prefix}')
+    return [(str(r['name']), str(r.get('namespace', '')), str(r.get('frame_prefix', '')))
+            for r in data]
 
 
 def command_order_text(channels):

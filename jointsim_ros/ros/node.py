@@ -5,8 +5,11 @@ jointsim_node: the ROS 2 node of the simulator (docs/node.md).
     python -m jointsim_ros.ros.node --ros-args --params-file config/jointsim_node.yaml
 
 A thin rclpy layer: parameters are read once into the simulator's configuration
-(``loading.load_robot``), a wall-clock timer calls ``SimulationRunner.tick`` and publishes the
-state through ``ros_messages``; subscriptions and services call the runner.  No physics here.
+(``loading.load_robot``, or ``loading.load_world`` for a world of several robots), a
+wall-clock timer calls ``SimulationRunner.tick`` and publishes the state through
+``ros_messages``; subscriptions and services call the runner.  Each robot's topics and services
+are a ``RobotTopics`` (ros/robot_topics.py): one for a robot alone, one per robot of a world
+under its namespace ``NAME/``.  No physics here.
 """
 from dataclasses import dataclass
 import functools
@@ -18,7 +21,6 @@ import textwrap
 import threading
 import time
 
-from control_msgs.msg import DynamicJointState
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
@@ -32,21 +34,21 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rosgraph_msgs.msg import Clock as ClockMsg
-from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import Float64MultiArray, String
-from std_srvs.srv import SetBool, Trigger
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
-from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 import yaml
 
 from . import messages
 from .cdr import SerializedTopics
-from .frames import FrameTree
+from .frames import FrameTree, world_urdf_tree
+# grasp_service and wrench_topic: the names of a robot's services and topics, used by tools
+from .robot_topics import grasp_service, RobotTopics, wrench_topic  # noqa: F401
 from .runner import RunSettings, SimulationRunner
 from .sim_interfaces import SimulationInterfaces
 from ..errors import CommandError, JointsimError
-from ..sim.loading import load_robot
+from ..sim.loading import load_robot, load_world
 
 NODE_NAME = 'jointsim_node'
 #: Wall-clock period of the diagnostics message, s.
@@ -77,10 +79,15 @@ PARAMETERS = (
           'Give this or robot_description_file; neither runs the bundled arm.'),
     Param('robot_description_file', '', 'path', None,
           'Path of a .urdf or .xacro file, used when robot_description is empty.'),
+    Param('world_file', '', 'path', None,
+          'A world file (YAML: several robots, each with its description, config and pose, '
+          'e.g. config/two_arms.world.yaml). Each robot gets its topics and services under '
+          'NAME/ and its TF frames prefixed NAME/. Replaces robot_description, '
+          'robot_description_file and config_file; empty: one robot, as those say.'),
     Param('config_file', '', 'path', None,
           'Simulator YAML config (docs/config.md): base, initial state, solver, drives. '
           'Empty: the defaults (config/jointsim_arm.yaml for the bundled arm). Its dt is '
-          'replaced by 1 / physics_rate.'),
+          "replaced by 1 / physics_rate (a world file's dt too)."),
     Param('formulation', '', 'maximal | tree', None,
           "Replaces the config's solver.formulation: maximal (bodies and constraint rows) or "
           "tree (generalized coordinates, exact joints; docs/tree.md). Empty: the config's."),
@@ -139,24 +146,10 @@ LINK_WRENCH_TOPIC = 'link_wrench'
 #: Its QoS: reliable, transient-local, 100 deep (a schedule sent before the node is up).
 LINK_WRENCH_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
+#: With a world file: the robots of the world (std_msgs/String, latched, relative), a YAML list
+#: of ``{name, namespace, frame_prefix}``; jointsim_view reads it to draw every robot.
+ROBOTS_TOPIC = 'robots'
 
-
-def grasp_service(grasp_name):
-    """Return the service (std_srvs/SetBool, relative) that switches a grasp on and off."""
-    return f'grasp/{grasp_name}'
-
-
-def wrench_topic(sensor_name):
-    """Return the topic of a force-torque sensor's WrenchStamped samples (relative)."""
-    return f'{sensor_name}/wrench'
-
-
-# Topics of the two forms of each command kind: array (Float64MultiArray, announced order) and
-# named (JointState, values in the effort field).
-COMMAND_TOPICS = {
-    'effort': ('joint_effort_commands', 'joint_efforts'),
-    'voltage': ('joint_voltage_commands', 'joint_voltages'),
-}
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
@@ -224,7 +217,7 @@ class _RosLogHandler(logging.Handler):
 
 class JointsimNode(Node):
     """
-    The simulator node: one robot, stepped on a wall-clock timer.
+    The simulator node: one robot, or a world of several, stepped on a wall-clock timer.
 
     Raises (from the constructor):
         JointsimError: bad robot description, config or parameter combination.
@@ -247,20 +240,33 @@ class JointsimNode(Node):
                 f"parameter publish_rate ({p['publish_rate']:g} Hz) is above physics_rate "
                 f"({p['physics_rate']:g} Hz): a tick takes at least one physics step.  Lower "
                 f'publish_rate or raise physics_rate.')
-        loaded = load_robot(p['robot_description'], p['robot_description_file'],
-                            p['config_file'], p['physics_rate'], p['formulation'])
-        self.sim = loaded.sim
-        self._urdf_robot = loaded.urdf_robot
+        if p['world_file'].strip():
+            if p['robot_description'].strip() or p['robot_description_file'].strip() \
+                    or p['config_file'].strip():
+                raise JointsimError(
+                    'world_file is set together with robot_description, '
+                    'robot_description_file or config_file; a world file names the '
+                    'descriptions and configs of its robots itself: give world_file alone.')
+            loaded = load_world(p['world_file'], p['physics_rate'], p['formulation'])
+            self.sim = loaded.sim
+            self._urdf_robot = world_urdf_tree(self.sim.world)
+        else:
+            loaded = load_robot(p['robot_description'], p['robot_description_file'],
+                                p['config_file'], p['physics_rate'], p['formulation'])
+            self.sim = loaded.sim
+            self._urdf_robot = loaded.urdf_robot
         #: Set by set_simulation_state STATE_QUITTING: spin returns and the node shuts down.
         self.quit_requested = threading.Event()
         for note in loaded.notes:
             log.info(note)
-        for problem in loaded.ros2_control_problems:
+        problems = (loaded.ros2_control_problems if not self.sim.robots else
+                    [text for robot in loaded.robots for text in robot.ros2_control_problems])
+        for problem in problems:
             log.warning(problem)
         self.settings = RunSettings(p['physics_rate'], p['publish_rate'],
                                     p['real_time_factor'], p['command_timeout'],
                                     p['catch_up_ticks'])
-        self.frames = FrameTree(self.sim, loaded.urdf_robot, p['frame_prefix'],
+        self.frames = FrameTree(self.sim, self._urdf_robot, p['frame_prefix'],
                                 p['world_frame'])
         self.publish_clock = p['publish_clock']
         self._warn_about_anchor()
@@ -273,15 +279,12 @@ class JointsimNode(Node):
         self._last_lag_log = -math.inf
         self._published_version = None
         self._last_tf_time = None
-        # the high-rate topics go out as serialized templates refilled (ros/cdr.py)
-        self._serialized = SerializedTopics(self.get_logger())
-        self._dynamic_interfaces = messages.dynamic_interfaces(self.sim)
+        #: The QoS of the latched announcements (RobotTopics reads it).
+        self.latched = LATCHED
+        #: The high-rate topics go out as serialized templates refilled (ros/cdr.py).
+        self.serialized = SerializedTopics(self.get_logger())
 
-        # publishers
-        self._pub_joint_states = self.create_publisher(JointState, 'joint_states', 10)
-        # every joint's position/velocity/effort and every drive's electric state, as
-        # ros2_control's joint_state_broadcaster publishes extra interfaces
-        self._pub_dynamic = self.create_publisher(DynamicJointState, 'dynamic_joint_states', 10)
+        # world-level publishers: TF, clock, diagnostics, the scene and its contacts
         self._pub_tf = self._pub_tf_static = None
         if p['publish_tf']:
             self._pub_tf = self.create_publisher(TFMessage, '/tf', 100)
@@ -291,20 +294,7 @@ class JointsimNode(Node):
             self._pub_clock = self.create_publisher(ClockMsg, '/clock', 10)
         # absolute, as diagnostic_aggregator listens (REP 107)
         self._pub_diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self._pub_description = None
-        if p['publish_robot_description']:
-            self._pub_description = self.create_publisher(String, 'robot_description', LATCHED)
         self._pub_scene = self.create_publisher(MarkerArray, SCENE_MARKERS_TOPIC, LATCHED)
-        self._pub_command_order = self.create_publisher(String, 'joint_command_order', LATCHED)
-        # one WrenchStamped topic per force-torque sensor, at the sensor's rate
-        self._pub_wrench = {name: self.create_publisher(WrenchStamped, wrench_topic(name), 10)
-                            for name in self.sim.sensors.names}
-        self._wrench_count = dict.fromkeys(self.sim.sensors.names, 0)
-        # one sensor_msgs/Imu topic per IMU (its topic setting, NAME/imu by default)
-        self._pub_imu = {imu.name: (self.create_publisher(Imu, imu.topic, 10),
-                                    messages.imu_covariances(imu))
-                         for imu in self.sim.model.imus}
-        self._imu_count = dict.fromkeys(self._pub_imu, 0)
         # contact points and normal forces for rviz2, with the state; a robot that never
         # touches anything publishes nothing on it
         self._pub_contacts = None
@@ -316,31 +306,22 @@ class JointsimNode(Node):
         self._last_marker_time = None
         self._contacts_shown = False
 
-        # subscriptions: two forms per command kind
-        for kind, (array_topic, named_topic) in COMMAND_TOPICS.items():
-            if kind not in self.runner.channels:
-                continue
-            self.create_subscription(Float64MultiArray, array_topic,
-                                     self._array_callback(kind), 10)
-            self.create_subscription(JointState, named_topic, self._named_callback(kind), 10)
-
-        # servo modes and ros2_control's topic-based hardware interface (docs/ros2_control.md):
-        # a JointState whose filled field (position, velocity, effort) picks each joint's mode
-        self.create_subscription(JointState, 'joint_commands', self._on_joint_commands, 10)
-        # a <ros2_control> tag with a topic-based plugin: serve its two topics as well
-        self._pub_hardware_states = []
-        for system in loaded.ros2_control:
-            if system.topic_based:
-                self.create_subscription(
-                    JointState, system.topic('joint_commands_topic'),
-                    functools.partial(self._on_joint_commands, layout=system.command_layout()),
-                    10)
-                self._pub_hardware_states.append(self.create_publisher(
-                    JointState, system.topic('joint_states_topic'), 10))
-
-        # prescribed motion (docs/prescribed.md): the joints follow the trajectory exactly and
-        # joint_states reports the efforts it needs
-        self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory, 10)
+        # each robot's topics and services: the robot alone in the node's namespace, or every
+        # robot of a world under NAME/ (its own joint names in the messages)
+        describe = p['publish_robot_description']
+        if self.sim.robots:
+            self.robot_topics = [
+                RobotTopics(self, robot.view, self.runner.robots[robot.name],
+                            robot.urdf_xml if describe else None, robot.ros2_control,
+                            robot.view.sensors.imus, robot.name + '/')
+                for robot in loaded.robots]
+        else:
+            self.robot_topics = [RobotTopics(
+                self, self.sim, self.runner.robots[''], loaded.urdf_xml if describe else None,
+                loaded.ros2_control, self.sim.model.imus)]
+        self._pub_robots = None
+        if self.sim.robots:
+            self._pub_robots = self.create_publisher(String, ROBOTS_TOPIC, LATCHED)
 
         # external pushes (docs/node.md, "Pushing links"): a WrenchStamped whose frame_id is a
         # link, force and torque in the world axes through the link's body's centre of mass,
@@ -358,18 +339,14 @@ class JointsimNode(Node):
         self.create_service(Trigger, 'resume', self._on_resume)
         self.create_service(Trigger, 'step', self._on_step)
         self.create_service(Trigger, 'reset', self._on_reset)
-        # grasps (config grasps, docs/valve.md): grasp/NAME, true grasps and false lets go;
-        # like every callback here it runs between ticks, so it acts from the next step on
-        for name in self.sim.grasps.names:
-            self.create_service(SetBool, grasp_service(name),
-                                functools.partial(self._on_grasp, name))
 
         # latched announcements and the initial state
-        if self._pub_description is not None:
-            self._pub_description.publish(messages.text(loaded.urdf_xml))
+        for topics in self.robot_topics:
+            topics.announce()
+        if self._pub_robots is not None:
+            self._pub_robots.publish(messages.text(messages.robots_text(
+                [(t.name, t.prefix, self.frames.frame(t.prefix)) for t in self.robot_topics])))
         self._publish_scene()
-        self._pub_command_order.publish(
-            messages.text(messages.command_order_text(self.runner.channels)))
         if self._pub_tf_static is not None:
             self._pub_tf_static.publish(messages.tf_message(self.frames.static, 0.0))
         self._publish_state()
@@ -409,15 +386,21 @@ class JointsimNode(Node):
         model = sim.model
         mode = ('as fast as possible' if settings.real_time_factor == 0.0
                 else f'real_time_factor {settings.real_time_factor:g}')
-        log.info(f'robot {model.name!r}: {len(model.bodies)} bodies, {len(sim.joint_names)} '
-                 f'joints ({", ".join(sim.joint_names)}), {len(sim.drive_names)} drives, '
-                 f'{"floating" if model.floating_base else "fixed"} base')
-        for kind, (array_topic, named_topic) in COMMAND_TOPICS.items():
-            channel = self.runner.channels.get(kind)
-            if channel is not None and channel.joints:
-                log.info(f'{array_topic} (std_msgs/Float64MultiArray, {channel.unit}) order: '
-                         f'[{", ".join(channel.joints)}]; named form: {named_topic} '
-                         f'(sensor_msgs/JointState, values in effort)')
+        if sim.robots:
+            log.info(f'world: {len(sim.robots)} robots ({", ".join(sim.robots)}), '
+                     f'{len(model.bodies)} bodies')
+            for name, robot in sim.robots.items():
+                log.info(f'robot {name!r} (topics under {name}/, TF frames '
+                         f'{self.frames.frame(name + "/")}LINK): {len(robot.joint_names)} '
+                         f'joints ({", ".join(robot.joint_names)}), {len(robot.drive_names)} '
+                         f'drives, {"floating" if robot.floating else "fixed"} base')
+        else:
+            log.info(f'robot {model.name!r}: {len(model.bodies)} bodies, '
+                     f'{len(sim.joint_names)} joints ({", ".join(sim.joint_names)}), '
+                     f'{len(sim.drive_names)} drives, '
+                     f'{"floating" if model.floating_base else "fixed"} base')
+        for topics in self.robot_topics:
+            topics.log_start(log)
         log.info(f'ready: physics {settings.physics_rate:g} Hz (dt {sim.dt * 1e3:g} ms, solver '
                  f'time budget {sim.config.solver.time_budget * 1e6:g} us), ticks and publishes '
                  f'at {settings.publish_rate:g} Hz, {mode}, command timeout '
@@ -429,48 +412,23 @@ class JointsimNode(Node):
         self.interfaces.tick()
         if self.runner.state_version != self._published_version:
             self._publish_state()
-        serialized = self._serialized
-        for name, publisher in self._pub_wrench.items():
-            frame = self.frames.frame(self.sim.sensors.frame(name))
-
-            def build(values, seconds, frame=frame):
-                return messages.wrench_stamped(values, frame, seconds)
-            # every sample since the last tick (after a reset, the new ones)
-            for when, values, count in self.sim.sensors.history(name, self._wrench_count[name]):
-                serialized.publish(publisher, ('wrench', name, frame), build, values, when)
-                self._wrench_count[name] = count
-        for name, (publisher, covariances) in self._pub_imu.items():
-            frame = self.frames.frame(name)
-
-            def build(values, seconds, frame=frame, covariances=covariances):
-                return messages.imu_message(values, frame, seconds, covariances)
-            for when, values, count in self.sim.sensors.history(name, self._imu_count[name]):
-                serialized.publish(publisher, ('imu', name, frame), build, values, when)
-                self._imu_count[name] = count
+        for topics in self.robot_topics:
+            topics.publish_sensors()
 
     def _publish_state(self):
         sim = self.sim
         self._published_version = self.runner.state_version
         t = sim.time
-        serialized = self._serialized
-        names = sim.joint_names
-        build = functools.partial(messages.joint_state_message, names)
-        values = messages.joint_state_values(sim)
-        for publisher in [self._pub_joint_states] + self._pub_hardware_states:
-            serialized.publish(publisher, ('joint_states', names), build, values, t)
-        interfaces = self._dynamic_interfaces
-        serialized.publish(
-            self._pub_dynamic, ('dynamic_joint_states', names),
-            functools.partial(messages.dynamic_joint_state_message, names, interfaces),
-            messages.dynamic_joint_state_values(sim), t)
+        for topics in self.robot_topics:
+            topics.publish_state(t)
         # tf2 buffers drop a transform whose stamp they already hold (TF_REPEATED_DATA)
         if self._pub_tf is not None and t != self._last_tf_time:
             frames = self.frames.moving_frames()
             if frames:
                 xyz, quat = self.frames.moving_arrays()
-                serialized.publish(self._pub_tf, ('tf', tuple(frames)),
-                                   functools.partial(messages.tf_message_arrays, frames),
-                                   np.concatenate([xyz, quat], axis=1).ravel(), t)
+                self.serialized.publish(self._pub_tf, ('tf', tuple(frames)),
+                                        functools.partial(messages.tf_message_arrays, frames),
+                                        np.concatenate([xyz, quat], axis=1).ravel(), t)
             self._last_tf_time = t
         if self._pub_clock is not None:
             self._pub_clock.publish(messages.clock(t))
@@ -562,80 +520,6 @@ class JointsimNode(Node):
             + (f', {dropped * 1e3:.0f} ms of simulated time dropped' if dropped else ''))
 
     # -- commands -----------------------------------------------------------------------------
-    def _array_callback(self, kind):
-        def callback(msg):
-            self._apply(kind, self.runner.command_array, messages.array_values(msg))
-        return callback
-
-    def _named_callback(self, kind):
-        def callback(msg):
-            try:
-                values = messages.named_values(msg, kind)
-            except CommandError as error:
-                self._refused(kind, error)
-                return
-            self._apply(kind, self.runner.command, values)
-        return callback
-
-    def _apply(self, kind, command, values):
-        try:
-            clipped = command(kind, values)
-        except CommandError as error:
-            self._refused(kind, error)
-            return
-        if clipped:
-            self._warn_throttled(
-                f'{kind} command clipped to the supply: '
-                + ', '.join(f'{name} -> {value:g}' for name, value in clipped.items()))
-
-    def _on_joint_commands(self, msg, layout=None):
-        """Servo targets for driven joints, efforts for the others (docs/ros2_control.md)."""
-        sim = self.sim
-        try:
-            positions, velocities, efforts = messages.servo_values(msg, layout)
-            driven = set(sim.drive_names)
-            direct = {}
-            for name in dict(positions, **velocities, **efforts):
-                if name not in sim.joint_names:
-                    raise CommandError(
-                        f'joint_commands: unknown joint {name!r}; the movable joints are '
-                        f'{", ".join(sim.joint_names)}.  Nothing was changed.')
-                if name in driven:
-                    continue
-                if name in positions or name in velocities:
-                    raise CommandError(
-                        f'joint_commands: joint {name!r} has no drive, so no position or '
-                        f'velocity loop; give it an effort, or a drive in the config (drives '
-                        f'section, docs/drives.md).  Nothing was changed.')
-                direct[name] = efforts[name]
-            if direct and 'effort' not in self.runner.channels:
-                raise CommandError('joint_commands: this robot takes no effort commands.  '
-                                   'Nothing was changed.')
-
-            def servoed(values):
-                return {n: v for n, v in values.items() if n in driven}
-            clipped = sim.set_servo_targets(servoed(positions), servoed(velocities),
-                                            servoed(efforts))
-            if any(n in driven for n in msg.name) and 'voltage' in self.runner.channels:
-                # servo targets are held; the voltage watchdog would take the drives back
-                self.runner.channels['voltage'].holding = False
-            if direct:
-                self.runner.command('effort', direct)
-        except CommandError as error:
-            self._refused('joint', error)
-            return
-        if clipped:
-            self._warn_throttled('position command clipped to the joint limits: ' + ', '.join(
-                f'{name} -> {value:g}' for name, value in clipped.items()))
-
-    def _on_trajectory(self, msg):
-        """Prescribe the motion of a JointTrajectory (no points: release those joints)."""
-        try:
-            self.runner.command_trajectory(
-                *messages.trajectory_samples(msg, self.sim.time))
-        except CommandError as error:
-            self._refused('trajectory', error)
-
     def _on_link_wrench(self, msg):
         link = msg.header.frame_id
         prefix = self.frames.prefix
@@ -650,9 +534,9 @@ class JointsimNode(Node):
             self._refused('link_wrench', error)
 
     def _refused(self, kind, error):
-        self._warn_throttled(f'refused {kind} command: {error}')
+        self.warn_throttled(f'refused {kind} command: {error}')
 
-    def _warn_throttled(self, text):
+    def warn_throttled(self, text):
         """Log a warning, at most once per COMMAND_WARNING_PERIOD for the same text."""
         now = time.monotonic()
         if now - self._warned.get(text, -math.inf) >= COMMAND_WARNING_PERIOD:
@@ -696,24 +580,6 @@ class JointsimNode(Node):
             response.message += f'; spawned objects removed: {", ".join(gone)}'
         self.get_logger().info(response.message)
         self._publish_state()
-        return response
-
-    def _on_grasp(self, name, request, response):
-        """Grasp (``data`` true) or let go; a refusal answers False with the reason."""
-        try:
-            if request.data:
-                gap = self.sim.grasps.grasp(name)
-                response.message = f'{name}: grasped, {gap:.4f} m from the rim'
-            else:
-                self.sim.grasps.release(name)
-                response.message = f'{name}: released'
-        except CommandError as error:
-            # the message names the grasp and gives the distance; once per distinct message
-            response.success, response.message = False, str(error)
-            self._warn_throttled(response.message)
-            return response
-        response.success = True
-        self.get_logger().info(response.message)
         return response
 
     def destroy_node(self):
@@ -772,13 +638,15 @@ def usage():
     lines = [
         'usage: jointsim_node [-h] [--ros-args -p NAME:=VALUE ... | --params-file FILE]',
         '',
-        'The jointsim_ros simulator node (docs/node.md): one robot from a URDF or xacro, stepped',
-        'on a wall-clock timer; joint_states, /tf, /clock, dynamic_joint_states, force-torque',
-        'wrenches, contact markers and /diagnostics out; voltage, effort and servo commands in.',
+        'The jointsim_ros simulator node (docs/node.md): one robot from a URDF or xacro (or a',
+        'world of several, each under its NAME/), stepped on a wall-clock timer; joint_states,',
+        '/tf, /clock, dynamic_joint_states, force-torque wrenches, contact markers and',
+        '/diagnostics out; voltage, effort and servo commands in.',
         '',
         'examples:',
         '  jointsim_node --ros-args -p robot_description_file:=robot.urdf.xacro \\',
         '                          -p config_file:=robot.yaml',
+        '  jointsim_node --ros-args -p world_file:=config/two_arms.world.yaml   # several robots',
         '  ros2 launch jointsim_ros sim.launch.py',
         '',
         'parameters [unit, range] default:',

@@ -149,47 +149,40 @@ class Stats:
     diverged: object
 
 
-class SimulationRunner:
+class RobotCommands:
     """
-    Steps a Simulator in real time and holds the node's run state.
+    One robot's commands: its channels (efforts, voltages), trajectories and watchdog.
+
+    A world's robots each have their own (``SimulationRunner.robots``): a robot whose commands
+    stop is zeroed by its own watchdog, the others keep theirs.
 
     Args:
-        sim: the Simulator (its ``dt`` is ``1 / settings.physics_rate``).
-        settings: RunSettings.
-        report: callable (key, level, text) for events worth a log line: key names the kind of
-            event (for throttling), level is 'info', 'warn' or 'error'.
+        robot: the Simulator, or a world robot's ``sim.robots[NAME]`` (RobotView): its
+            joint_names, drive_names, set_joint_efforts, set_voltages, joint_positions and
+            prescribed, on its own names.
         clock: callable returning wall-clock seconds (monotonic).
+        followers: its mimic joints (no effort command).
+        name: the robot's name in the world ('' for the one robot of a node).
+
+    Attributes:
+        channels: dict kind -> CommandChannel.
     """
 
-    def __init__(self, sim, settings, report=None, clock=time.monotonic):
-        self.sim = sim
-        self.settings = settings
-        self._report = report or (lambda key, level, text: None)
+    def __init__(self, robot, clock, followers=(), name=''):
+        self.robot = robot
+        self.name = name
         self._clock = clock
-        self.paused = False
-        self.state_version = 0  # changes whenever the published state would change
-        self.dropped_total = 0.0
         self.channels = {}
-        followers = {j.name for j in sim.model.joints if j.mimic is not None}
+        followers = set(followers)
         self.add_channel(CommandChannel(
-            'effort', 'N m or N', [n for n in sim.joint_names if n not in followers],
-            sim.set_joint_efforts))
-        self.add_channel(CommandChannel('voltage', 'V', sim.drive_names, sim.set_voltages))
-        self._anchor_wall = None  # set by the first tick
-        self._anchor_steps = 0
-        self._window = WindowStats(self._clock(), sim.time)
-        # external wrenches due at a simulated time: [(time s, link, force, torque)], sorted
-        self._wrenches = []
+            'effort', 'N m or N', [n for n in robot.joint_names if n not in followers],
+            robot.set_joint_efforts))
+        self.add_channel(CommandChannel('voltage', 'V', robot.drive_names, robot.set_voltages))
 
     def add_channel(self, channel):
         """Register a command channel (one per kind)."""
         self.channels[channel.kind] = channel
 
-    def _anchor(self, now):
-        self._anchor_wall = now
-        self._anchor_steps = 0
-
-    # -- commands -----------------------------------------------------------------------------
     def command(self, kind, values):
         """
         Apply a named command; joints not named keep their value.
@@ -207,7 +200,7 @@ class SimulationRunner:
         """
         channel = self.channels[kind]
         for name in values:
-            if name not in channel.accepts and name in self.sim.joint_names:
+            if name not in channel.accepts and name in self.robot.joint_names:
                 raise CommandError(
                     f'{kind} command: joint {name!r} takes no {kind} command (the joints that '
                     f'do: {", ".join(channel.joints) or "(none)"}).  Nothing was changed.')
@@ -244,35 +237,96 @@ class SimulationRunner:
         Args:
             names: m joint names.
             times: (n,) sample times, s, strictly increasing, relative to ``start_time``; None
-                releases the named joints (all prescribed joints when ``names`` is empty).
+                releases the named joints (all prescribed joints of the robot when ``names`` is
+                empty).
             positions: (n, m) joint positions, rad or m.
             start_time: simulated time of times = 0, s (default: now).
 
         Raises:
             CommandError: unknown joint, bad samples; nothing is changed.
         """
-        sim = self.sim
+        robot = self.robot
         if times is None:
-            sim.prescribed.release_joints(names or None)
+            robot.prescribed.release_joints(names or None)
             return
         times, positions = list(times), list(positions)
         if times[0] > 0.0:
             # a ROS trajectory starts from where the joints are
-            current = dict(zip(sim.joint_names, sim.joint_positions()))
+            current = dict(zip(robot.joint_names, robot.joint_positions()))
             times = [0.0] + times
             positions = [[current.get(n, 0.0) for n in names]] + positions
-        sim.prescribed.joints(times, positions, joints=names, start_time=start_time)
+        robot.prescribed.joints(times, positions, joints=names, start_time=start_time)
+
+    def watchdog(self, now, timeout, report):
+        """Zero each channel whose last command is older than ``timeout`` s; ``report`` it."""
+        whose, key = (f"robot '{self.name}': ", f'watchdog_{self.name}_') if self.name else \
+            ('', 'watchdog_')
+        for channel in self.channels.values():
+            if channel.holding and now - channel.last_command > timeout:
+                channel.zero()
+                report(key + channel.kind, 'warn',
+                       f'{whose}no {channel.kind} command for {timeout:g} s: {channel.kind}s '
+                       f'set to 0 until the next command.')
+
+    def zero(self):
+        """Set every command to 0 (a reset)."""
+        for channel in self.channels.values():
+            channel.zero()
+
+
+class SimulationRunner:
+    """
+    Steps a Simulator in real time and holds the node's run state.
+
+    Args:
+        sim: the Simulator (its ``dt`` is ``1 / settings.physics_rate``).
+        settings: RunSettings.
+        report: callable (key, level, text) for events worth a log line: key names the kind of
+            event (for throttling), level is 'info', 'warn' or 'error'.
+        clock: callable returning wall-clock seconds (monotonic).
+
+    Attributes:
+        robots: dict robot name -> RobotCommands: one per robot of a world (``sim.robots``),
+            or ``{'': ...}`` on the Simulator itself for one robot.  ``channels``,
+            ``command``, ``command_array`` and ``command_trajectory`` are the first robot's.
+    """
+
+    def __init__(self, sim, settings, report=None, clock=time.monotonic):
+        self.sim = sim
+        self.settings = settings
+        self._report = report or (lambda key, level, text: None)
+        self._clock = clock
+        self.paused = False
+        self.state_version = 0  # changes whenever the published state would change
+        self.dropped_total = 0.0
+        if sim.robots:
+            self.robots = {name: RobotCommands(view, clock, view.mimic_joints, name)
+                           for name, view in sim.robots.items()}
+        else:
+            followers = {j.name for j in sim.model.joints if j.mimic is not None}
+            self.robots = {'': RobotCommands(sim, clock, followers)}
+        first = next(iter(self.robots.values()))
+        self.channels = first.channels
+        self.add_channel = first.add_channel
+        self.command = first.command
+        self.command_array = first.command_array
+        self.command_trajectory = first.command_trajectory
+        self._anchor_wall = None  # set by the first tick
+        self._anchor_steps = 0
+        self._window = WindowStats(self._clock(), sim.time)
+        # external wrenches due at a simulated time: [(time s, link, force, torque)], sorted
+        self._wrenches = []
+
+    def _anchor(self, now):
+        self._anchor_wall = now
+        self._anchor_steps = 0
 
     def _watchdog(self, now):
         timeout = self.settings.command_timeout
         if timeout <= 0.0:
             return
-        for channel in self.channels.values():
-            if channel.holding and now - channel.last_command > timeout:
-                channel.zero()
-                self._report(f'watchdog_{channel.kind}', 'warn',
-                             f'no {channel.kind} command for {timeout:g} s: {channel.kind}s '
-                             f'set to 0 until the next command.')
+        for commands in self.robots.values():
+            commands.watchdog(now, timeout, self._report)
 
     # -- stepping -----------------------------------------------------------------------------
     def tick(self):
@@ -407,8 +461,8 @@ class SimulationRunner:
                 without SCOPE_TIME).
         """
         self.sim.reset(keep_time=keep_time)
-        for channel in self.channels.values():
-            channel.zero()
+        for commands in self.robots.values():
+            commands.zero()
         # wrenches scheduled for the future stay scheduled (a pusher may have sent them before
         # a controller's reset); those already applied were cleared by the reset
         self._anchor(self._clock())

@@ -5,6 +5,8 @@ The simulator holds every robot of a world in one model whose names carry the ro
 ``NAME/``; a :class:`RobotView` offers the facade's robot methods on that robot's own joints,
 drives, links and sensors, named as in its own description (without the prefix).
 """
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import CommandError
@@ -27,6 +29,8 @@ class RobotView:
         self.prefix = part.prefix
         self._part = part
         p = part.prefix
+        # its own by membership, not by prefix: a simulation started with one robot keeps
+        # that robot's names unprefixed when robots are added (docs/worlds.md)
         mine = set(part.joints)
         self._mine = mine
         own = [i for i, n in enumerate(sim.joint_names) if n in mine]
@@ -37,9 +41,27 @@ class RobotView:
         self.drive_names = tuple(n[len(p):] for n in sim.drive_names if n in mine)
         #: Its URDF links, own names.
         self.link_names = tuple(n[len(p):] for n in part.links)
-        self._sensors = {s.name for s in sim.model.sensors if s.joint in mine}
+        #: Its mimic joints (own names): they follow their leader and take no effort command.
+        self.mimic_joints = tuple(j.name[len(p):] for j in sim.model.joints
+                                  if j.mimic is not None and j.name in mine)
+        #: Its joint measurements (``sim.joint_sensors`` on its joints).
+        self.joint_sensors = _JointSensorsView(sim, self._joints, p)
+        #: Its force-torque sensors and IMUs (``sim.sensors`` on its own sensor names).
         links = set(part.links)
-        self._imus = {m.name for m in sim.model.imus if m.link in links}
+        sensors = {s.name for s in sim.model.sensors if s.joint in mine}
+        sensors |= {m.name for m in sim.model.imus if m.link in links}
+        self.sensors = _SensorsView(sim, p, sensors)
+        #: Its grasps (``sim.grasps`` on its own grasp names).
+        grasps = {j.name.partition(':')[2] for j in sim.model.joints
+                  if j.element == 'grasp' and j.child_link in links}
+        self.grasps = _GraspsView(sim, p, grasps)
+        #: Prescribed motion of its joints (``sim.prescribed.joints`` on its own names).
+        self.prescribed = _PrescribedView(sim, p, [n for n in sim.joint_names if n in mine])
+
+    @property
+    def time(self):
+        """Return the simulated time, s (the world's)."""
+        return self._sim.time
 
     @property
     def floating(self):
@@ -117,14 +139,12 @@ class RobotView:
     @property
     def sensor_names(self):
         """Its force-torque sensors (own names)."""
-        n = len(self.prefix)
-        return tuple(s[n:] for s in self._sim.sensors.names if s in self._sensors)
+        return self.sensors.names
 
     @property
     def imu_names(self):
         """Its IMUs (own names)."""
-        n = len(self.prefix)
-        return tuple(s[n:] for s in self._sim.sensors.imu_names if s in self._imus)
+        return self.sensors.imu_names
 
     def wrench(self, sensor_name):
         """Return the last wrench sample of one of its force-torque sensors (Sensors.wrench)."""
@@ -133,6 +153,96 @@ class RobotView:
     def imu(self, imu_name):
         """Return the last reading of one of its IMUs (Sensors.imu)."""
         return self._sim.sensors.imu(self.prefix + imu_name)
+
+
+def _strip(prefix, names, own):
+    """Return the names that are in ``own``, without ``prefix``."""
+    return tuple(n[len(prefix):] for n in names if n in own)
+
+
+class _JointSensorsView:
+    """``sim.joint_sensors`` on one robot's joints (its own names, its joint_names order)."""
+
+    def __init__(self, sim, joints, prefix):
+        self._sim, self._joints, self._prefix = sim, joints, prefix
+
+    def read(self):
+        """Return its measured (positions, velocities) (JointSensors.read, sliced)."""
+        positions, velocities = self._sim.joint_sensors.read()
+        return positions[self._joints], velocities[self._joints]
+
+    def current(self, joint, exact):
+        """Return what the current sensor of its drive on ``joint`` reads, A."""
+        return self._sim.joint_sensors.current(self._prefix + joint, exact)
+
+
+class _SensorsView:
+    """``sim.sensors`` on one robot's force-torque sensors and IMUs (own names)."""
+
+    def __init__(self, sim, prefix, own):
+        self._sim, self._prefix = sim, prefix
+        self.names = _strip(prefix, sim.sensors.names, own)
+        self.imu_names = _strip(prefix, sim.sensors.imu_names, own)
+        #: Its ImuModels with their own names (``name``, ``link``; ``topic`` is relative).
+        self.imus = tuple(replace(m, name=m.name[len(prefix):], link=m.link[len(prefix):])
+                          for m in sim.model.imus if m.name in own)
+
+    def wrench(self, sensor_name):
+        """Return the last wrench sample of a force-torque sensor (Sensors.wrench)."""
+        return self._sim.sensors.wrench(self._prefix + sensor_name)
+
+    def imu(self, imu_name):
+        """Return the last reading of an IMU (Sensors.imu)."""
+        return self._sim.sensors.imu(self._prefix + imu_name)
+
+    def frame(self, sensor_name):
+        """Return the link (or sensor) its reading is expressed in, own name."""
+        return self._sim.sensors.frame(self._prefix + sensor_name)[len(self._prefix):]
+
+    def history(self, sensor_name, after=0):
+        """Return a sensor's samples whose count is above ``after`` (Sensors.history)."""
+        return self._sim.sensors.history(self._prefix + sensor_name, after)
+
+
+class _GraspsView:
+    """``sim.grasps`` on one robot's grasps (own names)."""
+
+    def __init__(self, sim, prefix, own):
+        self._sim, self._prefix = sim, prefix
+        self.names = _strip(prefix, sim.grasps.names, own)
+
+    def grasp(self, name):
+        """Grasp (Grasps.grasp); return the gap to the rim, m."""
+        return self._sim.grasps.grasp(self._prefix + name)
+
+    def release(self, name):
+        """Let go (Grasps.release)."""
+        self._sim.grasps.release(self._prefix + name)
+
+    def holding(self, name):
+        """Return whether the grasp holds (Grasps.holding)."""
+        return self._sim.grasps.holding(self._prefix + name)
+
+
+class _PrescribedView:
+    """``sim.prescribed`` joint motions on one robot's joints (own names)."""
+
+    def __init__(self, sim, prefix, own):
+        self._sim, self._prefix, self._own_joints = sim, prefix, own
+
+    def _names(self, joints):
+        if joints is None:
+            return list(self._own_joints)
+        return [self._prefix + n for n in joints]
+
+    def joints(self, times, positions, joints=None, start_time=None):
+        """Prescribe its joints' motion (Prescribed.joints; default all its joints)."""
+        self._sim.prescribed.joints(times, positions, joints=self._names(joints),
+                                    start_time=start_time)
+
+    def release_joints(self, joints=None):
+        """End the prescribed motion of its joints (default all of its own)."""
+        self._sim.prescribed.release_joints(self._names(joints))
 
 
 def robot_views(sim):

@@ -5,6 +5,7 @@
     python -m jointsim_ros.tools.demo --humanoid [--steps N] [--seconds S] [--sensor-noise]
         [--push T FX FY]...
     python -m jointsim_ros.tools.demo --humanoid --valve [--seconds S] [--push T FX FY]...
+    python -m jointsim_ros.tools.demo --world PATH [--effort | --voltage] [--seconds S]
     python -m jointsim_ros.tools.demo --headless [headless options]
 
 Every form takes ``--formulation maximal|tree`` (the node's ``formulation`` parameter: it
@@ -32,6 +33,10 @@ tangential forces, torque) once a second; the status line here shows the valve j
 (``joint_states``) and the force each wrist sensor reads (``l_wrist_ft/wrench``,
 ``r_wrist_ft/wrench``; the hand's weight included).  It ends 1 s of simulated time after the
 task (or when the robot falls) with ``result: valve turned A deg, fell: no``.
+``--world PATH``: a world of several robots (config/two_arms.world.yaml): the node with
+``world_file``, one example controller per robot in the robot's namespace (``-r
+__ns:=/NAME``: it reads ``/NAME/joint_states`` and commands ``/NAME/joint_voltage_commands``),
+the browser view showing every robot; the status line shows each robot's joints.
 ``--headless`` runs ``jointsim_ros.tools.headless`` instead, without ROS.
 """
 import argparse
@@ -68,6 +73,9 @@ def parse_args(argv):
     parser.add_argument('--robot', help='URDF or xacro file (default: the bundled arm)')
     parser.add_argument('--config', help='simulator YAML (default: config/jointsim_arm.yaml, '
                         'or config/default.yaml with --effort)')
+    parser.add_argument('--world', metavar='PATH',
+                        help='a world file of several robots (config/two_arms.world.yaml): '
+                             'one example controller per robot, in its namespace')
     parser.add_argument('--humanoid', action='store_true',
                         help='the bundled humanoid walking (its own controller)')
     parser.add_argument('--valve', action='store_true',
@@ -136,7 +144,8 @@ def stop(processes):
 STOP = threading.Event()
 
 
-def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, keep=False):
+def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, keep=False,
+          robots=()):
     """
     Print the joint positions once a second until Ctrl-C, a process ends, or time is up.
 
@@ -147,7 +156,8 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, kee
     valve scenario) print the valve joint's angle and the wrist sensors' forces instead, and
     end with ``result: valve turned A deg, fell: no``.  With ``keep`` the result line does not
     end it: the robot goes on standing (its controller holds it) until Ctrl-C or time is up,
-    for someone watching the view.
+    for someone watching the view.  With ``robots`` (a world's robot names) print each robot's
+    joints, from its ``NAME/joint_states``, on one line.
     """
     os.environ.update({k: v for k, v in ros_environment().items() if k not in os.environ})
     import rclpy
@@ -165,7 +175,16 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, kee
         latest.append(msg)
         if valve:
             latest_valve[0] = valve_angle(msg)
-    node.create_subscription(JointState, 'joint_states', on_state, 10)
+    latest_of = {}
+    if robots:
+        for name in robots:
+            node.create_subscription(JointState, f'{name}/joint_states',
+                                     lambda msg, name=name: latest_of.__setitem__(name, msg), 10)
+            # the line's time and pace: the first robot's states
+            if name == robots[0]:
+                node.create_subscription(JointState, f'{name}/joint_states', on_state, 10)
+    else:
+        node.create_subscription(JointState, 'joint_states', on_state, 10)
     where = {}
     track = {'start': None, 'last_t': None, 'fell': None}
     if base:
@@ -247,6 +266,10 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, kee
                     p = where.get('xyz')
                     shown = (f'{base} at x {p.x:+.3f} y {p.y:+.3f} z {p.z:.3f} m' if p
                              else f'{base}: no /tf yet')
+                elif robots:
+                    shown = '  '.join(
+                        f'{name} q = [' + ' '.join(f'{v:+.2f}' for v in latest_of[name].position)
+                        + ']' for name in robots if name in latest_of) + ' rad'
                 else:
                     shown = 'q = [' + ' '.join(f'{v:+.2f}' for v in msg.position) + '] rad'
                 print(f't = {t:7.2f} s  {shown}{rate}', flush=True)
@@ -279,6 +302,8 @@ def main(argv=None):
     args = parse_args(argv)
     if args.humanoid:
         return humanoid(args)
+    if args.world:
+        return world(args)
     robot = args.robot or str(resources.share_file(*resources.DEFAULT_ROBOT))
     if args.effort and args.voltage:
         print('jointsim demo: give --effort or --voltage, not both', file=sys.stderr)
@@ -307,9 +332,12 @@ def formulation_args(args):
 
 
 def run_node_and_controller(node_args, controller, seconds, base=None, pushes=(), until=None,
-                            valve=False, view=None):
+                            valve=False, view=None, robots=()):
     """
     Run the node (ROS arguments ``node_args``) and ``python -m controller...``; watch them.
+
+    ``controller`` is one argument list, or a list of them (a world: one per robot).
+    ``robots``: a world's robot names, for the status line (``watch``).
 
     ``view``: the port of a browser view to start with them (jointsim_view), or None.  With a
     view, reaching ``until`` prints the result line and runs on until Ctrl-C (or ``seconds``):
@@ -326,13 +354,14 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
     processes = [node]
     status = 0
     try:
-        processes.append(start(*controller))
+        for one in (controller if isinstance(controller[0], (list, tuple)) else [controller]):
+            processes.append(start(*one))
         if view is not None:
             # the browser view prints `view: http://127.0.0.1:PORT` once it serves
             processes.append(start('jointsim_ros.view.node', '--ros-args', '-p',
                                    f'port:={view}'))
         watch(seconds, processes, base=base, pushes=pushes, until=until, valve=valve,
-              keep=view is not None)
+              keep=view is not None, robots=robots)
         if node.poll() is not None:
             status = node.returncode or 1
             print(f'jointsim demo: the node ended with status {node.returncode}',
@@ -341,6 +370,47 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
         stop(processes)
     print('jointsim demo: stopped', flush=True)
     return status
+
+
+def world_robots(path):
+    """
+    Return the robot names of a world file, in its order.
+
+    Raises:
+        ValueError: the file has no robots mapping (the node says more).
+    """
+    import yaml
+    with open(path, encoding='utf-8') as stream:
+        data = yaml.safe_load(stream) or {}
+    robots = data.get('robots') if isinstance(data, dict) else None
+    if not isinstance(robots, dict) or not robots:
+        raise ValueError(f'{path}: no robots mapping (docs/node.md, "Worlds")')
+    return [str(name) for name in robots]
+
+
+def world(args):
+    """``make run ARGS='--world PATH'``: the world's node, a controller per robot, the view."""
+    if args.effort and args.voltage:
+        print('jointsim demo: give --effort or --voltage, not both', file=sys.stderr)
+        return 2
+    path = os.path.abspath(os.path.expanduser(args.world))
+    try:
+        robots = world_robots(path)
+    except (OSError, ValueError) as error:
+        print(f'jointsim demo: {error}', file=sys.stderr)
+        return 2
+    mode = 'effort' if args.effort else ('voltage' if args.voltage else 'auto')
+    domain = os.environ.get('ROS_DOMAIN_ID', '0')
+    print(f'jointsim demo: the world {path}: robots {", ".join(robots)}, one example '
+          f'controller each in its namespace; ROS_DOMAIN_ID={domain}\n'
+          f'  watch one from another shell:  ROS_DOMAIN_ID={domain} '
+          f'{Path(sys.executable)} -m jointsim_ros.tools.echo {robots[0]}/joint_states\n'
+          f'  Ctrl-C stops.', flush=True)
+    controllers = [['jointsim_ros.tools.example_controller', '--mode', mode, '--ros-args',
+                    '-r', f'__ns:=/{name}'] for name in robots]
+    return run_node_and_controller(
+        ['-p', f'world_file:={path}'] + formulation_args(args), controllers, args.seconds,
+        view=None if args.no_view else args.view_port, robots=robots)
 
 
 def humanoid(args):

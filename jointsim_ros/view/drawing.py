@@ -9,7 +9,7 @@ puts them in a viser server's scene and panel.
 """
 from collections import deque
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import io
 import logging
 import math
@@ -290,7 +290,7 @@ def free_port(port, host='127.0.0.1'):
 
 class ViewScene:
     """
-    A viser server showing one robot: links, contacts, wrench arrows, plots and controls.
+    A viser server showing robots: links, contacts, wrench arrows, plots and controls.
 
     Args:
         port: the port asked for (a port in use: another, announced by ``announce``).
@@ -308,7 +308,8 @@ class ViewScene:
             self.server = viser.ViserServer(host=host, port=chosen, verbose=False)
         self.port = chosen
         self.url = f'http://{host}:{chosen}'
-        self._links = {}
+        self._links = {}            # every robot's link frame -> handle
+        self._robots = {}           # robot prefix -> its {link frame -> handle}
         self._scene_frames = {}
         self._sent = {}
         self._wrench_handles = {}
@@ -322,9 +323,23 @@ class ViewScene:
         self.set_camera(CAMERA_POSITION, CAMERA_LOOK_AT, CAMERA_FOV)
         self.server.scene.add_grid('/ground', width=4.0, height=4.0, cell_size=0.25)
 
-    def set_robot(self, urdf_text):
-        """Draw the robot's links (at the origin until their poses come)."""
-        self._draw_visuals('/robot', self._links, link_visuals(urdf_text, self.announce))
+    def set_robot(self, urdf_text, prefix=''):
+        """
+        Draw a robot's links (at the origin until their poses come), replacing its last.
+
+        ``prefix``: what its links' frames carry (a world's robot ``NAME/``: its frames are
+        ``NAME/link``); robots of other prefixes stay.
+        """
+        visuals = [replace(v, link=prefix + v.link)
+                   for v in link_visuals(urdf_text, self.announce)]
+        frames = self._robots.setdefault(prefix, {})
+        self._draw_visuals('/robot', frames, visuals)
+        self._links = {link: handle for robot in self._robots.values()
+                       for link, handle in robot.items()}
+
+    def robot_frames(self):
+        """Return the link frames of every robot drawn."""
+        return tuple(self._links)
 
     def set_scene(self, visuals):
         """
@@ -346,11 +361,13 @@ class ViewScene:
             self._sent.pop(frame, None)
         frames.clear()
         for k, visual in enumerate(visuals):
+            # a world's frame 'NAME/link' is one scene node, not a child of a node NAME
+            path = f'{root}/{visual.link.replace("/", ":")}'
             frame = frames.get(visual.link)
             if frame is None:
-                frame = self.server.scene.add_frame(f'{root}/{visual.link}', show_axes=False)
+                frame = self.server.scene.add_frame(path, show_axes=False)
                 frames[visual.link] = frame
-            name = f'{root}/{visual.link}/visual_{k}'
+            name = f'{path}/visual_{k}'
             pose = {'position': visual.pos, 'wxyz': visual.quat}
             scene = self.server.scene
             if visual.kind == 'box':

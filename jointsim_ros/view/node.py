@@ -10,6 +10,9 @@ IMU's frame, plots chosen joints' positions and drive currents and voltages from
 ``joint_states`` and ``dynamic_joint_states``, and has buttons calling the simulator's
 ``pause``, ``resume``, ``step`` and ``reset`` and sliders sending servo position targets on
 ``joint_commands``.  Any ROS 2 source of ``robot_description`` and /tf will do for the drawing.
+A simulator running a world announces its robots on ``robots`` (latched); the view then draws
+every robot from its own ``NAME/robot_description`` on its TF frames ``NAME/link``, plots its
+joints as ``NAME/joint`` and sends its sliders' targets on ``NAME/joint_commands``.
 It prints ``view: http://127.0.0.1:PORT`` when it serves.
 """
 from collections import deque
@@ -34,7 +37,8 @@ from visualization_msgs.msg import Marker, MarkerArray
 from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, framing, most_moving,
                       PlotBuffer, strip_prefix, ViewScene, Visual, world_poses, wrench_arrows)
 from ..description.urdf import parse_urdf
-from ..ros.node import make_executor, spin, stop_on_signals
+from ..ros.messages import read_robots_text
+from ..ros.node import make_executor, ROBOTS_TOPIC, spin, stop_on_signals
 
 NODE_NAME = 'jointsim_view'
 #: The plots are redrawn every PLOT_EVERY drawings (10 Hz at the default 30 Hz).
@@ -113,6 +117,8 @@ class ViewNode(Node):
         self._frame_camera = (p['camera_frame']
                               and list(p['camera_position']) == list(CAMERA_POSITION)
                               and list(p['camera_look_at']) == list(CAMERA_LOOK_AT))
+        #: Where the camera was put to frame the world once: (position, look_at), or None.
+        self.framed = None
         self._next_pick = 0.0
         announce(f'view: {self.scene.url}')
         self.edges = {}
@@ -128,7 +134,15 @@ class ViewNode(Node):
         self._subscribed = set()
         self._wrench_topics, self._imu_topics = {}, {}
         self._frame = 0
+        #: The robots of a world (the simulator's ``robots`` topic), in its order; [] for one.
+        self.robots = []
+        # per robot: its joint_states and dynamic_joint_states topics and what its joint names
+        # are prefixed with here ('' for the one robot of a node), its drives, its commands
+        self._state_topics = [('joint_states', 'dynamic_joint_states', '')]
+        self._driven_by = {}
+        self._commands = {'': self.create_publisher(JointState, 'joint_commands', 10)}
         self.create_subscription(String, 'robot_description', self._on_description, LATCHED)
+        self.create_subscription(String, ROBOTS_TOPIC, self._on_robots, LATCHED)
         self.create_subscription(MarkerArray, 'scene_markers', self._on_scene, LATCHED)
         self.create_subscription(TFMessage, '/tf_static', self._on_tf_static, STATIC_TF)
         # the fast topics (a simulator publishes them at its publish rate, 200 Hz for the
@@ -140,7 +154,6 @@ class ViewNode(Node):
                                       (JointState, 'joint_states', 1),
                                       (DynamicJointState, 'dynamic_joint_states', 1)):
             self._subscribe_raw(msg_type, topic, keep)
-        self._commands = self.create_publisher(JointState, 'joint_commands', 10)
         self._triggers = {name: self.create_client(Trigger, name)
                           for name in ('pause', 'resume', 'step', 'reset')}
         self.scene.add_controls([(label.capitalize(), lambda n=label: self._call(n))
@@ -162,15 +175,42 @@ class ViewNode(Node):
         store.clear()
         return taken
 
-    def _on_description(self, msg):
+    def _on_description(self, msg, frame_prefix='', joint_prefix=''):
         try:
-            self.scene.set_robot(msg.data)
+            self.scene.set_robot(msg.data, frame_prefix)
             robot = parse_urdf(msg.data).robot
         except Exception as error:  # noqa: B902 (a bad description is said, the view goes on)
-            self.get_logger().error(f'view: robot_description cannot be drawn: {error}')
+            self.get_logger().error(f'view: {joint_prefix}robot_description cannot be drawn: '
+                                    f'{error}')
             return
-        self.limits = {j.name: (j.limit.lower, j.limit.upper) for j in robot.joints
-                       if j.limit is not None and j.type in ('revolute', 'prismatic')}
+        self.limits.update({joint_prefix + j.name: (j.limit.lower, j.limit.upper)
+                            for j in robot.joints
+                            if j.limit is not None and j.type in ('revolute', 'prismatic')})
+
+    def _on_robots(self, msg):
+        """Draw, plot and command each robot of a world in its namespace."""
+        try:
+            robots = read_robots_text(msg.data)
+        except ValueError as error:
+            self.get_logger().error(f'view: {ROBOTS_TOPIC}: {error}')
+            return
+        for name, namespace, frame_prefix in robots:
+            if name in self.robots:
+                continue
+            self.robots.append(name)
+            joint_prefix = name + '/'
+            # its links' frames as drawn: the TF frames less the view's own frame_prefix
+            if self.prefix and frame_prefix.startswith(self.prefix):
+                frame_prefix = frame_prefix[len(self.prefix):]
+            self.create_subscription(
+                String, f'{namespace}robot_description',
+                lambda m, f=frame_prefix, j=joint_prefix: self._on_description(m, f, j), LATCHED)
+            states, dynamic = f'{namespace}joint_states', f'{namespace}dynamic_joint_states'
+            self._subscribe_raw(JointState, states, 1)
+            self._subscribe_raw(DynamicJointState, dynamic, 1)
+            self._state_topics.append((states, dynamic, joint_prefix))
+            self._commands[joint_prefix] = self.create_publisher(
+                JointState, f'{namespace}joint_commands', 10)
 
     def _on_scene(self, msg):
         self.scene.set_scene(marker_visuals(msg, self.prefix))
@@ -197,23 +237,27 @@ class ViewNode(Node):
                 arrows.append(((a.x, a.y, a.z), (b.x, b.y, b.z)))
         self.contacts = (points, arrows)
 
-    def _on_joint_states(self, msg):
+    def _on_joint_states(self, msg, prefix=''):
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        self.plots['position'].add(t, dict(zip(msg.name, msg.position)))
+        self.plots['position'].add(t, {prefix + n: v for n, v in zip(msg.name, msg.position)})
 
-    def _on_dynamic(self, msg):
+    def _on_dynamic(self, msg, prefix=''):
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         current, voltage = {}, {}
         for joint, values in zip(msg.joint_names, msg.interface_values):
             named = dict(zip(values.interface_names, values.values))
             if 'current' in named:
-                current[joint] = named['current']
+                current[prefix + joint] = named['current']
             if 'voltage' in named:
-                voltage[joint] = named['voltage']
+                voltage[prefix + joint] = named['voltage']
         self.plots['current'].add(t, current)
         self.plots['voltage'].add(t, voltage)
         if not self._plots_made and voltage:
-            self._make_plots(list(voltage))
+            self._driven_by[prefix] = list(voltage)
+            # every robot's drives: the plots and sliders once each robot has been heard
+            expected = [p for _, _, p in self._state_topics if p] or ['']
+            if all(p in self._driven_by for p in expected):
+                self._make_plots([j for p in expected for j in self._driven_by[p]])
 
     def _make_plots(self, driven):
         self._plots_made = True
@@ -260,10 +304,12 @@ class ViewNode(Node):
         client.call_async(Trigger.Request())
 
     def _send_target(self, joint, value):
+        # a world's joint NAME/joint goes to NAME/joint_commands under its own name
+        prefix = max((p for p in self._commands if joint.startswith(p)), key=len)
         msg = JointState()
         msg.header.stamp = self.get_clock().now().to_msg()
-        msg.name, msg.position = [joint], [float(value)]
-        self._commands.publish(msg)
+        msg.name, msg.position = [joint[len(prefix):]], [float(value)]
+        self._commands[prefix].publish(msg)
 
     def _read(self):
         """Read the fast topics' latest messages."""
@@ -272,10 +318,11 @@ class ViewNode(Node):
         for msg in self._take('contact_markers')[-1:]:
             self._on_contacts(msg)
         if self._frame % PLOT_EVERY == 0:
-            for msg in self._take('joint_states')[-1:]:
-                self._on_joint_states(msg)
-            for msg in self._take('dynamic_joint_states')[-1:]:
-                self._on_dynamic(msg)
+            for states, dynamic, prefix in self._state_topics:
+                for msg in self._take(states)[-1:]:
+                    self._on_joint_states(msg, prefix)
+                for msg in self._take(dynamic)[-1:]:
+                    self._on_dynamic(msg, prefix)
         for name, topic in self._wrench_topics.items():
             for msg in self._take(topic)[-1:]:
                 self._on_wrench(name, msg)
@@ -292,8 +339,8 @@ class ViewNode(Node):
         if self._frame_camera and self.edges and full:
             # the first poses: frame every link of the world
             self._frame_camera = False
-            self.scene.set_camera(*framing([pos for pos, _ in full.values()], self.fov),
-                                  now=True)
+            self.framed = framing([pos for pos, _ in full.values()], self.fov)
+            self.scene.set_camera(*self.framed, now=True)
         for name, (frame, force, torque) in self.wrenches.items():
             if frame in full:
                 self.scene.set_wrench(name, wrench_arrows(force, torque, *full[frame]))

@@ -15,7 +15,8 @@ class SimulatorView:
     A ViewScene showing a Simulator.
 
     Args:
-        sim: the Simulator (built with its description: ``Simulator.from_urdf``).
+        sim: the Simulator (built with its description, ``Simulator.from_urdf``, or from a
+            world, ``Simulator.from_world``).
         port: the page's port (in use: another, announced).
         announce: callable for one-line messages (the URL first).
     """
@@ -24,7 +25,12 @@ class SimulatorView:
         self.sim = sim
         self.scene = ViewScene(port, announce=announce)
         announce(f'view: {self.scene.url}')
-        self.scene.set_robot(sim.description.xml)
+        if sim.world is not None:
+            # a world: every robot from its own description, its links named NAME/link
+            for robot in sim.world.robots:
+                self.scene.set_robot(robot.description.xml, robot.name + '/')
+        else:
+            self.scene.set_robot(sim.description.xml)
         self.paused = False
         self.requests = []
         self.scene.add_controls([('Pause', lambda: setattr(self, 'paused', True)),
