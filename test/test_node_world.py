@@ -156,3 +156,37 @@ def test_the_view_finds_every_robot_of_the_world_and_frames_them_all(world):
         view.scene.close()
         view.destroy_node()
         rclpy.try_shutdown(context=context)
+
+
+def test_a_robot_spawned_and_deleted_brings_and_takes_its_topics(world):
+    """spawn_entity with a URDF that moves adds a robot with its topics; delete takes them."""
+    from simulation_interfaces.msg import Result
+    from simulation_interfaces.srv import DeleteEntity, GetEntities, SpawnEntity
+    node, client, _ = world
+    third = client.subscribe(JointState, '/third/joint_states')
+    robots = client.subscribe(String, '/robots', LATCHED)
+    request = SpawnEntity.Request(name='third', uri=str(ARM))
+    request.initial_pose.pose.position.x = 2.0
+    answer = client.call(SpawnEntity, '/jointsim_node/spawn_entity', request)
+    assert answer.result.result == Result.RESULT_OK, node.output()
+    assert client.wait_for(lambda: third and any(
+        name == 'third' for name, _, _ in read_robots_text(robots[-1].data)))
+    assert list(third[-1].name) == JOINTS
+    entities = client.call(GetEntities, '/jointsim_node/get_entities').entities
+    assert 'third' in entities and 'third/link_7' in entities and 'left/link_7' in entities
+    # a taken name is refused, the world left as it was
+    taken = client.call(SpawnEntity, '/jointsim_node/spawn_entity',
+                        SpawnEntity.Request(name='left', uri=str(ARM)))
+    assert taken.result.result != Result.RESULT_OK and "'left' is taken" in \
+        taken.result.error_message
+    deleted = client.call(DeleteEntity, '/jointsim_node/delete_entity',
+                          DeleteEntity.Request(entity='third'))
+    assert deleted.result.result == Result.RESULT_OK, deleted.result.error_message
+    assert client.wait_for(lambda: [n for n, _, _ in read_robots_text(robots[-1].data)]
+                           == ['left', 'right'])
+    client.spin_for(0.5)
+    count = len(third)
+    client.spin_for(1.0)
+    assert len(third) == count   # its joint_states stopped
+    left = client.subscribe(JointState, '/left/joint_states')
+    assert client.wait_for(lambda: left)   # the others go on

@@ -45,7 +45,7 @@ def world_urdf_tree(world):
     """
     joints, links = [], []
     for robot in world.robots:
-        prefix = robot.name + '/'
+        prefix = robot.own_prefix
         urdf = robot.description.robot
         joints += [UrdfJoint(prefix + j.name, j.type, prefix + j.parent, prefix + j.child,
                              j.origin) for j in urdf.joints]

@@ -45,7 +45,7 @@ from .cdr import SerializedTopics
 from .frames import FrameTree, world_urdf_tree
 # grasp_service and wrench_topic: the names of a robot's services and topics, used by tools
 from .robot_topics import grasp_service, RobotTopics, wrench_topic  # noqa: F401
-from .runner import RunSettings, SimulationRunner
+from .runner import RobotCommands, RunSettings, SimulationRunner
 from .sim_interfaces import SimulationInterfaces
 from ..errors import CommandError, JointsimError
 from ..sim.loading import load_robot, load_world
@@ -309,15 +309,16 @@ class JointsimNode(Node):
         # each robot's topics and services: the robot alone in the node's namespace, or every
         # robot of a world under NAME/ (its own joint names in the messages)
         describe = p['publish_robot_description']
+        self._describe = describe
         if self.sim.robots:
             self.robot_topics = [
-                RobotTopics(self, robot.view, self.runner.robots[robot.name],
-                            robot.urdf_xml if describe else None, robot.ros2_control,
-                            robot.view.sensors.imus, robot.name + '/')
+                self._robot_topics(robot.view, self.runner.robots[robot.name],
+                                   robot.urdf_xml if describe else None, robot.ros2_control,
+                                   robot.view.sensors.imus, robot.name + '/')
                 for robot in loaded.robots]
         else:
-            self.robot_topics = [RobotTopics(
-                self, self.sim, self.runner.robots[''], loaded.urdf_xml if describe else None,
+            self.robot_topics = [self._robot_topics(
+                self.sim, self.runner.robots[''], loaded.urdf_xml if describe else None,
                 loaded.ros2_control, self.sim.model.imus)]
         self._pub_robots = None
         if self.sim.robots:
@@ -452,6 +453,59 @@ class JointsimNode(Node):
         if self.runner.state_version != self._published_version:
             self._publish_state()
 
+    def _robot_topics(self, *args):
+        """Return a RobotTopics, with the publishers, subscriptions and services it made."""
+        before = {id(e) for e in self._entities()}
+        topics = RobotTopics(self, *args)
+        topics.entities = [e for e in self._entities() if id(e) not in before]
+        return topics
+
+    def _entities(self):
+        return list(self.publishers) + list(self.subscriptions) + list(self.services)
+
+    def robots_changed(self):
+        """
+        After a robot was spawned or deleted: its topics come or go, every robot's frames.
+
+        The robots that stay keep their topics (the node's first robot at the node's own
+        namespace); each is served from its new view (``sim.robots``).
+        """
+        sim = self.sim
+        self._urdf_robot = world_urdf_tree(sim.world)
+        views = dict(sim.robots)
+        first = next((r.name for r in sim.world.robots if not r.own_prefix), None)
+        kept = []
+        for topics in self.robot_topics:
+            name = topics.name or first
+            if name in views:
+                topics.rebind(views[name])
+                self.runner.robots[topics.name].rebind(views[name])
+                kept.append(topics)
+            else:
+                topics.destroy()
+                self.runner.robots.pop(topics.name, None)
+        served = {t.name or first for t in kept}
+        for robot in sim.world.robots:
+            if robot.name in served:
+                continue
+            view = views[robot.name]
+            commands = RobotCommands(view, self.runner.clock, view.mimic_joints, robot.name)
+            self.runner.robots[robot.name] = commands
+            topics = self._robot_topics(
+                view, commands, robot.description.xml if self._describe else None,
+                robot.description.ros2_control, view.sensors.imus, robot.name + '/')
+            topics.announce()
+            kept.append(topics)
+        self.robot_topics = kept
+        if self._pub_robots is None:
+            self._pub_robots = self.create_publisher(String, ROBOTS_TOPIC, LATCHED)
+        self.world_changed()
+        # the robots under names of their own (a node started with one robot keeps it at its
+        # own namespace: the view has it already)
+        self._pub_robots.publish(messages.text(messages.robots_text(
+            [(t.name, t.prefix, self.frames.frame(t.prefix)) for t in self.robot_topics
+             if t.prefix])))
+
     def world_changed(self):
         """After a spawn or delete: new frames on /tf_static, the state published again."""
         self.frames = FrameTree(self.sim, self._urdf_robot, self.frames.prefix,
@@ -572,8 +626,11 @@ class JointsimNode(Node):
         return response
 
     def _on_reset(self, request, response):
+        robots = list(self.sim.entities.spawned_robots)
         gone = self.sim.entities.delete_spawned()
-        if gone:
+        if robots:
+            self.robots_changed()
+        elif gone:
             self.world_changed()
         response.success, response.message = True, self.runner.reset()
         if gone:

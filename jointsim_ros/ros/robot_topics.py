@@ -66,6 +66,9 @@ class RobotTopics:
         self.name = prefix.rstrip('/')
         self._urdf_xml = urdf_xml
         self._dynamic_interfaces = messages.dynamic_interfaces(robot)
+        # the serialized templates' key: robots of one world may share joint names but not
+        # their drives
+        self._interface_key = tuple(tuple(keys) for keys in self._dynamic_interfaces)
         latched = node.latched
 
         # published: joint states, every joint's and drive's state (as ros2_control's
@@ -124,6 +127,25 @@ class RobotTopics:
             node.create_service(SetBool, self.topic(grasp_service(name)),
                                 functools.partial(self._on_grasp, name))
 
+    def rebind(self, robot):
+        """Serve ``robot`` from now on (its view after a robot was added or removed)."""
+        self.robot = robot
+        # the simulator's sensors started again: their sample counts too
+        self._wrench_count = dict.fromkeys(self._wrench_count, 0)
+        self._imu_count = dict.fromkeys(self._imu_count, 0)
+
+    def destroy(self):
+        """Destroy its publishers, subscriptions and services (the robot was removed)."""
+        node = self.node
+        for entity in getattr(self, 'entities', ()):
+            kind = type(entity).__name__
+            if kind == 'Publisher':
+                node.destroy_publisher(entity)
+            elif kind == 'Subscription':
+                node.destroy_subscription(entity)
+            elif kind == 'Service':
+                node.destroy_service(entity)
+
     def topic(self, name):
         """Return a topic or service name of this robot: under its prefix (absolute: inside)."""
         if not self.prefix:
@@ -153,7 +175,7 @@ class RobotTopics:
             serialized.publish(publisher, ('joint_states', names), build, values, seconds)
         interfaces = self._dynamic_interfaces
         serialized.publish(
-            self._pub_dynamic, ('dynamic_joint_states', names),
+            self._pub_dynamic, ('dynamic_joint_states', names, self._interface_key),
             functools.partial(messages.dynamic_joint_state_message, names, interfaces),
             messages.dynamic_joint_state_values(robot), seconds)
 

@@ -183,6 +183,14 @@ class RobotCommands:
         """Register a command channel (one per kind)."""
         self.channels[channel.kind] = channel
 
+    def rebind(self, robot):
+        """Command ``robot`` from now on (the same robot's view after a world was rebuilt)."""
+        self.robot = robot
+        setters = {'effort': robot.set_joint_efforts, 'voltage': robot.set_voltages}
+        for kind, channel in self.channels.items():
+            if kind in setters:
+                channel.apply = setters[kind]
+
     def command(self, kind, values):
         """
         Apply a named command; joints not named keep their value.
@@ -316,6 +324,11 @@ class SimulationRunner:
         self._window = WindowStats(self._clock(), sim.time)
         # external wrenches due at a simulated time: [(time s, link, force, torque)], sorted
         self._wrenches = []
+
+    @property
+    def clock(self):
+        """Return the wall clock the runner reads (a callable returning seconds)."""
+        return self._clock
 
     def _anchor(self, now):
         self._anchor_wall = now

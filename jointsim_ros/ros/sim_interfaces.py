@@ -272,10 +272,14 @@ class SimulationInterfaces:
             response.result = result(code, str(error))
             self._log(str(error), 'warn')
             return response
-        self.node.world_changed()
+        if self.sim.entities.kind(name) == 'robot':
+            self.node.robots_changed()
+            what = 'a robot, its topics under ' + name + '/'
+        else:
+            self.node.world_changed()
+            link = self.sim.model.links[name]
+            what = 'a free body' if link.body >= 0 else 'static geometry'
         elapsed = time.perf_counter() - start
-        link = self.sim.model.links[name]
-        what = 'a free body' if link.body >= 0 else 'static geometry'
         self._log(f'spawned {name!r} ({what}) at {_text(position)} m in '
                   f'{elapsed * 1e3:.0f} ms')
         response.entity_name = name
@@ -283,12 +287,16 @@ class SimulationInterfaces:
         return response
 
     def _on_delete(self, request, response):
+        robot = request.entity in self.sim.entities.robot_names()
         try:
             self.sim.entities.delete(request.entity)
         except EntityError as error:
             response.result = result(_CODES[error.kind], str(error))
             return response
-        self.node.world_changed()
+        if robot:
+            self.node.robots_changed()
+        else:
+            self.node.world_changed()
         self._log(f'deleted {request.entity!r}')
         response.result = result()
         return response
@@ -328,8 +336,11 @@ class SimulationInterfaces:
                           'sum, or SCOPE_ALL.')
         done = []
         if scope & ResetSimulation.Request.SCOPE_SPAWNED:
+            robots = list(self.sim.entities.spawned_robots)
             gone = self.sim.entities.delete_spawned()
-            if gone:
+            if robots:
+                self.node.robots_changed()
+            elif gone:
                 self.node.world_changed()
             done.append(f'{len(gone)} spawned object(s) removed')
         if scope & ResetSimulation.Request.SCOPE_STATE:

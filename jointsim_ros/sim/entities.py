@@ -79,6 +79,8 @@ class Entities:
     def __init__(self, sim):
         self._sim = sim
         self.spawned = []
+        #: The robots spawned at run time (delete_spawned removes them too).
+        self.spawned_robots = []
         self._mesh_cache = {}
 
     # -- what there is ------------------------------------------------------------------------
@@ -256,6 +258,7 @@ class Entities:
             sim.add_robot(name, item['robot'], item['config'], position=pos, rpy=rpy)
         except (ConfigError, DescriptionError, CommandError) as error:
             raise EntityError('parse', f'spawn_entity {name!r}: {error}') from None
+        sim.entities.spawned_robots = self.spawned_robots + [name]
         return name
 
     def _robot_root(self, name):
@@ -280,7 +283,9 @@ class Entities:
         """
         sim = self._sim
         if name in self.robot_names():
+            spawned = [r for r in self.spawned_robots if r != name]
             sim.remove_robot(name)
+            sim.entities.spawned_robots = spawned
             return
         self._check(name, 'delete_entity')
         if name not in sim.config.scene:
@@ -299,7 +304,17 @@ class Entities:
             self.spawned.remove(name)
 
     def delete_spawned(self):
-        """Remove every object spawned at run time (the config's scene stays); return them."""
+        """
+        Remove every object and robot spawned at run time; return their names.
+
+        The config's scene and the world file's robots stay.
+        """
+        robots = list(self.spawned_robots)
+        if robots:
+            sim = self._sim
+            for name in robots:
+                sim.entities.delete(name)
+            return robots + sim.entities.delete_spawned()
         gone = list(self.spawned)
         if gone:
             sim = self._sim

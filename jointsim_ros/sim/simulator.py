@@ -764,9 +764,12 @@ class Simulator:
                          dt=self.config.dt, solver=self.config.solver)
         model, config = build_world(world, config)
         old_engine, old_model, old_spawned = self._engine, self.model, list(self.entities.spawned)
+        old_robots = list(self.entities.spawned_robots)
         self.__init__(model, config, self.description, world)
         carry_state(old_engine, old_model, self._engine, model)
         self.entities.spawned = [n for n in old_spawned if n in config.scene]
+        names = {r.name for r in world.robots}
+        self.entities.spawned_robots = [n for n in old_robots if n in names]
 
     def set_base_state(self, position, quat_wxyz, linear_velocity=None, angular_velocity=None,
                        robot=None):
