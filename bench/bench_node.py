@@ -69,35 +69,43 @@ QUADRUPED_CONFIG = '\n'.join([
 
 
 def measure(domain_id, seconds, real_time_factor, log_dir, robot=None, config=None,
-            case=None):
-    """Run node (+ the example controller for the arm) for a window; return one result row."""
-    parameters = {'robot_description_file': str(robot or ARM_XACRO),
-                  'config_file': str(config or ARM_CONFIG),
-                  'physics_rate': 1000.0, 'publish_rate': 100.0,
-                  'real_time_factor': float(real_time_factor)}
+            case=None, world=None, namespaces=('',)):
+    """
+    Run node (+ the example controller for the arm) for a window; return one result row.
+
+    ``world``: a world file run instead of the robot (world_file), with an example controller
+    in each of ``namespaces`` (its robots').
+    """
+    robot_keys = ({'world_file': str(world)} if world is not None else
+                  {'robot_description_file': str(robot or ARM_XACRO),
+                   'config_file': str(config or ARM_CONFIG)})
+    parameters = dict(robot_keys, physics_rate=1000.0, publish_rate=100.0,
+                      real_time_factor=float(real_time_factor))
     node = NodeProcess(domain_id, Path(log_dir) / f'node_rtf{real_time_factor:g}.log',
                        parameters=parameters)
-    controller = None
+    controllers = []
     client = None
     try:
         node.wait_ready()
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
         if robot is None:
-            controller_log = open(Path(log_dir) / f'controller_rtf{real_time_factor:g}.log',
-                                  'w')
-            controller = subprocess.Popen(
-                [sys.executable, '-m', 'jointsim_ros.tools.example_controller'], cwd=REPO_ROOT,
-                env=env, stdout=controller_log, stderr=subprocess.STDOUT)
+            for namespace in namespaces:
+                controller_log = open(Path(log_dir) / f'controller_rtf{real_time_factor:g}'
+                                      f'{namespace}.log', 'w')
+                remap = ['--ros-args', '-r', f'__ns:=/{namespace}'] if namespace else []
+                controllers.append(subprocess.Popen(
+                    [sys.executable, '-m', 'jointsim_ros.tools.example_controller'] + remap,
+                    cwd=REPO_ROOT, env=env, stdout=controller_log, stderr=subprocess.STDOUT))
         client = RosClient(domain_id, name='jointsim_bench_client')
         diagnostics = client.subscribe(DiagnosticArray, 'diagnostics')
         client.spin_for(WARM_UP)
         sim_start, wall_start = clock_now(client)
         cpu_start = process_cpu_seconds(node.process.pid)
-        controller_cpu_start = process_cpu_seconds(controller.pid) if controller else 0.0
+        controller_cpu_start = sum(process_cpu_seconds(c.pid) for c in controllers)
         first = len(diagnostics)
         client.spin_for(seconds)
         cpu_end = process_cpu_seconds(node.process.pid)
-        controller_cpu_end = process_cpu_seconds(controller.pid) if controller else 0.0
+        controller_cpu_end = sum(process_cpu_seconds(c.pid) for c in controllers)
         wall_cpu = time.monotonic() - wall_start
         sim_end, wall_end = clock_now(client)
         rss = process_rss_mib(node.process.pid)
@@ -106,7 +114,7 @@ def measure(domain_id, seconds, real_time_factor, log_dir, robot=None, config=No
     finally:
         if client is not None:
             client.close()
-        if controller is not None:
+        for controller in controllers:
             controller.send_signal(subprocess.signal.SIGINT)
             try:
                 controller.wait(timeout=5.0)

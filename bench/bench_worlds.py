@@ -11,7 +11,11 @@ in the same run: PyBullet with N copies of the same URDF in one world (its defau
 Featherstone multibodies, 20 solver iterations, motors off, no damping: bench_pybullet.py's
 setting).
 
-Run: .venv/bin/python bench/bench_worlds.py [--runs 5] [--steps 2000] [--quick]
+With ``--node S``: also the node's real-time factor and CPU running the two-arm demo's world
+(config/two_arms.world.yaml) for S wall seconds at real_time_factor 1, an example controller
+in each robot's namespace (bench_node.py's method: diagnostics and /clock over the window).
+
+Run: .venv/bin/python bench/bench_worlds.py [--runs 5] [--steps 2000] [--quick] [--node 30]
 """
 import statistics
 import tempfile
@@ -121,7 +125,9 @@ def run_pybullet(n, steps, urdf_path):
 
 def main(argv=None):
     """Measure every N in both formulations; write bench/results/worlds.*."""
-    args = parse_args(__doc__, runs=5, steps=2000, argv=argv)
+    args = parse_args(__doc__, runs=5, steps=2000, argv=argv, options=lambda parser: (
+        parser.add_argument('--node', type=float, default=0.0, metavar='S',
+                            help='also run the two-arm world node for S wall seconds')))
     cpu = pin_to_one_core(args.cpu)
     urdf_file = None
     if pybullet is not None:
@@ -146,8 +152,25 @@ def main(argv=None):
                 'world / PyBullet': f'{together / peer:.2f}' if np.isfinite(peer) else ''})
             print(rows[-1], flush=True)
     write_csv(args.out, 'worlds', rows)
-    save_markdown(args.out, 'worlds', f'### N bundled arms in one world (core {cpu})\n\n'
-                  + markdown_table(rows))
+    text = f'### N bundled arms in one world (core {cpu})\n\n' + markdown_table(rows)
+    if args.node > 0.0:
+        node_row = measure_node(args.node)
+        print(node_row, flush=True)
+        text += ('\n\n### The two-arm world node, an example controller per arm\n\n'
+                 + markdown_table([node_row]))
+    save_markdown(args.out, 'worlds', text)
+
+
+def measure_node(seconds):
+    """Return bench_node.py's row for the two-arm world node at real_time_factor 1."""
+    import os
+    import bench_node
+    from node_harness import domain
+    world = os.path.join(os.path.dirname(ARM_CONFIG), 'two_arms.world.yaml')
+    with tempfile.TemporaryDirectory() as log_dir, domain() as domain_id:
+        return bench_node.measure(domain_id, seconds, 1.0, log_dir, world=world,
+                                  namespaces=('left', 'right'),
+                                  case='two-arm world, a controller per arm, rtf 1')
 
 
 if __name__ == '__main__':
