@@ -26,8 +26,7 @@ import numpy as np
 import yaml
 
 from .builder import _ModelBuilder
-from .config import (_StrictLoader, config_data, config_from_dict, load_config, SimConfig,
-                     with_formulation)
+from .config import _StrictLoader, config_data, config_from_dict, SimConfig, with_formulation
 from .geometry import Transform
 from .meshes import resolve_mesh_uri
 from .model import RobotModel, RobotPart
@@ -291,7 +290,7 @@ def build_world(world, config=None, mesh_cache=None):
         except (ConfigError, DescriptionError) as error:
             raise type(error)(f"robot '{robot.name}': {error}") from None
         offset, joint_offset = len(bodies), len(joints)
-        moved = _prefixer(prefix, offset)
+        moved = _mover(offset)
         bodies.extend(replace(b, name=prefix + b.name, links=tuple(prefix + x for x in b.links))
                       for b in model.bodies)
         joints.extend(_joint(j, prefix, moved) for j in model.joints)
@@ -330,7 +329,7 @@ def build_world(world, config=None, mesh_cache=None):
     return model, config
 
 
-def _prefixer(prefix, offset):
+def _mover(offset):
     """Return body index -> index in the world (the world body -1 stays)."""
     def moved(body):
         return body + offset if body >= 0 else body
@@ -382,8 +381,7 @@ def world_config(world):
                     raise ConfigError(f"{world.source}: {key} '{new_name}' is defined twice.")
                 sections[key][new_name] = _prefixed_item(item, prefix, names)
         kept.extend(prefix + name for name in own.keep_fixed_joints)
-    collision = base.collision
-    return replace(base, keep_fixed_joints=tuple(kept), collision=collision,
+    return replace(base, keep_fixed_joints=tuple(kept),
                    source=world.source, **sections)
 
 
@@ -409,4 +407,4 @@ def load_world_model(source, formulation=''):
 
 
 __all__ = ['build_world', 'load_world', 'load_world_model', 'robot_entry',
-           'single_robot_world', 'World', 'WorldRobot', 'world_config', 'load_config']
+           'single_robot_world', 'World', 'WorldRobot', 'world_config']
