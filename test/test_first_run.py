@@ -116,10 +116,10 @@ def test_the_workers_compile_the_steps_stages_for_the_types_the_step_passes():
     names = [s.py_func.__name__ for s, _ in second]
     assert set(names) == {'store_start_velocities', 'find_body_contacts',
                           'prepare_body_contacts', 'warm_start_body_contacts',
-                          'resting_on_compliant', *precompile.SHARED_STAGES}
+                          *precompile.SHARED_STAGES}
     assert names == ['store_start_velocities', 'find_body_contacts',  # step order
                      'prepare_free_friction', 'prepare_body_contacts',
-                     'warm_start_body_contacts', 'resting_on_compliant', 'diverged_body',
+                     'warm_start_body_contacts', 'settle_flags', 'diverged_body',
                      'update_joint_coordinates', 'project_limits']
     assert {'prepare_blocks', 'prepare_axes', 'solve_velocities',
             'integrate_velocities'} <= {s.py_func.__name__ for s, _ in first}

@@ -73,8 +73,7 @@ def world_run(formulation):
 
 @pytest.mark.slow
 @pytest.mark.parametrize('formulation', FORMULATIONS)
-@pytest.mark.parametrize('name', ['arm', pytest.param('walker', marks=pytest.mark.xfail(
-    reason='the solver stops on every island together until islands land', strict=False))])
+@pytest.mark.parametrize('name', ['arm', 'walker'])
 def test_robots_far_apart_step_exactly_as_each_alone(formulation, name):
     world = _world(formulation)
     entry = world['robots'][name]

@@ -175,6 +175,7 @@ Work = by_reference(namedtuple('Work', [
     'free_bound',   # (n_free,) friction impulse bound this step, N s or N m s
     'free_mj',      # (3, 2, 6) scratch: M^-1 J^T of one joint's friction rows
     'free_w',       # (3, 6) scratch: J_c M^-1 J_f^T of one joint's friction rows
+    'block_error',  # (n_block,) each block's position error at the last projection, m or rad
 ]))
 
 #: Collision shapes (physics/contacts.py); static shapes (body -1) are in the world frame.
@@ -278,6 +279,19 @@ ContactWork = by_reference(namedtuple('ContactWork', [
     'start_vel',    # (n_body, 6) the bodies' twists at the start of the step, before forces
     'start_flat',   # (6 n_body,) start_vel
     'push_flat',    # (6 n_body,) push_vel
+    # the step's islands (physics/islands.py): units are the formulation's (maximal: bodies;
+    # tree: its trees), items its solver rows of each kind (islands.ROWS ... LOOP_FREE)
+    'isl_parent',   # (n_unit,) int64 union-find parent of each unit
+    'isl_label',    # (n_unit,) int64 island of each unit
+    'isl_count',    # (1,) int64 islands this step
+    'isl_start',    # (N_KIND, n_unit + 2) int64 first item of each island, per kind
+    'isl_cursor',   # (n_unit + 1,) int64 counting-sort scratch
+    'isl_unit',     # (N_KIND, n_item) int64 the unit each item moves (-1: none)
+    'isl_value',    # (N_KIND, n_item) int64 the solver's index of each item
+    'isl_items',    # (N_KIND, n_item) int64 the items sorted by island
+    'isl_excess',   # (N_KIND, n_item) each item's error to push out, by the solver's index
+                    # (a point's penetration beyond the slop, a link's or a limit's error)
+    'isl_flag',     # (n_unit + 1, 4) per island: push, moving, loaded, last position error
 ]))
 
 #: Results of the last step (float64 array, indices below).

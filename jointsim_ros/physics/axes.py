@@ -314,9 +314,9 @@ def warm_start_axes(axes, bodies, joints, state, work, enabled):
 @jit_inline
 def solve_axes(vel, coord_J, response, inv_k, geared, reaction, rows, impulses,
                row_impulse, soft, ainv, drive_impulse, rotor, body, joint_block, row0, dim,
-               live, n_live, axis_joint, axis_drive, gear, inv_rotor, axis_rate):
+               live, lo, hi, axis_joint, axis_drive, gear, inv_rotor, axis_rate):
     """
-    One Gauss-Seidel pass over the live axes; returns the largest impulse change.
+    One Gauss-Seidel pass over live axes live[lo:hi] (an island's); returns the largest change.
 
     Per axis: the drive's gear and motor rows (exact 2 x 2, ``drives.py``), then the coordinate
     rows (friction, damping, limits, velocity limits, prescribed motion) on the geared
@@ -326,7 +326,7 @@ def solve_axes(vel, coord_J, response, inv_k, geared, reaction, rows, impulses,
     ``step.solve_velocities``.
     """
     largest = 0.0
-    for t in range(n_live):
+    for t in range(lo, hi):
         x = live[t]
         j = axis_joint[x]
         a = body[j, 0]
@@ -500,15 +500,17 @@ def push_limit_change(push_limit, x, qdot, k):
 
 
 @jit_inline
-def solve_push_limits(push, coord_J, response, inv_k, rows, live, n_live, axis_joint, body):
+def solve_push_limits(push, coord_J, response, inv_k, rows, live, lo, hi, axis_joint, body):
     """
-    One pass over the push's limit rows (pseudo-velocities ``push``); returns the largest change.
+    One pass over the limit rows of live[lo:hi] in the push (pseudo-velocities ``push``).
+
+    Returns the largest change.
 
     The rows act along the constrained response u of ``prepare_axes``, so the joint's own block
     stays satisfied; accumulated pseudo-impulses >= 0 (lower) and <= 0 (upper).
     """
     largest = 0.0
-    for t in range(n_live):
+    for t in range(lo, hi):
         x = live[t]
         k = inv_k[x]
         if not k > 0.0:

@@ -60,6 +60,7 @@ Stages of a step (``step.py`` calls them in this order):
 import numpy as np
 
 from . import collide
+from .islands import POINTS as ISLAND_POINTS
 from .math3d import (cross, dot3, jit, mat_mul, mat_t_vec, mat_vec, quat_conj, quat_mul,
                      quat_to_mat, read3, read4, read_mat, vadd, vscale, vsub, write3)
 
@@ -750,10 +751,10 @@ def warm_start_contacts(contacts, cwork, x, warm):
 
 
 @jit
-def solve_contacts(x, n_contact, material, impulse, seg, length, row_J, row_U, kinv, target,
+def solve_contacts(x, items, lo, hi, material, impulse, seg, length, row_J, row_U, kinv, target,
                    soft):
     """
-    One sweep over the contact points; returns the largest impulse change (N s or N m s).
+    One sweep over points items[lo:hi] (an island's); returns the largest change (N s or N m s).
 
     ``x`` is the formulation's velocity vector and the rows (``seg``, ``length``, ``row_J``,
     ``row_U``: ContactWork.row_*) its mechanics (``row_dot``, ``row_apply``); the rows'
@@ -763,7 +764,8 @@ def solve_contacts(x, n_contact, material, impulse, seg, length, row_J, row_U, k
     for container access inside loops).
     """
     largest = 0.0
-    for i in range(n_contact):
+    for n in range(lo, hi):
+        i = items[n]
         if soft[i, 0] <= 0.0:
             continue  # out of this step's solve (leave_out)
         ln = impulse[i, I_NORMAL]
@@ -810,27 +812,6 @@ def solve_contacts(x, n_contact, material, impulse, seg, length, row_J, row_U, k
         row_apply(x, seg, length, row_U, i, 0, new - ln)
         largest = max(largest, abs(new - ln))
     return largest
-
-
-@jit
-def resting_on_compliant(contacts, param, state, dt):
-    """
-    Return True at rest on compliant contacts that carry load.
-
-    At rest: no body's centre of mass moves more than ``P_DRIFT`` (the joints' error left to
-    the velocity stage) in a step, so landings and walking are projected as before.
-    """
-    if param[P_COMPLIANT] <= 0.0:
-        return False
-    still = param[P_DRIFT] / dt
-    for b in range(state.body_lin_vel.shape[0]):
-        v = state.body_lin_vel[b]
-        if v[0] * v[0] + v[1] * v[1] + v[2] * v[2] > still * still:
-            return False
-    for i in range(contacts.count[0]):
-        if contacts.impulse[i, I_NORMAL] > 0.0:
-            return True
-    return False
 
 
 @jit
@@ -882,6 +863,7 @@ def prepare_push(contacts, cwork, state, param, dt):
                 pb = p
         s = dot3(vsub(pa, pb), n)
         largest = max(largest, -(s + slop))
+        cwork.isl_excess[ISLAND_POINTS, i] = -(s + slop)
         if s > 0.0:
             cwork.push_target[i] = -s / dt
         else:

@@ -7,6 +7,7 @@ import numpy as np
 
 from . import collide
 from . import contacts as ct
+from . import islands
 from . import joints as jt
 from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, ContactWork,
                      Drives, FreeFriction, INFO_OVERFLOW, INFO_SIZE, INFO_STATUS, Joints,
@@ -558,8 +559,28 @@ class Mechanism:
             push_impulse=np.zeros(len(self.state.row_impulse)),
             push_limit=np.zeros((len(self.axes.joint), 4)), vel_flat=vel_flat,
             start_vel=start_vel, start_flat=start_vel.reshape(-1),
-            push_flat=push_vel.reshape(-1))
+            push_flat=push_vel.reshape(-1), **self._island_arrays(n_max))
         self._contacts_changed()
+
+    def _island_arrays(self, n_max):
+        """Return the ContactWork's island arrays (physics/islands.py) for n_max points."""
+        n_unit, n_item = self._island_sizes()
+        n_item = max(n_item, n_max, 1)
+        n_unit = max(n_unit, 1)
+        kinds = islands.N_KIND
+        ints = np.int64
+        return {'isl_parent': np.zeros(n_unit, dtype=ints),
+                'isl_label': np.zeros(n_unit, dtype=ints), 'isl_count': np.zeros(1, dtype=ints),
+                'isl_start': np.zeros((kinds, n_unit + 2), dtype=ints),
+                'isl_cursor': np.zeros(n_unit + 1, dtype=ints),
+                'isl_unit': np.zeros((kinds, n_item), dtype=ints),
+                'isl_value': np.zeros((kinds, n_item), dtype=ints),
+                'isl_items': np.zeros((kinds, n_item), dtype=ints),
+                'isl_excess': np.zeros((kinds, n_item)), 'isl_flag': np.zeros((n_unit + 1, 4))}
+
+    def _island_sizes(self):
+        """Return (units, the most items of a kind but points) of the formulation's islands."""
+        raise NotImplementedError
 
     def _max_face_vertices(self):
         starts = self.polytopes.face_vert_start
@@ -626,13 +647,18 @@ class Engine(Mechanism):
             drive_backup=np.zeros((n_drive, 2)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
             free_J=np.zeros((n_free, 3, 2, 6)), free_u=np.zeros((n_free, 3, 2, 6)),
             free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
-            free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)))
+            free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)),
+            block_error=np.zeros(n_block))
         self._setup_contacts(model, solver, collision)
         self._kernel_fn = None
 
     # -- construction -------------------------------------------------------------------------
     def _row_width(self):
         return 6  # a body's twist (physics/body_mechanics.py)
+
+    def _island_sizes(self):
+        return (len(self.state.body_pos),
+                max(len(self.blocks.dim), len(self.axes.joint), len(self.free.joint)))
 
     def step_start(self):
         return self.work.backup  # written by the step (save_backup)

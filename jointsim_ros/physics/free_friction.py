@@ -132,8 +132,8 @@ def warm_start_free_friction(free, bodies, joints, state, work, enabled):
 
 
 @jit_inline
-def solve_free_friction(free, blocks, joints, state, work):
-    """One Gauss-Seidel pass over the multi-DOF joints' friction; returns the largest change."""
+def solve_free_friction(free, blocks, joints, state, work, items, lo, hi):
+    """One pass over the friction of multi-DOF joints items[lo:hi]; return the largest change."""
     vel = work.vel
     J = work.free_J
     U = work.free_u
@@ -142,7 +142,8 @@ def solve_free_friction(free, blocks, joints, state, work):
     impulse = state.free_impulse
     row_impulse = state.row_impulse
     largest = 0.0
-    for f in range(free.joint.shape[0]):
+    for n in range(lo, hi):
+        f = items[n]
         j = free.joint[f]
         m = free.dim[f]
         a = joints.body[j, 0]

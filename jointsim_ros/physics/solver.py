@@ -191,14 +191,16 @@ def warm_start(blocks, work, impulse, enabled):
 
 
 @jit_inline
-def sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, body, row0, dim, impulse):
+def sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, body, row0, dim, impulse, items, lo,
+                 hi):
     """
-    One Gauss-Seidel sweep over all blocks; returns the largest impulse change.
+    One Gauss-Seidel sweep over blocks items[lo:hi] (an island's); returns the largest change.
 
     Plain arrays, taken out of the containers once per step (see ``axes.solve_axes``).
     """
     largest = 0.0
-    for k in range(dim.shape[0]):
+    for n in range(lo, hi):
+        k = items[n]
         d = dim[k]
         r0 = row0[k]
         for i in range(d):

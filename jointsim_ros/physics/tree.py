@@ -50,9 +50,10 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import islands
 from .arrays import (INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW, INFO_PENETRATION,
                      INFO_POS_ERROR, INFO_RESIDUAL, INFO_STOP, State, STATUS_CONTACT_OVERFLOW,
-                     STOP_ITERATIONS)
+                     STOP_ITERATIONS, STOP_TOLERANCE)
 from .compile.clock import monotonic
 from .compile.containers import by_reference
 from .compile.flat import declare, in_order, unpack
@@ -608,9 +609,9 @@ def _relative_twist(tm, i, qd):
 
 
 @jit
-def tree_integrate_positions(tm, node_q, node_rel, qd, h):
-    """Symplectic Euler position update with the new velocities (module docstring)."""
-    for i in range(tm.parent.shape[0]):
+def tree_integrate_positions(tm, node_q, node_rel, qd, h, n0, n1):
+    """Symplectic Euler position update of nodes n0..n1-1 with the new velocities (module doc)."""
+    for i in range(n0, n1):
         if tm.kind[i] != KIND_FREE:
             node_q[i] += h * qd[tm.v0[i]]
             _set_scalar_pose(tm, i, node_q[i], node_rel)
@@ -1117,9 +1118,9 @@ def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations
     joints' own rows (coordinate rows and drives, a spherical one's friction) and the
     contacts.
 
-    Stops at the tolerance (largest impulse change, N s or N m s), the iteration cap or the
-    wall-clock budget, as the maximal solver; writes the sweeps, the residual and the stop
-    reason into info.
+    Island by island (``_find_islands``), each until its own tolerance (largest impulse change,
+    N s or N m s), the iteration cap or the wall-clock budget, as the maximal solver; writes the
+    most sweeps an island used, the largest residual and the stop reason into info.
     """
     t0 = monotonic(wk.clock) if time_budget > 0.0 else 0.0
     warm_start_axes(tm, ts, wk, warm)
@@ -1135,32 +1136,134 @@ def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations
     if n_free > 0:
         warm_start_loop_friction(tm, ts, links, warm)
     warm_start_contacts(contacts, cwork, ts.qd, warm)
-    n_contact = contacts.count[0]
-    stop = STOP_ITERATIONS
-    largest = 0.0
-    used = 0
-    for it in range(iterations):
-        largest = solve_axes(tm, ts, wk)
-        if n_free > 0:
-            largest = max(largest, solve_free(tm, ts, wk))
-        if n_link > 0:
-            largest = max(largest, sweep_links(ts.qd, links, ts.link_impulse, links.target))
-        if looped:
-            largest = max(largest, solve_loop_axes(tm, ts, wk, links, axes, drives))
-        if n_free > 0:
-            largest = max(largest, solve_loop_friction(tm, ts, wk, links))
-        if n_contact > 0:
-            largest = max(largest, solve_contacts(
-                ts.qd, n_contact, contacts.material, contacts.impulse, cwork.row_seg,
-                cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv, cwork.target, cwork.soft))
-        used = it + 1
-        done = sweep_stop(largest, tolerance, time_budget, wk.clock, t0)
-        if done >= 0:
-            stop = done
-            break
-    info[INFO_ITERATIONS] = used
-    info[INFO_RESIDUAL] = largest
+    stop = STOP_TOLERANCE
+    residual = 0.0
+    most = 0
+    start = cwork.isl_start
+    items = cwork.isl_items
+    for g in range(cwork.isl_count[0] + 1):
+        if islands.size(cwork, g) == 0:
+            continue
+        a0 = start[islands.AXES, g]
+        a1 = start[islands.AXES, g + 1]
+        f0 = start[islands.FREE, g]
+        f1 = start[islands.FREE, g + 1]
+        m0 = start[islands.ROWS, g]
+        m1 = start[islands.ROWS, g + 1]
+        x0 = start[islands.LOOP_AXES, g]
+        x1 = start[islands.LOOP_AXES, g + 1]
+        r0 = start[islands.LOOP_FREE, g]
+        r1 = start[islands.LOOP_FREE, g + 1]
+        p0 = start[islands.POINTS, g]
+        p1 = start[islands.POINTS, g + 1]
+        reason = STOP_ITERATIONS
+        largest = 0.0
+        used = 0
+        for it in range(iterations):
+            largest = solve_axes(tm, ts, wk, items[islands.AXES], a0, a1)
+            if f1 > f0:
+                largest = max(largest, solve_free(tm, ts, wk, items[islands.FREE], f0, f1))
+            if m1 > m0:
+                largest = max(largest, sweep_links(ts.qd, links, ts.link_impulse, links.target,
+                                                   items[islands.ROWS], m0, m1))
+            if x1 > x0:
+                largest = max(largest, solve_loop_axes(tm, ts, wk, links, axes, drives,
+                                                       items[islands.LOOP_AXES], x0, x1))
+            if r1 > r0:
+                largest = max(largest, solve_loop_friction(tm, ts, wk, links,
+                                                           items[islands.LOOP_FREE], r0, r1))
+            if p1 > p0:
+                largest = max(largest, solve_contacts(
+                    ts.qd, items[islands.POINTS], p0, p1, contacts.material, contacts.impulse,
+                    cwork.row_seg, cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv,
+                    cwork.target, cwork.soft))
+            used = it + 1
+            done = sweep_stop(largest, tolerance, time_budget, wk.clock, t0)
+            if done >= 0:
+                reason = done
+                break
+        most = max(most, used)
+        residual = max(residual, largest)
+        stop = max(stop, reason)
+    info[INFO_ITERATIONS] = most
+    info[INFO_RESIDUAL] = residual
     info[INFO_STOP] = stop
+
+
+@jit
+def _group_of_body(tm, b):
+    """Return the tree (group) that moves body b, -1 for the world or a tree that cannot move."""
+    if b < 0:
+        return -1
+    g = tm.node_group[tm.body_node[b]]
+    return g if tm.group_v[g + 1] > tm.group_v[g] else -1
+
+
+@jit
+def _link_group(tm, joints, m, side):
+    """Return the tree that side 0 or 1 of link m moves (-1: none)."""
+    j = tm.link_joint[m]
+    if j >= 0:
+        return _group_of_body(tm, joints.body[j, side])
+    g = tm.node_group[tm.v_node[tm.mimic_v[m, side]]]
+    return g
+
+
+@jit
+def _find_islands(tm, wk, joints, links, contacts, cwork):
+    """
+    Group the trees into islands and sort the rows by them (physics/islands.py).
+
+    The forest's trees (``group``) are the units; links (mimic pairs, loop joints) and contact
+    points join theirs.  Items: the links, the live axes, the tree joints' multi-DOF friction,
+    the points, the loop joints' axes and spherical loop joints' friction.
+    """
+    parent = cwork.isl_parent
+    islands.begin(cwork)
+    n_link = links.rows.shape[0]
+    for m in range(n_link):
+        islands.join(parent, _link_group(tm, joints, m, 0), _link_group(tm, joints, m, 1))
+    n_contact = contacts.count[0]
+    for i in range(n_contact):
+        islands.join(parent, _group_of_body(tm, contacts.body[i, 0]),
+                     _group_of_body(tm, contacts.body[i, 1]))
+    islands.label(cwork)
+    for m in range(n_link):
+        first = _link_group(tm, joints, m, 0)
+        islands.put(cwork, islands.ROWS, m,
+                    first if first >= 0 else _link_group(tm, joints, m, 1), m)
+    islands.sort(cwork, islands.ROWS, n_link)
+    n_live = wk.axis_live_n[0]
+    for t in range(n_live):
+        x = wk.axis_live[t]
+        islands.put(cwork, islands.AXES, t, tm.node_group[tm.v_node[tm.axis_v[x]]], x)
+    islands.sort(cwork, islands.AXES, n_live)
+    n = 0
+    for f in range(tm.free_v.shape[0]):
+        if tm.free_v[f] >= 0:
+            islands.put(cwork, islands.FREE, n, tm.node_group[tm.v_node[tm.free_v[f]]], f)
+            n += 1
+    islands.sort(cwork, islands.FREE, n)
+    for i in range(n_contact):
+        first = _group_of_body(tm, contacts.body[i, 0])
+        islands.put(cwork, islands.POINTS, i,
+                    first if first >= 0 else _group_of_body(tm, contacts.body[i, 1]), i)
+    islands.sort(cwork, islands.POINTS, n_contact)
+    for t in range(tm.loop_axes.shape[0]):
+        m = tm.axis_link[tm.loop_axes[t]]
+        first = _link_group(tm, joints, m, 0)
+        islands.put(cwork, islands.LOOP_AXES, t,
+                    first if first >= 0 else _link_group(tm, joints, m, 1), t)
+    islands.sort(cwork, islands.LOOP_AXES, tm.loop_axes.shape[0])
+    n = 0
+    for f in range(tm.free_link.shape[0]):
+        m = tm.free_link[f]
+        if m >= 0:
+            first = _link_group(tm, joints, m, 0)
+            islands.put(cwork, islands.LOOP_FREE, n,
+                        first if first >= 0 else _link_group(tm, joints, m, 1), f)
+            n += 1
+    islands.sort(cwork, islands.LOOP_FREE, n)
 
 
 @jit
@@ -1197,7 +1300,9 @@ def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, itera
     (``contacts.prepare_push``), the links theirs (-C / dt, ``link_push_targets``: a loop's or
     a mimic pair's error after this step's motion, when above the position tolerance) and the
     live limits keep the push from crossing them; then q += dt u.  The tree's joints are exact;
-    the velocities are untouched.  Returns True when there was something to remove.
+    the velocities are untouched.  Island by island (``_find_islands``): only the islands with
+    something to remove are solved, each until its own tolerance, and move.  Returns True when
+    there was something to remove.
     """
     n_contact = contacts.count[0] if rigid else 0
     deepest = prepare_push(contacts, cwork, ts, param, dt) if n_contact > 0 else 0.0
@@ -1206,29 +1311,66 @@ def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, itera
     drift = link_push_targets(tm, ts, wk, joints, links, dt) if n_link > 0 else 0.0
     info[INFO_POS_ERROR] = drift
     looped = tm.loop_axes.shape[0] > 0
-    overlap = (loop_axis_push_targets(tm, ts, wk, joints, links, axes, cwork.push_limit, dt)
-               if looped else 0.0)
+    overlap = (loop_axis_push_targets(tm, ts, wk, joints, links, axes, cwork.push_limit, dt,
+                                      cwork.isl_excess[islands.LOOP_AXES]) if looped else 0.0)
     if deepest <= 0.0 and drift <= position_tolerance and overlap <= position_tolerance:
         return False
+    # the islands with something to remove
+    flag = cwork.isl_flag
+    start = cwork.isl_start
+    items = cwork.isl_items
+    count = cwork.isl_count[0]
+    for g in range(count + 1):
+        push = False
+        if deepest > 0.0:
+            for n in range(start[islands.POINTS, g], start[islands.POINTS, g + 1]):
+                push = push or cwork.isl_excess[islands.POINTS, items[islands.POINTS, n]] > 0.0
+        for n in range(start[islands.ROWS, g], start[islands.ROWS, g + 1]):
+            m = items[islands.ROWS, n]
+            for k in range(links.rows[m]):
+                push = push or (links.kinv[m, k] > 0.0
+                                and abs(links.error[m, k]) > position_tolerance)
+        for n in range(start[islands.LOOP_AXES, g], start[islands.LOOP_AXES, g + 1]):
+            x = tm.loop_axes[items[islands.LOOP_AXES, n]]
+            push = push or cwork.isl_excess[islands.LOOP_AXES, x] > position_tolerance
+        flag[g, 0] = 1.0 if push else 0.0
     for v in range(ts.qd.shape[0]):
         wk.push_qd[v] = 0.0
     prepare_push_axes(tm, ts, wk, axes, cwork.push_limit, dt)
-    for it in range(iterations):
-        largest = solve_push_axes(tm, wk, wk.push_qd, cwork.push_limit)
-        if n_link > 0:
-            largest = max(largest, sweep_links(wk.push_qd, links, links.push,
-                                               links.push_target))
-        if looped:
-            largest = max(largest, solve_push_loop_axes(tm, links, wk.push_qd,
-                                                        cwork.push_limit))
-        if n_contact > 0:
-            largest = max(largest, solve_contacts(
-                wk.push_qd, n_contact, contacts.material, cwork.push, cwork.row_seg,
-                cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv, cwork.push_target,
-                cwork.push_soft))
-        if largest < tolerance:
-            break
-    tree_integrate_positions(tm, ts.node_q, ts.node_rel, wk.push_qd, dt)
+    for g in range(count + 1):
+        if flag[g, 0] == 0.0:
+            continue
+        a0 = start[islands.AXES, g]
+        a1 = start[islands.AXES, g + 1]
+        m0 = start[islands.ROWS, g]
+        m1 = start[islands.ROWS, g + 1]
+        x0 = start[islands.LOOP_AXES, g]
+        x1 = start[islands.LOOP_AXES, g + 1]
+        p0 = start[islands.POINTS, g] if n_contact > 0 else 0
+        p1 = start[islands.POINTS, g + 1] if n_contact > 0 else 0
+        for it in range(iterations):
+            largest = solve_push_axes(tm, wk, wk.push_qd, cwork.push_limit, items[islands.AXES],
+                                      a0, a1)
+            if m1 > m0:
+                largest = max(largest, sweep_links(wk.push_qd, links, links.push,
+                                                   links.push_target, items[islands.ROWS], m0,
+                                                   m1))
+            if x1 > x0:
+                largest = max(largest, solve_push_loop_axes(tm, links, wk.push_qd,
+                                                            cwork.push_limit,
+                                                            items[islands.LOOP_AXES], x0, x1))
+            if p1 > p0:
+                largest = max(largest, solve_contacts(
+                    wk.push_qd, items[islands.POINTS], p0, p1, contacts.material, cwork.push,
+                    cwork.row_seg, cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv,
+                    cwork.push_target, cwork.push_soft))
+            if largest < tolerance:
+                break
+    # each pushed island's trees move (the others' coordinates stay as they are, bit for bit)
+    for u in range(tm.group_node.shape[0] - 1):
+        if flag[cwork.isl_label[u], 0] > 0.0:
+            tree_integrate_positions(tm, ts.node_q, ts.node_rel, wk.push_qd, dt,
+                                     tm.group_node[u], tm.group_node[u + 1])
     return True
 
 
@@ -1340,8 +1482,9 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
                     free_rows(tm, ts, wk, dt)
                     if linked:
                         loop_friction_rows(tm, ts, wk, joints, links, dt)
-                # 4-5. warm start and sequential impulses (without rows, the integrator's
-                # report stands)
+                # 4-5. warm start and sequential impulses, island by island (without rows,
+                # the integrator's report stands)
+                _find_islands(tm, wk, joints, links, contacts, cwork)
                 if (wk.axis_live_n[0] > 0 or (touching and contacts.count[0] > 0) or linked
                         or rubbing):
                     _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt,
@@ -1354,7 +1497,7 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
                 tree_momentum(tm, ts.qd, wk, ts.p)
             # 6. drives, 7. positions
             _finish_drives(tm, ts, drives, wk.qd_backup, ts.qd, dt)
-            tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt)
+            tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt, 0, n_node)
             if axes.joint.shape[0] > 0:
                 _project_limits(tm, ts, axes, position_tolerance)
         tree_kinematics(tm, ts.node_rel, wk)

@@ -140,6 +140,11 @@ class TreeEngine(Mechanism):
     def _row_width(self):
         return self._width  # the largest group's coordinates (physics/tree_rows.py)
 
+    def _island_sizes(self):
+        tm = self.tree
+        return (len(tm.group_node) - 1,
+                max(len(tm.link_joint), len(self.axes.joint), len(tm.free_v), len(tm.loop_axes)))
+
     def step_start(self):
         return self.tree_work.body_start  # written by the kernel at each step's start
 

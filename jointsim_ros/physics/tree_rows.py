@@ -357,13 +357,13 @@ def warm_start_axes(tm, ts, wk, warm):
 
 
 @jit
-def solve_axes(tm, ts, wk):
-    """One Gauss-Seidel pass over the live axes' rows (``axes.sweep_coordinate_rows``)."""
+def solve_axes(tm, ts, wk, items, lo, hi):
+    """One Gauss-Seidel pass over live axes items[lo:hi]' rows (``axes.sweep_coordinate_rows``)."""
     largest = 0.0
     rows = wk.axis_rows
     impulses = ts.axis_impulse
-    for t in range(wk.axis_live_n[0]):
-        x = wk.axis_live[t]
+    for t in range(lo, hi):
+        x = items[t]
         v = tm.axis_v[x]
         k = wk.axis_k[x]
         moved, _, largest = sweep_coordinate_rows(rows, impulses, x, ts.qd[v], k, 0.0,
@@ -382,16 +382,16 @@ def prepare_push_axes(tm, ts, wk, axes, push_limit, dt):
 
 
 @jit
-def solve_push_axes(tm, wk, push, push_limit):
+def solve_push_axes(tm, wk, push, push_limit, items, lo, hi):
     """
-    One pass over the limit rows of the penetration push on the pseudo-velocities ``push``.
+    One pass over the limit rows of live axes items[lo:hi] in the push (pseudo-velocities).
 
     As ``axes.solve_push_limits`` (the same clamp, ``axes.push_limit_change``), on the
     coordinate itself: a push may close a limit's gap, never cross it.
     """
     largest = 0.0
-    for t in range(wk.axis_live_n[0]):
-        x = wk.axis_live[t]
+    for t in range(lo, hi):
+        x = items[t]
         k = wk.axis_k[x]
         if not k > 0.0:
             continue
@@ -467,7 +467,7 @@ def warm_start_free(tm, ts, wk, warm):
 
 
 @jit
-def solve_free(tm, ts, wk):
+def solve_free(tm, ts, wk, items, lo, hi):
     """
     One pass over the spherical and planar joints' friction (free_friction.py's projection).
 
@@ -477,7 +477,8 @@ def solve_free(tm, ts, wk):
     """
     largest = 0.0
     change = wk.vec6a
-    for f in range(tm.free_v.shape[0]):
+    for n in range(lo, hi):
+        f = items[n]
         v0 = tm.free_v[f]
         if v0 < 0:
             continue
@@ -614,16 +615,17 @@ def warm_start_links(ts, links, qd, warm):
 
 
 @jit
-def sweep_links(x, links, impulse, target):
+def sweep_links(x, links, impulse, target, items, lo, hi):
     """
-    One Gauss-Seidel pass over the links' rows on the velocity vector x: J x -> target.
+    One Gauss-Seidel pass over links items[lo:hi]' rows on the velocity vector x: J x -> target.
 
     Unbounded: impulse += (target - J x) / (J U), x += U times the change.  Returns the largest
     change (N s or N m s).  The velocity solve passes qd, the accumulated impulses and
     links.target; the drift correction the pseudo-velocities, links.push and links.push_target.
     """
     largest = 0.0
-    for m in range(links.rows.shape[0]):
+    for n in range(lo, hi):
+        m = items[n]
         for k in range(links.rows[m]):
             kinv = links.kinv[m, k]
             if kinv <= 0.0:
@@ -891,16 +893,18 @@ def warm_start_loop_axes(tm, ts, links, axes, drives, warm):
 
 
 @jit
-def solve_loop_axes(tm, ts, wk, links, axes, drives):
+def solve_loop_axes(tm, ts, wk, links, axes, drives, items, lo, hi):
     """
-    One pass over the live loop axes' drives and rows (``axes.solve_axis_rows``) on qd.
+    One pass over loop axes tm.loop_axes[items[lo:hi]]' drives and rows on qd.
+
+    (``axes.solve_axis_rows``.)
 
     The maximal formulation's clamps on the coordinate's rate J qd with its k and k_g; the
     coordinate impulse goes along u and the joint's rows take the reaction.
     """
     largest = 0.0
-    for t in range(tm.loop_axes.shape[0]):
-        x = tm.loop_axes[t]
+    for n in range(lo, hi):
+        x = tm.loop_axes[items[n]]
         m = tm.axis_link[x]
         k = links.axis_k[m]
         if links.axis_on[m] == 0 or not k > 0.0:
@@ -975,7 +979,7 @@ def warm_start_loop_friction(tm, ts, links, warm):
 
 
 @jit
-def solve_loop_friction(tm, ts, wk, links):
+def solve_loop_friction(tm, ts, wk, links, items, lo, hi):
     """
     One pass over the spherical loop joints' friction (free_friction.py's projection) on qd.
 
@@ -986,7 +990,8 @@ def solve_loop_friction(tm, ts, wk, links):
     largest = 0.0
     rate = wk.vec6a
     change = wk.vec6b
-    for f in range(tm.free_link.shape[0]):
+    for n in range(lo, hi):
+        f = items[n]
         m = tm.free_link[f]
         if m < 0 or links.axis_on[m] == 0:
             continue
@@ -1012,7 +1017,7 @@ def solve_loop_friction(tm, ts, wk, links):
 
 
 @jit
-def loop_axis_push_targets(tm, ts, wk, joints, links, axes, push_limit, dt):
+def loop_axis_push_targets(tm, ts, wk, joints, links, axes, push_limit, dt, excess):
     """
     Set the live loop axes' push rows at the poses after this step's motion; return the error.
 
@@ -1020,12 +1025,13 @@ def loop_axis_push_targets(tm, ts, wk, joints, links, axes, push_limit, dt):
     cross it, and takes an overlap back out); a prescribed loop joint's two rows both aim at
     its curve, (q* - q) / dt, so the push lands it there (a prescribed tree coordinate is set
     onto it).  Kinematics must be at the step's new positions.  Returns the largest overlap
-    of a limit or distance from the curve, rad or m (0 when none).
+    of a limit or distance from the curve, rad or m (0 when none); each axis' in excess[x].
     """
     largest = 0.0
     for t in range(tm.loop_axes.shape[0]):
         x = tm.loop_axes[t]
         m = tm.axis_link[x]
+        excess[x] = 0.0
         if links.axis_on[m] == 0:
             continue
         q = joint_coordinate(tm.link_joint[m], joints, ts.joint_anchor, wk.body_x, wk.body_q,
@@ -1033,14 +1039,15 @@ def loop_axis_push_targets(tm, ts, wk, joints, links, axes, push_limit, dt):
         push_limit_targets(push_limit, x, axes, q, dt)
         if ts.axis_prescribed[x] > 0.0:
             push_limit[x, 0] = push_limit[x, 1] = (ts.axis_target_q[x] - q) / dt
-            largest = max(largest, abs(ts.axis_target_q[x] - q))
+            excess[x] = abs(ts.axis_target_q[x] - q)
         else:
-            largest = max(largest, axes.lower[x] - q, q - axes.upper[x])
+            excess[x] = max(axes.lower[x] - q, q - axes.upper[x])
+        largest = max(largest, excess[x])
     return largest
 
 
 @jit
-def solve_push_loop_axes(tm, links, push, push_limit):
+def solve_push_loop_axes(tm, links, push, push_limit, items, lo, hi):
     """
     One pass over the live loop axes' push rows on the pseudo-velocities (axes.py's clamp).
 
@@ -1048,8 +1055,8 @@ def solve_push_loop_axes(tm, links, push, push_limit):
     the loop closed while it clamps the coordinate.
     """
     largest = 0.0
-    for t in range(tm.loop_axes.shape[0]):
-        x = tm.loop_axes[t]
+    for n in range(lo, hi):
+        x = tm.loop_axes[items[n]]
         m = tm.axis_link[x]
         k = links.axis_k[m]
         if links.axis_on[m] == 0 or not k > 0.0:

@@ -50,8 +50,8 @@ SHARES = (('maximal',), ('stages', 'tree'))
 #: last ones, which that worker reaches last, and one that calls no helper another stage calls
 #: (a stage sharing helpers costs the other worker more than it saves: precompile, 3 pairs of
 #: runs each, 2026-11-26).
-SHARED_STAGES = ('prepare_free_friction', 'diverged_body', 'update_joint_coordinates',
-                 'project_limits')
+SHARED_STAGES = ('prepare_free_friction', 'settle_flags', 'diverged_body',
+                 'update_joint_coordinates', 'project_limits')
 
 _CHAIN = """<robot name="precompile_{name}">
   <link name="base"><inertial><mass value="2"/><inertia ixx="0.02" iyy="0.02" izz="0.02"
