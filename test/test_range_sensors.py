@@ -511,3 +511,28 @@ def test_the_config_section_and_its_defaults():
     # as ROS parameters give them: dotted keys
     flat = load_config({'range_sensors.front.link': 'mast', 'range_sensors.front.rate': 5})
     assert flat.range_sensors['front'].rate == 5.0
+
+
+def test_jointsim_precompile_compiles_the_ray_kernels_a_simulation_calls(room):
+    # numba keys its cache on the argument types: the precompiled robot's lidar and the
+    # precompile job's rays.cast arguments must type as every simulation's calls do
+    import numba
+    from jointsim_ros.physics import rays
+    from jointsim_ros.tools import precompile
+
+    def calls_of(sim):
+        calls = {}
+        original = sim.sensors._call
+
+        def record(dispatcher, args):
+            calls[dispatcher] = tuple(numba.typeof(a) for a in args)
+            return original(dispatcher, args)
+        sim.sensors._call = record
+        sim.sensors.measure(sim.sensors.range_names[0])
+        sim.sensors.cast_rays([0.0, 0.0, 1.0], [1.0, 0.0, 0.0])
+        del sim.sensors._call
+        return calls
+
+    ours = calls_of(room)
+    assert calls_of(Simulator.from_urdf(*precompile.model('maximal'))) == ours
+    assert ours[rays.cast] == tuple(numba.typeof(a) for a in precompile.ray_cast_arguments())

@@ -45,7 +45,7 @@ from . import contacts
 from .arrays import RayGrid, RayWork
 from .collide import mat_t_mat
 from .math3d import (dot3, entry, jit, jit_inline, mat_t_vec, mat_vec, quat_mul, quat_to_mat,
-                     read3, read4, vadd, vsub)
+                     read3, read4, vadd, vscale, vsub)
 
 SPHERE, CAPSULE, BOX, CYLINDER, CONVEX, PLANE = (contacts.SPHERE, contacts.CAPSULE, contacts.BOX,
                                                  contacts.CYLINDER, contacts.CONVEX,
@@ -681,7 +681,7 @@ def cast(shapes, polys, body_pos, body_quat, skip_link, origins, directions, len
     Args:
         shapes, polys, body_pos, body_quat, skip_link, work: as for :func:`scan`.
         origins: (n, 3) ray origins, world, m.
-        directions: (n, 3) unit ray directions, world.
+        directions: (n, 3) ray directions (of any non-zero length), world.
         lengths: (n,) the longest hit each ray reports, m (inf: any).
         out: (n,) distance to the nearest hit, m; inf for none within its length.
         out_shape: (n,) int64 the shape hit (Shapes row), -1 for none.
@@ -709,6 +709,7 @@ def cast(shapes, polys, body_pos, body_quat, skip_link, origins, directions, len
     for i in range(origins.shape[0]):
         o = read3(origins, i)
         d = read3(directions, i)
+        d = vscale(d, 1.0 / np.sqrt(dot3(d, d)))
         best = lengths[i]
         hit = -1
         for k in range(shapes.planes.shape[0]):

@@ -270,18 +270,17 @@ class Sensors:
         Raises:
             CommandError: directions of zero length, non-finite values, or an unknown link.
         """
-        o = np.array(origins, dtype=float).reshape(-1, 3)
-        d = np.array(directions, dtype=float).reshape(-1, 3)
+        o = np.ascontiguousarray(origins, dtype=float).reshape(-1, 3)
+        d = np.ascontiguousarray(directions, dtype=float).reshape(-1, 3)
         if len(d) == 1 and len(o) > 1:
             d = np.repeat(d, len(o), axis=0)
         if len(o) == 1 and len(d) > 1:
             o = np.repeat(o, len(d), axis=0)
-        norm = np.linalg.norm(d, axis=1)
-        if len(o) != len(d) or not (np.all(np.isfinite(o)) and np.all(norm > 0.0)
-                                    and np.all(np.isfinite(norm))):
+        square = np.einsum('ij,ij->i', d, d)        # the kernel normalises the directions
+        if len(o) != len(d) or not (np.isfinite(o).all() and np.isfinite(square).all()
+                                    and (square > 0.0).all()):
             raise CommandError('cast_rays: origins and directions must be finite (n, 3) arrays '
                                'with directions of non-zero length.')
-        d = d / norm[:, None]
         lengths = np.broadcast_to(np.asarray(max_range, dtype=float), (len(o),)).copy()
         engine = self._sim._engine
         skip = -1
