@@ -160,8 +160,8 @@ def hit_tube(o, d, center, axis, radius, half, caps):
             continue
         with np.errstate(divide='ignore', invalid='ignore'):
             t = (end - oa) / da
-        point = op + t[:, None] * dp
-        inside = np.einsum('ij,ij->i', point, point) <= radius ** 2
+            point = op + t[:, None] * dp
+            inside = np.einsum('ij,ij->i', point, point) <= radius ** 2
         # a disc is entered from outside the slab: the ray moves towards the body's middle
         ok = (t >= 0.0) & inside & (np.sign(da) == -np.sign(end))
         best = np.minimum(best, np.where(ok, t, np.inf))
@@ -259,6 +259,43 @@ def test_the_two_kernels_agree_any_rays_against_one_sensors_grid(room):
     assert np.max(np.abs(distances[finite] - readings[finite])) < TOLERANCE
     assert {'ball', 'can', 'pill', 'crate', 'hull', 'ground', 'base', 'east'} <= set(names)
     assert 'mast' not in names
+
+
+@pytest.mark.parametrize('yaw', (math.radians(60), math.radians(-130)))
+def test_a_depth_cameras_pixels_agree_with_any_rays_cast_along_them(mesh, yaw):
+    config = room_config(mesh)
+    config['range_sensors'] = {'camera': {
+        'link': 'base', 'kind': 'depth_camera', 'width': 160, 'height': 120,
+        'horizontal_fov': 1.5, 'pose': {'position': [0.0, 0.0, 2.0], 'rpy': [0.0, 0.4, yaw]}}}
+    sim = Simulator.from_urdf(sensor_robot(), config)
+    depth = sim.sensors.ranges('camera')
+    origins, dirs = world_rays(sim, 'camera')
+    along = sim.sensors.ray_directions('camera')[..., 0]        # depth per metre of ray
+    lengths = sim.sensors.cast_rays(origins, dirs, (30.0 / along).reshape(-1),
+                                    ignore_link='base').reshape(depth.shape)
+    assert np.array_equal(np.isinf(depth), np.isinf(lengths))
+    finite = np.isfinite(depth)
+    assert np.max(np.abs(depth[finite] - lengths[finite] * along[finite])) < TOLERANCE
+    assert finite.mean() > 0.5 and len(np.unique(np.round(depth[finite], 3))) > 100
+
+
+@pytest.mark.parametrize('first', (-math.pi, 0.0, -3.0 * math.pi, 1.0))
+def test_a_lidars_columns_may_start_anywhere_and_turn_more_than_once(mesh, first):
+    # the ball's azimuth seen in every turn the columns make, whatever angle they start from
+    turns = 2.5
+    samples = int(turns * 720) + 1
+    horizontal = {'samples': samples, 'min_angle': first,
+                  'max_angle': first + turns * 2.0 * math.pi}
+    sim = Simulator.from_urdf(sensor_robot(), room_config(
+        mesh, horizontal=horizontal, vertical={'samples': 1}))
+    readings = sim.sensors.ranges('lidar')[0]
+    origins, dirs = world_rays(sim, 'lidar')
+    expected = reference(origins, dirs)
+    assert np.max(np.abs(readings - expected)) < TOLERANCE
+    azimuths = sim.sensors.range_sensor('lidar').azimuths
+    ball = math.radians(60)
+    toward = np.abs((azimuths - ball + math.pi) % (2.0 * math.pi) - math.pi) < math.radians(0.25)
+    assert toward.sum() >= 2 and np.all(np.abs(readings[toward] - 2.5) < 0.01)
 
 
 def test_the_sensors_own_link_is_not_seen_but_the_world_has_it(room):
@@ -422,6 +459,24 @@ def test_each_robot_of_a_world_reads_its_own_range_sensors_and_sees_the_others()
         ahead = view.ranges('front')[0, 1]
         assert abs(ahead - 2.8) < TOLERANCE            # the other cart's near face
         assert np.array_equal(view.sensors.ranges('front'), view.ranges('front'))
+
+
+def test_a_spawned_object_is_seen_and_a_deleted_one_no_more():
+    config = {'range_sensors': {'front': {
+        'link': 'mast', 'rate': 100.0,
+        'horizontal': {'samples': 3, 'min_angle': -0.05, 'max_angle': 0.05}}}}
+    sim = Simulator.from_urdf(sensor_robot(), config)
+    assert np.all(sim.sensors.ranges('front') == np.inf)
+    sim.entities.spawn('crate', {'shape': 'box', 'size': [0.4, 0.4, 0.4]},
+                       position=(2.2, 0.0, HEIGHT))
+    sim.step(10)
+    assert abs(sim.sensors.ranges('front')[0, 1] - 2.0) < TOLERANCE
+    distance, names = sim.sensors.cast_rays([0, 0, HEIGHT], [1, 0, 0], ignore_link='mast',
+                                            links=True)
+    assert names == ['crate'] and abs(distance[0] - 2.0) < TOLERANCE
+    sim.entities.delete('crate')
+    sim.step(10)
+    assert np.all(sim.sensors.ranges('front') == np.inf)
 
 
 def test_urdf_gazebo_tags_declare_lidars_and_depth_cameras_and_the_config_wins(caplog):

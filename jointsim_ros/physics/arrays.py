@@ -285,10 +285,10 @@ ContactWork = by_reference(namedtuple('ContactWork', [
 RayGrid = by_reference(namedtuple('RayGrid', [
     'dirs',      # (n_row, n_col, 4) unit ray direction in the sensor frame, then the longest
                  # length of the ray that can read within range, m (range max, or far / cos)
-    'row_key',   # (n_row,) ascending: each row's angle (lidar elevation, camera pitch), rad,
-                 # times the grid's sign (+1 lidar, -1 camera: image rows run downwards)
-    'col_key',   # (n_col,) ascending: each column's azimuth, rad, times the sign
-    'param',     # (rays.N_GRID,) rays.G_*: kind, sign, range min and max (m), longest ray (m)
+    'row_key',   # (n_row,) ascending: each row's angle, rad: a lidar's elevation, minus a
+                 # camera's pitch (image rows run downwards)
+    'col_key',   # (n_col,) ascending: a lidar column's azimuth, minus a camera column's, rad
+    'param',     # (rays.N_GRID,) rays.G_*: kind, range min and max (m), longest ray (m)
 ]))
 
 #: Scratch arrays of the ray casts (physics/rays.py), one set per engine.

@@ -53,11 +53,10 @@ SPHERE, CAPSULE, BOX, CYLINDER, CONVEX, PLANE = (contacts.SPHERE, contacts.CAPSU
 #: Grid kinds: a lidar's rows are elevations and its columns azimuths (both angles step
 #: evenly); a depth camera's are a pinhole's pixel rows and columns.
 LIDAR, CAMERA = 0, 1
-#: RayGrid.param entries: the kind, the sign of the keys (+1 lidar, -1 camera), the range
-#: limits of a reading (m: ray length for a lidar, depth along x for a camera) and the longest
-#: ray any reading in range needs (m).
-G_KIND, G_SIGN, G_RANGE_MIN, G_RANGE_MAX, G_MAX_RAY = range(5)
-N_GRID = 5
+#: RayGrid.param entries: the kind, the range limits of a reading (m: ray length for a lidar,
+#: depth along x for a camera) and the longest ray any reading in range needs (m).
+G_KIND, G_RANGE_MIN, G_RANGE_MAX, G_MAX_RAY = range(4)
+N_GRID = 4
 #: Shapes in one leaf of the hierarchy at most.
 LEAF_SIZE = 2
 #: A bounding sphere's radius is grown by this fraction (and 1e-12 m) before its footprint is
@@ -89,7 +88,7 @@ def lidar_grid(azimuths, elevations, range_min, range_max):
     dirs[..., 1] = cos_e * np.sin(azimuths)[None, :]
     dirs[..., 2] = np.sin(elevations)[:, None]
     dirs[..., 3] = range_max
-    param = np.array([LIDAR, 1.0, range_min, range_max, range_max], dtype=float)
+    param = np.array([LIDAR, range_min, range_max, range_max], dtype=float)
     return RayGrid(dirs=dirs, row_key=elevations.copy(), col_key=azimuths.copy(), param=param)
 
 
@@ -118,7 +117,7 @@ def camera_grid(width, height, fx, fy, cx, cy, near, far):
     dirs[..., 1] = a[None, :] / norm
     dirs[..., 2] = b[:, None] / norm
     dirs[..., 3] = far * norm
-    param = np.array([CAMERA, -1.0, near, far, float(dirs[..., 3].max())], dtype=float)
+    param = np.array([CAMERA, near, far, float(dirs[..., 3].max())], dtype=float)
     # keys ascend with the index: minus the azimuth of a column, minus the pitch of a row
     return RayGrid(dirs=dirs, row_key=-np.arctan(b), col_key=-np.arctan(a), param=param)
 
@@ -379,7 +378,7 @@ def wedge(a, b, radius):
 
 
 @jit_inline
-def test_block(r0, r1, c0, c1, s, kind, o, rot, near, dirs, out, shapes, polys):
+def cast_block(r0, r1, c0, c1, s, kind, o, rot, near, dirs, out, shapes, polys):
     """Test rays [r0, r1] x [c0, c1] of a grid against shape s (its frame: o, rot)."""
     for r in range(r0, r1 + 1):
         for c in range(c0, c1 + 1):
@@ -422,11 +421,11 @@ def cover_shape(s, kind, o, rot, center, radius, near, grid, out, shapes, polys)
     dirs = grid.dirs
     mid, half = wedge(center[0], center[1], radius)   # the xy plane: the azimuth
     if half == np.inf:
-        test_block(r0, r1, 0, n - 1, s, kind, o, rot, near, dirs, out, shapes, polys)
+        cast_block(r0, r1, 0, n - 1, s, kind, o, rot, near, dirs, out, shapes, polys)
         return
     if grid.param[G_KIND] != LIDAR:
         # a camera sees less than a half turn: its columns' azimuths never wrap
-        test_block(r0, r1, first_at_least(keys, -mid - half), last_at_most(keys, -mid + half),
+        cast_block(r0, r1, first_at_least(keys, -mid - half), last_at_most(keys, -mid + half),
                    s, kind, o, rot, near, dirs, out, shapes, polys)
         return
     # a lidar's azimuths may span any angle: the wedge and its turns by 2 pi
@@ -436,7 +435,7 @@ def cover_shape(s, kind, o, rot, center, radius, near, grid, out, shapes, polys)
     k1 = int(np.floor((keys[n - 1] - lo) / TWO_PI))
     for k in range(k0, k1 + 1):
         shift = k * TWO_PI
-        test_block(r0, r1, first_at_least(keys, lo + shift), last_at_most(keys, hi + shift),
+        cast_block(r0, r1, first_at_least(keys, lo + shift), last_at_most(keys, hi + shift),
                    s, kind, o, rot, near, dirs, out, shapes, polys)
 
 
