@@ -27,8 +27,10 @@ Two ways in:
   by shape, as a rasteriser does.  Seen from the sensor a shape's bounding sphere covers an
   interval of row angles and one of column angles: for a lidar the sphere's elevation cone
   (the angle to its centre less asin(R / |c|)) and its azimuth wedge (the disc it projects
-  onto the xy plane); for a camera its projections onto the xy and xz planes, since a pixel
-  column is a plane through the z axis and a pixel row one through the y axis.  Binary search
+  onto the xy plane); for a camera the images of the corners of the shape's bounding box, a
+  pinhole mapping lines to lines (or, for a box reaching behind the camera, the sphere's
+  projections onto the xy and xz planes, since a pixel column is a plane through the z axis and
+  a pixel row one through the y axis).  Binary search
   in the sorted angles gives the block of rays to test, and each ray keeps its nearest hit so
   far (a depth buffer); the shapes go nearest first, so a shape behind what a ray already hit
   costs that ray one comparison.  The cost is placing the shapes plus each shape's footprint in
@@ -411,8 +413,56 @@ def footprint_rows(grid, center, radius):
 
 
 @jit
+def camera_block(center, rot, half, grid):
+    """
+    Return the block (r0, r1, c0, c1) of a camera's pixels a box may cover, r0 = -1 for none.
+
+    A pinhole maps lines to lines, so the pixels of a box in front of the camera lie within the
+    bounds of its eight corners' images (x > 0).  Returns (-2, ...) when a corner is not in
+    front: the bounding sphere's footprint is taken instead.
+
+    Args:
+        center: the box's centre, sensor frame, m.
+        rot: its axes in the sensor frame.
+        half: its half extents, m.
+        grid: the camera's arrays.RayGrid.
+    """
+    a_lo = np.inf
+    a_hi = -np.inf
+    b_lo = np.inf
+    b_hi = -np.inf
+    for i in range(8):
+        corner = (half[0] if i & 1 else -half[0], half[1] if i & 2 else -half[1],
+                  half[2] if i & 4 else -half[2])
+        p = vadd(center, mat_vec(rot, corner))
+        if p[0] <= 1e-9:
+            return -2, 0, 0, 0
+        a = p[1] / p[0]
+        b = p[2] / p[0]
+        a_lo = min(a_lo, a)
+        a_hi = max(a_hi, a)
+        b_lo = min(b_lo, b)
+        b_hi = max(b_hi, b)
+    # keys: minus the column's azimuth atan(y / x), minus the row's pitch atan(z / x)
+    r0 = first_at_least(grid.row_key, -np.arctan(b_hi) - GROW)
+    r1 = last_at_most(grid.row_key, -np.arctan(b_lo) + GROW)
+    c0 = first_at_least(grid.col_key, -np.arctan(a_hi) - GROW)
+    c1 = last_at_most(grid.col_key, -np.arctan(a_lo) + GROW)
+    if r0 > r1 or c0 > c1:
+        return -1, 0, 0, 0
+    return r0, r1, c0, c1
+
+
+@jit
 def cover_shape(s, kind, o, rot, center, radius, near, grid, out, shapes, polys):
     """Test every ray of a grid whose row and column angles may see shape s."""
+    if grid.param[G_KIND] == CAMERA:
+        r0, r1, c0, c1 = camera_block(center, rot, read3(shapes.aabb_half, s), grid)
+        if r0 == -1:
+            return
+        if r0 >= 0:
+            cast_block(r0, r1, c0, c1, s, kind, o, rot, near, grid.dirs, out, shapes, polys)
+            return
     r0, r1 = footprint_rows(grid, center, radius)
     if r0 > r1:
         return
