@@ -206,7 +206,7 @@ def pile_table(runs, calls, quick):
                      'M rays/s': rays / median / 1e6, '% of one core': percent,
                      'target %': TARGET_LIDAR_PERCENT if target else '',
                      'verdict': verdict(percent, TARGET_LIDAR_PERCENT) if target else ''})
-    note = (f'{int(np.isfinite(lidar).sum())} of the lidar\'s {len(lidar)} rays hit; PyBullet '
+    note = (f"{int(np.isfinite(lidar).sum())} of the lidar's {len(lidar)} rays hit; PyBullet "
             f'reads {100 * same:.2f} % of them the same within 1 mm (largest difference '
             f'{worst:.2g} m).')
     return rows, note
