@@ -170,6 +170,12 @@ def quadruped_table(runs, steps):
 
 def box_pile(n):
     """Return n free 0.2 m boxes in stacks of two on a grid 0.3 m apart, turned a little."""
+    return Simulator.from_urdf('<robot name="empty"><link name="base"/></robot>',
+                               {**JOINTSIM_CONFIG, 'scene': pile_scene(n)})
+
+
+def pile_scene(n):
+    """Return the config scene of :func:`box_pile`'s n boxes."""
     columns = (n + 1) // 2
     side = int(np.ceil(np.sqrt(columns)))
     objects = {}
@@ -180,8 +186,7 @@ def box_pile(n):
             'shape': 'box', 'size': [0.2, 0.2, 0.2], 'mass': 1.0,
             'pose': {'position': [0.3 * i, 0.3 * j, 0.101 + 0.201 * level],
                      'rpy': [0.0, 0.0, 0.1 * k]}}
-    return Simulator.from_urdf('<robot name="empty"><link name="base"/></robot>',
-                               {**JOINTSIM_CONFIG, 'scene': objects})
+    return objects
 
 
 def boxes_table(runs, steps, counts):

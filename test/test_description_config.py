@@ -80,7 +80,7 @@ def test_every_key_has_a_unit_a_doc_and_a_check():
     assert set(NAMED_SECTIONS) == {
         'drives', 'joints', 'contacts', 'scene', 'loop_joints', 'linear_actuators',
         'distance_sensors', 'path_points', 'force_torque_sensors', 'imu_sensors',
-        'joint_sensors', 'grasps'}
+        'range_sensors', 'joint_sensors', 'grasps'}
 
 
 def test_values_are_converted_and_kept():

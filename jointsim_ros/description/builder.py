@@ -20,11 +20,13 @@ import math
 
 import numpy as np
 
-from .config import config_imus, config_sensors, JointOverrides, load_config
+from .config import (config_imus, config_range_sensors, config_sensors, JointOverrides,
+                     load_config)
 from .drives import build_drive
 from .geometry import (combine_inertias, inertia_matrix, inertia_problems, principal_moments,
                        repair_inertia, rotate_inertia, Transform)
-from .model import (BodyModel, ImuModel, JOINT_TYPES, JointModel, LinkFrame, Mimic, RobotModel,
+from .model import (BodyModel, ImuModel, JOINT_TYPES, JointModel, LinkFrame, Mimic,
+                    RangeSensorModel, RobotModel,
                     SCALAR_JOINT_TYPES, SensorModel)
 from .shapes import add_shapes
 from .urdf import close_matches, name_list, UrdfDescription
@@ -129,6 +131,7 @@ class _ModelBuilder:
         # before the warnings are gathered: a Gazebo IMU tag the config check refuses is
         # announced and skipped
         self.imu_specs = self.imu_settings()
+        self.range_specs = self.range_settings()
         self.check_kept_fixed_joints()
         self.group_links()
         bodies = self.make_bodies()
@@ -156,6 +159,7 @@ class _ModelBuilder:
             drives=drives,
             sensors=self.make_sensors(),
             imus=self.make_imus(),
+            range_sensors=self.make_range_sensors(),
         )
         if not shapes:
             return model
@@ -338,6 +342,43 @@ class _ModelBuilder:
                 orientation_stddev=noise.orientation,
                 seed=_or(noise.seed, sum(ord(c) for c in name))))
         return tuple(imus)
+
+    def range_settings(self):
+        """Return the lidars and depth cameras of the URDF's tags and the config (config wins)."""
+        specs = {}
+        source = f'{self.description.source} <gazebo> tags'
+        for label, item in (getattr(self.description, 'range_sensors', {}) or {}).items():
+            try:
+                specs.update(config_range_sensors({label: item}, source))
+            except ConfigError as error:
+                self.warn(f'{error}  The sensor is skipped.')
+        specs.update(self.config.range_sensors)
+        links = [link.name for link in self.robot.links]
+        for name, spec in specs.items():
+            if spec.link not in links:
+                hint = close_matches(spec.link, links) or f'its links: {name_list(links)}'
+                raise ConfigError(
+                    f"range sensor '{name}' is fixed to link '{spec.link}', which "
+                    f'{self.description.source} does not define; {hint}.  Name one of its '
+                    'links.')
+        return specs
+
+    def make_range_sensors(self):
+        """Return the RangeSensorModel of every lidar and depth camera."""
+        made = []
+        for name, spec in self.range_specs.items():
+            transform = Transform.from_xyz_rpy(spec.pose.position, spec.pose.rpy)
+            h, v = spec.horizontal, spec.vertical
+            made.append(RangeSensorModel(
+                name=name, link=spec.link, kind=spec.kind, pos=transform.pos,
+                quat=transform.quat, rate=spec.rate, range_min=spec.range.min,
+                range_max=spec.range.max, resolution=spec.range.resolution,
+                noise_mean=spec.noise.mean, noise_stddev=spec.noise.stddev,
+                seed=_or(spec.noise.seed, sum(ord(c) for c in name)),
+                horizontal=(h.samples, h.min_angle, h.max_angle),
+                vertical=(v.samples, v.min_angle, v.max_angle), width=spec.width,
+                height=spec.height, horizontal_fov=spec.horizontal_fov))
+        return tuple(made)
 
     def make_sensors(self):
         """Return the SensorModel of every force-torque sensor."""

@@ -18,6 +18,7 @@ give them), a YAML file path (plain, or in the ``node_name: ros__parameters:`` l
 :class:`SimConfig`, or None for the defaults.
 """
 from dataclasses import asdict, dataclass, is_dataclass, replace
+import math
 import os
 import re
 
@@ -509,6 +510,117 @@ class JointSensorSettings:
                         integer(0))
 
 
+RANGE_KINDS = ('lidar', 'depth_camera')
+#: The keys of one range-sensor kind only (the other kind refuses them).
+LIDAR_KEYS = ('horizontal', 'vertical')
+CAMERA_KEYS = ('width', 'height', 'horizontal_fov')
+
+
+def _check_range_limits(limits, where):
+    """Refuse a range whose min is not below its max."""
+    if limits.min >= limits.max:
+        where.child('min').fail(f'a number >= 0 (m) below range.max ({limits.max:g} m)',
+                                limits.min)
+
+
+def _check_scan(scan, where, elevation=False):
+    """Refuse a scan whose first angle is above its last (or an elevation beyond +-pi/2)."""
+    if elevation:
+        for key in ('min_angle', 'max_angle'):
+            value = getattr(scan, key)
+            if abs(value) > math.pi / 2:
+                where.child(key).fail('an elevation in [-1.5708, 1.5708] (rad)', value)
+    if scan.min_angle > scan.max_angle:
+        where.child('min_angle').fail(f'a number (rad) not above max_angle ({scan.max_angle:g} '
+                                      'rad)', scan.min_angle)
+
+
+@dataclass(frozen=True)
+class RangeLimits:
+    """What a range sensor reads (``range_sensors.NAME.range``; SDF's ``<range>``)."""
+
+    min: float = setting(  # noqa: A003 (the config key)
+        0.1, 'm', 'nearest reading: a nearer hit reads -inf (a depth camera: its near clip '
+        'plane, a depth along its axis)', number(0.0))
+    max: float = setting(  # noqa: A003 (the config key)
+        30.0, 'm', 'farthest reading: nothing up to it reads +inf (a depth camera: its far '
+        'clip plane)', number(0.0, strict=True))
+    resolution: float = setting(0.0, 'm', 'readings are rounded to whole multiples of this; '
+                                          '0 = exact', number(0.0))
+
+
+@dataclass(frozen=True)
+class RangeNoise:
+    """Gaussian noise of a range sensor (``range_sensors.NAME.noise``); off by default."""
+
+    mean: float = setting(0.0, 'm', 'mean added to every reading within range', number())
+    stddev: float = setting(0.0, 'm', 'standard deviation of every reading within range',
+                            number(0.0))
+    seed: int = setting(None, 'count', 'seed of the noise generator (default: from the name)',
+                        integer(0))
+
+
+@dataclass(frozen=True)
+class HorizontalScan:
+    """A lidar's columns (``range_sensors.NAME.horizontal``; SDF's ``<scan><horizontal>``)."""
+
+    samples: int = setting(361, 'count', 'rays from min_angle to max_angle, both included',
+                           integer(1))
+    min_angle: float = setting(-math.pi, 'rad', 'azimuth of the first ray, about the sensor z '
+                                                'axis from its x axis', number())
+    max_angle: float = setting(math.pi, 'rad', 'azimuth of the last ray', number())
+
+
+@dataclass(frozen=True)
+class VerticalScan:
+    """A lidar's rows (``range_sensors.NAME.vertical``; SDF's ``<scan><vertical>``)."""
+
+    samples: int = setting(1, 'count', 'rows from min_angle to max_angle, both included',
+                           integer(1))
+    min_angle: float = setting(0.0, 'rad', 'elevation of the lowest row (positive up), within '
+                                           '+-pi/2', number())
+    max_angle: float = setting(0.0, 'rad', 'elevation of the highest row', number())
+
+
+@dataclass(frozen=True)
+class RangeSensorSettings:
+    """
+    One lidar or depth camera (config ``range_sensors: {NAME: {...}}``, docs/sensors.md).
+
+    As in SDF the sensor looks along the x axis of its frame, ``pose`` on its link; a lidar's
+    horizontal angles turn about its z axis and its vertical angles are elevations; a depth
+    camera's image holds depths along x (REP 118).
+    """
+
+    link: str = setting(
+        None, 'link name', 'the link the sensor is fixed to (its own shapes are not seen)',
+        name('a link name'))
+    pose: BasePose = setting(BasePose(), 'section',
+                             'sensor frame in the link frame (position m, rpy rad)',
+                             section(BasePose))
+    kind: str = setting('lidar', ' | '.join(RANGE_KINDS),
+                        'lidar (rows of rays at elevations) or depth_camera (a pinhole image)',
+                        choice(*RANGE_KINDS))
+    rate: float = setting(10.0, 'Hz', 'samples per second of simulated time; 0 = after every '
+                                      'step call', number(0.0))
+    range: RangeLimits = setting(  # noqa: A003 (the config key)
+        RangeLimits(), 'section', 'min, max, resolution (m)',
+        section(RangeLimits, check=_check_range_limits))
+    noise: RangeNoise = setting(RangeNoise(), 'section', 'Gaussian noise: mean, stddev (m), seed',
+                                section(RangeNoise))
+    horizontal: HorizontalScan = setting(
+        HorizontalScan(), 'section', 'lidar: samples, min_angle, max_angle (rad) of its columns',
+        section(HorizontalScan, check=_check_scan))
+    vertical: VerticalScan = setting(
+        VerticalScan(), 'section', 'lidar: samples, min_angle, max_angle (rad) of its rows',
+        section(VerticalScan, check=lambda scan, where: _check_scan(scan, where, True)))
+    width: int = setting(320, 'pixels', 'depth camera: image width', integer(1))
+    height: int = setting(240, 'pixels', 'depth camera: image height', integer(1))
+    horizontal_fov: float = setting(
+        1.047, 'rad', 'depth camera: horizontal field of view, below pi (square pixels: the '
+        'vertical one follows from the image size)', number(0.0, strict=True))
+
+
 LOOP_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'spherical')
 
 
@@ -703,6 +815,25 @@ def _require_imu_link(item_name, item, params, where):
 _imus = named_sections(ImuSensorSettings, 'IMU', item_check=_require_imu_link)
 
 
+def _range_item_check(item_name, item, params, where):
+    """Check that a range sensor names its link and only keys of its kind, fov below pi."""
+    if 'link' not in item:
+        where.fail('a mapping with a link (the link the sensor is fixed to)', params)
+    kind = item.get('kind', 'lidar')
+    other = CAMERA_KEYS if kind == 'lidar' else LIDAR_KEYS
+    for key in other:
+        if key in item:
+            takes = ', '.join(LIDAR_KEYS if kind == 'lidar' else CAMERA_KEYS)
+            raise ConfigError(f"{where.source}: key '{where.path}.{key}' is not a {kind}'s; a "
+                              f'{kind} takes {takes} (docs/sensors.md).')
+    fov = item.get('horizontal_fov')
+    if fov is not None and fov >= math.pi:
+        where.child('horizontal_fov').fail('a number > 0 and below pi, 3.14159 (rad)', fov)
+
+
+_ranges = named_sections(RangeSensorSettings, 'sensor', item_check=_range_item_check)
+
+
 @dataclass(frozen=True)
 class SimConfig:
     """
@@ -826,6 +957,12 @@ class SimConfig:
         {}, 'section', 'IMU -> link, pose, rate, topic, noise (docs/sensors.md, "IMU")',
         _imus, note='URDF `<gazebo reference="LINK"><sensor type="imu">` tags are read too; '
                     'an entry of the same name here wins')
+    range_sensors: dict = setting(
+        {}, 'section', 'sensor -> link, pose, kind, rate, range, noise, horizontal, vertical, '
+        'width, height, horizontal_fov (docs/sensors.md, "Range sensors")', _ranges,
+        note='lidars and depth cameras, cast against the collision shapes; URDF `<gazebo '
+             'reference="LINK"><sensor type="gpu_lidar">` (lidar, ray, gpu_ray, depth_camera, '
+             'depth) tags are read too; an entry of the same name here wins')
     joint_sensors: dict = setting(
         {}, 'section',
         "joint (or '*': every joint) -> counts_per_revolution, position_noise, velocity_noise, "
@@ -848,6 +985,7 @@ SENSOR_KEYS = keys_of(ForceTorqueSensorSettings)
 NOISE_KEYS = keys_of(SensorNoise)
 FILTER_KEYS = keys_of(SensorFilter)
 IMU_KEYS = keys_of(ImuSensorSettings)
+RANGE_KEYS = keys_of(RangeSensorSettings)
 JOINT_SENSOR_KEYS = keys_of(JointSensorSettings)
 LOOP_KEYS = keys_of(LoopJointSettings)
 ELEMENT_KEYS = keys_of(ElementSettings)
@@ -876,6 +1014,11 @@ def config_sensors(data, source):
 def config_imus(data, source):
     """Validate IMU settings from another source (the URDF's <gazebo> tags); see config_sensors."""
     return _imus(data, Context(source, 'imu_sensors'))
+
+
+def config_range_sensors(data, source):
+    """Validate range sensors from another source (the URDF's <gazebo> tags); as config_sensors."""
+    return _ranges(data, Context(source, 'range_sensors'))
 
 
 # ---- loading ----

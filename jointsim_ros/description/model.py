@@ -261,6 +261,95 @@ class ImuModel:
 
 
 @dataclass(frozen=True)
+class RangeSensorModel:
+    """
+    A lidar or depth camera fixed to a link (docs/sensors.md, "Range sensors").
+
+    The sensor looks along the x axis of its frame.  A lidar's ray (r, c) leaves at azimuth
+    ``azimuths[c]`` about the frame's z axis and elevation ``elevations[r]``; a depth camera's
+    pixel (u, v) (u right, v down) looks along (1, -(u - cx) / f, -(v - cy) / f) with ``f`` =
+    :attr:`focal_length` and (cx, cy) = :attr:`principal_point`.
+
+    Attributes:
+        name: sensor name (also its TF frame).
+        link: the link it is fixed to.
+        kind: 'lidar' or 'depth_camera'.
+        pos, quat: (3,), (4,) sensor frame in the link frame, m and wxyz.
+        rate: samples per simulated second, Hz; 0 = one after every step call.
+        range_min, range_max: readings nearer read -inf, nothing up to range_max reads +inf, m
+            (a lidar's ray length; a depth camera's depth along x, its clip planes).
+        resolution: readings are whole multiples of this, m; 0 = exact.
+        noise_mean, noise_stddev: Gaussian noise of the readings within range, m.
+        seed: noise generator seed.
+        horizontal, vertical: a lidar's (samples, min_angle rad, max_angle rad) of its columns
+            (azimuths) and rows (elevations), both ends included.
+        width, height, horizontal_fov: a depth camera's image, pixels, and field of view, rad.
+    """
+
+    name: str
+    link: str
+    kind: str = 'lidar'
+    pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
+    rate: float = 10.0
+    range_min: float = 0.1
+    range_max: float = 30.0
+    resolution: float = 0.0
+    noise_mean: float = 0.0
+    noise_stddev: float = 0.0
+    seed: int = 0
+    horizontal: tuple = (361, -np.pi, np.pi)
+    vertical: tuple = (1, 0.0, 0.0)
+    width: int = 320
+    height: int = 240
+    horizontal_fov: float = 1.047
+
+    @property
+    def shape(self):
+        """Return (rows, columns) of a reading: (vertical, horizontal) or (height, width)."""
+        if self.kind == 'lidar':
+            return int(self.vertical[0]), int(self.horizontal[0])
+        return int(self.height), int(self.width)
+
+    @property
+    def azimuths(self):
+        """Return a lidar's column angles, (horizontal samples,) rad, first to last."""
+        return np.linspace(self.horizontal[1], self.horizontal[2], int(self.horizontal[0]))
+
+    @property
+    def elevations(self):
+        """Return a lidar's row angles, (vertical samples,) rad, lowest first."""
+        return np.linspace(self.vertical[1], self.vertical[2], int(self.vertical[0]))
+
+    @property
+    def angle_increment(self):
+        """Return a lidar's step between columns, rad (0 for one column)."""
+        samples, low, high = self.horizontal
+        return (high - low) / (samples - 1) if samples > 1 else 0.0
+
+    @property
+    def vertical_increment(self):
+        """Return a lidar's step between rows, rad (0 for one row)."""
+        samples, low, high = self.vertical
+        return (high - low) / (samples - 1) if samples > 1 else 0.0
+
+    @property
+    def focal_length(self):
+        """Return a depth camera's focal length, pixels (fx = fy: square pixels)."""
+        return self.width / (2.0 * np.tan(0.5 * self.horizontal_fov))
+
+    @property
+    def principal_point(self):
+        """Return a depth camera's (cx, cy), pixels: the image centre, pixel centres whole."""
+        return 0.5 * (self.width - 1), 0.5 * (self.height - 1)
+
+    @property
+    def vertical_fov(self):
+        """Return a depth camera's vertical field of view, rad."""
+        return 2.0 * np.arctan(0.5 * self.height / self.focal_length)
+
+
+@dataclass(frozen=True)
 class SceneObject:
     """
     A free body of the scene (config ``scene`` with a mass): its body and initial state.
@@ -338,6 +427,7 @@ class RobotModel:
         objects: tuple of SceneObject, the free bodies of the scene (bodies after the robot's).
         sensors: tuple of SensorModel.
         imus: tuple of ImuModel.
+        range_sensors: tuple of RangeSensorModel.
         collision_filter: frozenset of link-name pairs (frozensets) whose shapes never collide;
             shapes on one body never collide either.
         collision_tables: (physics.arrays.Shapes, physics.arrays.Polytopes), the shapes as the
@@ -366,6 +456,7 @@ class RobotModel:
     collision_tables: Optional[tuple] = None
     imus: tuple = ()
     robots: tuple = ()
+    range_sensors: tuple = ()
 
     def free_bases(self):
         """Return ((body, base_pos, base_quat), ...) of every floating robot base."""

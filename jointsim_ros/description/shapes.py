@@ -64,7 +64,7 @@ def add_shapes(model, description, config, mesh_cache=None):
     shapes = []
     if settings.enabled:
         shapes = link_shapes(model, description, config, mesh_cache, warnings,
-                             world=_world_collides(config))
+                             world=_world_collides(config) or bool(model.range_sensors))
     touching = bool(settings.self_collision or settings.self_collision_pairs)
     return finish_shapes(model, shapes, lambda kept: _filter(description, config, kept,
                                                              model.links),
@@ -133,8 +133,9 @@ def finish_shapes(model, shapes, filter_of, config, mesh_cache, warnings, touchi
     enabled = ground.enabled
     if enabled == 'auto':
         enabled = floating or bool(objects)
-    if not (enabled or config.scene or touching):
-        shapes = []  # nothing for the links to touch: no contact work in the step at all
+    if not (enabled or config.scene or touching or model.range_sensors):
+        # nothing for the links to touch and no ray to see them: no contact work at all
+        shapes = []
     if enabled:
         shapes.append(ShapeModel(
             name='ground', body=-1, kind='plane', size=(0.0, 0.0, 0.0),
@@ -252,7 +253,11 @@ def urdf_object(item, name, config, mesh_cache):
 
 
 def _world_collides(config):
-    """Shapes on the world body (a fixed base) never move: they only matter to scene objects."""
+    """
+    Return whether the shapes on the world body (a fixed base) are kept.
+
+    They never move: they matter to scene objects only (and to rays, add_shapes).
+    """
     return bool(config.scene)
 
 

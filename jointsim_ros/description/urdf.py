@@ -125,6 +125,9 @@ class UrdfDescription:
             in the config's ``force_torque_sensors`` form (docs/sensors.md).
         imus: IMUs of ``<gazebo reference="LINK"><sensor type="imu">`` tags: name -> {link,
             rate, pose, topic, noise} in the config's ``imu_sensors`` form (docs/sensors.md).
+        range_sensors: lidars and depth cameras of ``<gazebo reference="LINK"><sensor
+            type="gpu_lidar">`` (and ``lidar``, ``ray``, ``gpu_ray``, ``depth_camera``,
+            ``depth``) tags: name -> settings in the config's ``range_sensors`` form.
         materials: link name -> contact material keys read from ``<gazebo reference="LINK">``
             tags (``kp``, ``kd``, ``mu1``/``mu2``, ``minDepth``, ``maxVel``) in the config's
             ``contacts`` form (stiffness, damping, friction, min_depth, max_push_velocity;
@@ -146,6 +149,7 @@ class UrdfDescription:
     ros2_control: tuple = ()
     xml: str = ''
     imus: dict = field(default_factory=dict)
+    range_sensors: dict = field(default_factory=dict)
 
     def where(self, kind, name):
         """
@@ -220,6 +224,8 @@ def parse_urdf(source, xacro_args=None):
         warnings += sensor_warnings
         imus, imu_warnings = _gazebo_imus(root, name)
         warnings += imu_warnings
+        range_sensors, range_warnings = _gazebo_ranges(root, name)
+        warnings += range_warnings
         materials, material_warnings = _gazebo_materials(root, name, from_xacro)
         warnings += material_warnings
         ros2_control = read_ros2_control(root)
@@ -229,7 +235,8 @@ def parse_urdf(source, xacro_args=None):
                            warnings=tuple(warnings + parser_warnings),
                            transmissions=transmissions, collisions=collisions,
                            base_dir=_base_dir(source), sensors=sensors, materials=materials,
-                           ros2_control=ros2_control, xml=xml_text, imus=imus)
+                           ros2_control=ros2_control, xml=xml_text, imus=imus,
+                           range_sensors=range_sensors)
 
 
 def _base_dir(source):
@@ -401,6 +408,109 @@ def _gazebo_imu(sensor, link):
             noise[quantity] = axes
     if noise:
         item['noise'] = noise
+    return item
+
+
+#: Gazebo sensor types read as range sensors -> their kind.
+RANGE_SENSOR_TYPES = {'gpu_lidar': 'lidar', 'lidar': 'lidar', 'ray': 'lidar', 'gpu_ray': 'lidar',
+                      'depth_camera': 'depth_camera', 'depth': 'depth_camera'}
+
+
+def _gazebo_ranges(root, name):
+    """
+    Read Gazebo lidar and depth camera tags; return (name -> ``range_sensors`` form, warnings).
+
+    ``<gazebo reference="LINK"><sensor name="NAME" type="...">`` (RANGE_SENSOR_TYPES) with
+    ``<update_rate>`` and ``<pose>``; a lidar's ``<lidar>`` or ``<ray>`` with
+    ``<scan><horizontal|vertical>`` (``<samples>``, ``<min_angle>``, ``<max_angle>``),
+    ``<range>`` (``<min>``, ``<max>``, ``<resolution>``) and ``<noise>`` (``<mean>``,
+    ``<stddev>``); a depth camera's ``<camera>`` with ``<horizontal_fov>``, ``<image>``
+    (``<width>``, ``<height>``), ``<clip>`` (``<near>``, ``<far>``: its range) and ``<noise>``.
+    A missing element takes the config's default.  A tag whose value does not read as a number
+    is announced with the file and line, and the sensor skipped.
+    """
+    found = {}
+    warnings = []
+    for gazebo in root.iterfind('gazebo'):
+        link = gazebo.get('reference')
+        for sensor in gazebo.iterfind('sensor'):
+            kind = RANGE_SENSOR_TYPES.get(sensor.get('type'))
+            if kind is None:
+                continue
+            label = sensor.get('name') or f'{link}_{kind}'
+            where = f"{name}: range sensor '{label}' (line {sensor.sourceline})"
+            if not link:
+                warnings.append(f'{where} is in a <gazebo> tag without reference="LINK"; '
+                                'ignored.  Name the link it is fixed to.')
+                continue
+            try:
+                found[label] = _gazebo_range(sensor, link, kind)
+            except ValueError as error:
+                warnings.append(f'{where}: {error}; the sensor is skipped.  Fix the value (a '
+                                'number) or declare the sensor in the config (range_sensors).')
+    return found, warnings
+
+
+def _gazebo_range(sensor, link, kind):
+    """Return one lidar or depth camera tag's settings; raise ValueError naming a bad element."""
+    def number(element, what, count=1):
+        values = _numbers(element.text)
+        if values is None or len(values) != count:
+            raise ValueError(f'<{what}> (line {element.sourceline}) reads '
+                             f'{(element.text or "").strip()!r}, not {count} number'
+                             + ('s' if count > 1 else ''))
+        return values
+
+    def numbers_of(element, tags):
+        """Return {key: value} of the child elements present (tags: key -> element path)."""
+        out = {}
+        if element is None:
+            return out
+        for key, path in tags.items():
+            child = element.find(path)
+            if child is not None:
+                out[key] = number(child, path.rpartition('/')[2])[0]
+        return out
+
+    item = {'link': link, 'kind': kind}
+    rate = sensor.find('update_rate')
+    if rate is not None:
+        item['rate'] = number(rate, 'update_rate')[0]   # its range: the config's check
+    pose = sensor.find('pose')
+    if pose is not None:
+        values = number(pose, 'pose', 6)
+        item['pose'] = {'position': list(values[:3]), 'rpy': list(values[3:])}
+    if kind == 'lidar':
+        body = sensor.find('lidar')
+        if body is None:
+            body = sensor.find('ray')
+        noise_parent = body
+        scan = body.find('scan') if body is not None else None
+        for axis in ('horizontal', 'vertical'):
+            values = numbers_of(scan.find(axis) if scan is not None else None,
+                                {'samples': 'samples', 'min_angle': 'min_angle',
+                                 'max_angle': 'max_angle'})
+            if values:
+                item[axis] = values
+        limits = numbers_of(body.find('range') if body is not None else None,
+                            {'min': 'min', 'max': 'max', 'resolution': 'resolution'})
+    else:
+        camera = sensor.find('camera')
+        noise_parent = camera
+        limits = {}
+        if camera is not None:
+            item.update(numbers_of(camera, {'horizontal_fov': 'horizontal_fov',
+                                            'width': 'image/width', 'height': 'image/height'}))
+            limits = numbers_of(camera.find('clip'), {'min': 'near', 'max': 'far'})
+            limits.update(numbers_of(camera.find('depth_camera/clip'),
+                                     {'min': 'near', 'max': 'far'}))
+    if limits:
+        item['range'] = limits
+    noise = noise_parent.find('noise') if noise_parent is not None else None
+    if noise is not None and (noise.findtext('type') or 'gaussian').strip() != 'none':
+        values = numbers_of(noise, {'mean': 'mean', 'stddev': 'stddev'})
+        if values:
+            item['noise'] = values
     return item
 
 

@@ -46,7 +46,7 @@ WORLD_COLLISION_KEYS = ('margin', 'contact_model', 'restitution_threshold', 'slo
 #: Name-keyed config sections whose keys are joint, link, sensor or element names.
 _KEYED = ('initial_positions', 'initial_velocities', 'drives', 'joints', 'contacts',
           'loop_joints', 'linear_actuators', 'distance_sensors', 'path_points', 'grasps',
-          'force_torque_sensors', 'imu_sensors', 'joint_sensors', 'scene')
+          'force_torque_sensors', 'imu_sensors', 'range_sensors', 'joint_sensors', 'scene')
 #: Fields of a section's items that name a link, joint or object of the same robot.
 _NAME_FIELDS = ('parent', 'child', 'link_a', 'link_b', 'link', 'object', 'joint')
 
@@ -275,6 +275,7 @@ def build_world(world, config=None, mesh_cache=None):
     config = world_config(world) if config is None else config
     mesh_cache = {} if mesh_cache is None else mesh_cache
     bodies, joints, order, links, drives, sensors, imus, merged = [], [], [], {}, [], [], [], []
+    ranges = []
     shapes, never, warnings, parts = [], set(), [], []
     for robot in world.robots:
         prefix = robot.own_prefix
@@ -302,6 +303,8 @@ def build_world(world, config=None, mesh_cache=None):
                        for s in model.sensors)
         imus.extend(replace(m, name=prefix + m.name, link=prefix + m.link,
                             topic=m.topic or f'{m.name}/imu') for m in model.imus)
+        ranges.extend(replace(r, name=prefix + r.name, link=prefix + r.link)
+                      for r in model.range_sensors)
         merged.extend(prefix + name for name in model.merged_joints)
         shapes.extend(replace(s, name=prefix + s.name, body=moved(s.body)) for s in found)
         never |= {frozenset(prefix + x for x in pair) for pair in pairs}
@@ -320,7 +323,8 @@ def build_world(world, config=None, mesh_cache=None):
         links=links, root_link=first.root_link, floating_base=first.floating and
         first.base_body == 0, merged_joints=tuple(merged), warnings=tuple(warnings),
         base_pos=first.base_pos, base_quat=first.base_quat, drives=tuple(drives),
-        sensors=tuple(sensors), imus=tuple(imus), robots=tuple(parts))
+        sensors=tuple(sensors), imus=tuple(imus), robots=tuple(parts),
+        range_sensors=tuple(ranges))
     touching = len(parts) > 1 or any(r.config.collision.self_collision
                                      or r.config.collision.self_collision_pairs
                                      for r in world.robots)

@@ -294,6 +294,39 @@ ContactWork = by_reference(namedtuple('ContactWork', [
     'isl_flag',     # (n_unit + 1, 4) per island: push, moving, loaded, last position error
 ]))
 
+#: One range sensor's rays (physics/rays.py): a grid of rows and columns cast from one origin,
+#: built once per sensor by ``rays.lidar_grid`` or ``rays.camera_grid``.
+RayGrid = by_reference(namedtuple('RayGrid', [
+    'dirs',      # (n_row, n_col, 4) unit ray direction in the sensor frame, then the longest
+                 # length of the ray that can read within range, m (range max, or far / cos)
+    'row_key',   # (n_row,) ascending: each row's angle, rad: a lidar's elevation, minus a
+                 # camera's pitch (image rows run downwards)
+    'col_key',   # (n_col,) ascending: a lidar column's azimuth, minus a camera column's, rad
+    'param',     # (rays.N_GRID,) rays.G_*: kind, range min and max (m), longest ray (m)
+]))
+
+#: Scratch arrays of the ray casts (physics/rays.py), one set per engine.
+RayWork = by_reference(namedtuple('RayWork', [
+    'rot',         # (n_body, 3, 3) body rotations
+    'vel',         # (n_body, 6) zeros: the shapes are placed without motion
+    'wpos',        # (n_shape, 3) shape origin, world, m
+    'wrot',        # (n_shape, 3, 3) shape rotation, world
+    'box',         # (n_shape, 6) world bounding box: low xyz, high xyz, m
+    'reach',       # (n_shape,) zeros (contacts.update_shapes writes it)
+    'center',      # (n_shape, 3) centre of the shape's bounding sphere, sensor frame, m
+    'radius',      # (n_shape,) radius of that sphere, m
+    'near',        # (n_shape,) distance from the sensor to that sphere, m
+    'order',       # (n_shape,) int64 the shapes a cast looks at, nearest first (scan) or as the
+                   # hierarchy's leaves hold them (cast)
+    'node_box',    # (2 n_shape, 6) bounding box of each hierarchy node, world, m
+    'node_child',  # (2 n_shape,) int64 first child (the second follows it), -1 for a leaf
+    'node_first',  # (2 n_shape,) int64 first entry of a leaf in order
+    'node_count',  # (2 n_shape,) int64 entries of a leaf
+    'stack',       # (2 n_shape + 64,) int64 nodes to build or visit
+    'stack_t',     # (2 n_shape + 64,) where the ray enters each node on the stack, m
+    'sensor',      # (7,) the last scan's sensor frame: position (m), orientation (wxyz), world
+]))
+
 #: Results of the last step (float64 array, indices below).
 (INFO_ITERATIONS, INFO_RESIDUAL, INFO_STOP, INFO_POS_ERROR, INFO_STATUS, INFO_BODY,
  INFO_CONTACTS, INFO_OVERFLOW, INFO_PENETRATION) = range(9)

@@ -46,10 +46,12 @@ class RobotView:
                                   if j.mimic is not None and j.name in mine)
         #: Its joint measurements (``sim.joint_sensors`` on its joints).
         self.joint_sensors = _JointSensorsView(sim, self._joints, p)
-        #: Its force-torque sensors and IMUs (``sim.sensors`` on its own sensor names).
+        #: Its force-torque sensors, IMUs and range sensors (``sim.sensors`` on its own
+        #: sensor names).
         links = set(part.links)
         sensors = {s.name for s in sim.model.sensors if s.joint in mine}
         sensors |= {m.name for m in sim.model.imus if m.link in links}
+        sensors |= {r.name for r in sim.model.range_sensors if r.link in links}
         self.sensors = _SensorsView(sim, p, sensors)
         #: Its grasps (``sim.grasps`` on its own grasp names).
         grasps = {j.name.partition(':')[2] for j in sim.model.joints
@@ -154,6 +156,15 @@ class RobotView:
         """Return the last reading of one of its IMUs (Sensors.imu)."""
         return self._sim.sensors.imu(self.prefix + imu_name)
 
+    @property
+    def range_names(self):
+        """Its lidars and depth cameras (own names)."""
+        return self.sensors.range_names
+
+    def ranges(self, sensor_name):
+        """Return the last sample of one of its range sensors (Sensors.ranges)."""
+        return self._sim.sensors.ranges(self.prefix + sensor_name)
+
 
 def _strip(prefix, names, own):
     """Return the names that are in ``own``, without ``prefix``."""
@@ -186,6 +197,7 @@ class _SensorsView:
         #: Its ImuModels with their own names (``name``, ``link``; ``topic`` is relative).
         self.imus = tuple(replace(m, name=m.name[len(prefix):], link=m.link[len(prefix):])
                           for m in sim.model.imus if m.name in own)
+        self.range_names = _strip(prefix, sim.sensors.range_names, own)
 
     def wrench(self, sensor_name):
         """Return the last wrench sample of a force-torque sensor (Sensors.wrench)."""
@@ -202,6 +214,24 @@ class _SensorsView:
     def history(self, sensor_name, after=0):
         """Return a sensor's samples whose count is above ``after`` (Sensors.history)."""
         return self._sim.sensors.history(self._prefix + sensor_name, after)
+
+    def ranges(self, sensor_name):
+        """Return the last sample of a range sensor (Sensors.ranges)."""
+        return self._sim.sensors.ranges(self._prefix + sensor_name)
+
+    def range_sample(self, sensor_name):
+        """Return a range sensor's sample with its time, count and pose (Sensors.range_sample)."""
+        return self._sim.sensors.range_sample(self._prefix + sensor_name)
+
+    def range_sensor(self, sensor_name):
+        """Return a range sensor's model with its own name and link (Sensors.range_sensor)."""
+        spec = self._sim.sensors.range_sensor(self._prefix + sensor_name)
+        n = len(self._prefix)
+        return replace(spec, name=spec.name[n:], link=spec.link[n:])
+
+    def ray_directions(self, sensor_name):
+        """Return a range sensor's unit ray directions in its frame (Sensors.ray_directions)."""
+        return self._sim.sensors.ray_directions(self._prefix + sensor_name)
 
 
 class _GraspsView:

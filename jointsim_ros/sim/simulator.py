@@ -103,11 +103,12 @@ class Simulator:
         self._diverged = None
         self.last_step = StepReport(0, 0, 0.0, 'tolerance', 0.0)
         self._last_info = None
-        #: Force-torque sensors and IMUs (config ``force_torque_sensors``, ``imu_sensors`` and
-        #: URDF <gazebo> tags): names, samples, history, the exact last-step readings
+        #: Force-torque sensors, IMUs, lidars and depth cameras (config ``force_torque_sensors``,
+        #: ``imu_sensors``, ``range_sensors`` and URDF <gazebo> tags): names, samples, history,
+        #: the exact readings, rays cast against the collision shapes
         #: (jointsim_ros.sim.sensing.Sensors).
         self.sensors = Sensors(self, [(s, index[s.joint]) for s in model.sensors],
-                               model.imus)
+                               model.imus, model.range_sensors)
         #: Linear actuators, distance sensors and path points (config ``linear_actuators``,
         #: ``distance_sensors``, ``path_points``; jointsim_ros.sim.elements.Elements).
         self.elements = Elements(self)

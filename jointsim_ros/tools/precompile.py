@@ -17,13 +17,14 @@ robot uses, so two small robots cover every robot:
 
 - ``maximal``: maximal coordinates, a floating robot with collision shapes on the ground (a
   robot without collision shapes, the bundled arm say, calls the same kernels with its contact
-  containers empty);
+  containers empty), and a lidar: the range sensors' ray kernels (``physics/rays.py``);
 - ``tree``: ``solver.formulation: tree``.
 
 With two or more cores the compile is shared by two worker processes (``--jobs``, default: the
-number of cores): one compiles ``maximal`` (the step's stages first, then the step), the other
-first the step's contact stages and a few others (``stages``: the step then loads them from the
-cache) and then ``tree``.  That splits the CPU time about evenly.  This process then compiles
+number of cores): one compiles ``maximal`` (the step's stages first, then the step and the
+sensor's ray kernel), the other first the step's contact stages and a few others and the ray
+kernel of any rays (``stages``: the maximal worker then loads them from the cache) and then
+``tree``.  That splits the CPU time about evenly.  This process then compiles
 whatever a worker did not leave in the cache (when one failed, it loads every kernel once more).
 Runs of this command wait for each other (a lock file in the cache folder), so concurrent first
 runs compile once.
@@ -95,6 +96,8 @@ def model(variant):
         'solver': {'formulation': 'tree' if variant == 'tree' else 'maximal'},
         'force_torque_sensors': {'ft': {'joint': 'shoulder', 'rate': 0}},
     }
+    if ground:
+        config['range_sensors'] = {'scan': {'link': 'hand', 'horizontal': {'samples': 8}}}
     return urdf, config
 
 
@@ -119,6 +122,8 @@ def compile_variant(variant):
     sim.drive_state('shoulder')
     if variant == 'maximal':
         sim.contacts()
+        sim.sensors.ranges('scan')                         # rays.scan
+        sim.sensors.cast_rays([0.0, 0.0, 1.0], [1.0, 0.0, 0.0])   # rays.cast
     sim.reset()
 
 
@@ -176,10 +181,39 @@ def compile_stages(job):
         stage.compile(tuple(numba.typeof(arg) for arg in args))
 
 
+def ray_cast_arguments():
+    """
+    Return the arguments a Simulator passes ``rays.cast`` (its ``sensors.cast_rays``).
+
+    From the maximal variant's engine, built but not placed (placing calls a kernel), as
+    :func:`step_stages` takes its engine.
+    """
+    import numpy as np
+
+    from ..description import load_model
+    from ..physics import rays
+    from ..sim.simulator import _make_engine
+    engine = _make_engine(*load_model(*model('maximal')))
+    state = engine.state
+    work = rays.ray_work(len(state.body_pos), len(engine.shapes.kind))
+    return (engine.shapes, engine.polytopes, state.body_pos, state.body_quat, -1,
+            np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0]]), np.ones(1), work, np.empty(1),
+            np.empty(1, dtype=np.int64))
+
+
+def compile_ray_cast():
+    """Compile ``rays.cast`` for the types a simulation passes it."""
+    import numba
+
+    from ..physics import rays
+    rays.cast.compile(tuple(numba.typeof(arg) for arg in ray_cast_arguments()))
+
+
 def run_job(job):
     """Compile one worker job: a variant, or ``stages`` (a share of the step's stages)."""
     if job == 'stages':
         compile_stages(job)
+        compile_ray_cast()
     elif job == 'maximal':
         compile_stages(job)  # first, while the other worker does its share of them
         compile_variant(job)
