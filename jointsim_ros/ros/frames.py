@@ -53,6 +53,16 @@ def world_urdf_tree(world):
     return UrdfTree(tuple(joints), tuple(links))
 
 
+#: a depth camera's optical frame in its sensor frame (x forward, y left, z up): z forward,
+#: x right, y down (REP 103), wxyz
+OPTICAL_QUAT = (0.5, -0.5, 0.5, -0.5)
+
+
+def optical_frame(sensor_name):
+    """Return the optical frame of a depth camera (the frame its images are in)."""
+    return f'{sensor_name}_optical'
+
+
 class FrameTree:
     """
     Compute the robot's static and moving transforms.
@@ -104,6 +114,16 @@ class FrameTree:
             self.static.append(Transform(self.frame(imu.link), self.frame(imu.name),
                                          tuple(float(v) for v in imu.pos),
                                          tuple(float(v) for v in imu.quat)))
+        # lidars and depth cameras: link -> sensor, static; a depth camera's optical frame
+        # (z forward, x right, y down, REP 103) hangs from its sensor frame
+        for spec in getattr(sim.model, 'range_sensors', ()):
+            self.static.append(Transform(self.frame(spec.link), self.frame(spec.name),
+                                         tuple(float(v) for v in spec.pos),
+                                         tuple(float(v) for v in spec.quat)))
+            if spec.kind == 'depth_camera':
+                self.static.append(Transform(self.frame(spec.name),
+                                             self.frame(optical_frame(spec.name)),
+                                             (0.0, 0.0, 0.0), OPTICAL_QUAT))
         # every robot's root link hangs from the world frame (a world has one per robot)
         roots = [part.root_link for part in sim.model.robots] or [self.root_link]
         self.anchor_moves = sim.model.links[self.root_link].body >= 0

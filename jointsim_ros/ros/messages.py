@@ -6,6 +6,7 @@ Messages -> commands: the array and named forms of joint commands, checked for s
 facade checks names and values).  Units are SI; ROS quaternions are (x, y, z, w), the
 simulator's (w, x, y, z).
 """
+import array
 import math
 
 from builtin_interfaces.msg import Time
@@ -14,7 +15,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 import numpy as np
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Imu, JointState
+from sensor_msgs.msg import (CameraInfo, Image, Imu, JointState, LaserScan, PointCloud2,
+                             PointField)
 from std_msgs.msg import ColorRGBA, String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
@@ -237,6 +239,133 @@ def imu_message(values, frame_id, seconds, covariances):
         matrix = [0.0] * 9
         matrix[0], matrix[4], matrix[8] = (float(v) for v in diagonal)
         setattr(msg, field, matrix)
+    return msg
+
+
+def _floats(values):
+    """Return an array.array('f') of values (what rclpy takes fastest for a float32[] field)."""
+    out = array.array('f')
+    out.frombytes(np.ascontiguousarray(values, dtype=np.float32).tobytes())
+    return out
+
+
+def _bytes(values):
+    """Return an array.array('B') holding the bytes of a numpy array (a uint8[] field)."""
+    out = array.array('B')
+    out.frombytes(np.ascontiguousarray(values).tobytes())
+    return out
+
+
+def laser_scan(spec, ranges, frame_id, seconds):
+    """
+    Return a sensor_msgs/LaserScan of a one-row lidar's sample.
+
+    Args:
+        spec: the sensor's RangeSensorModel (``sim.sensors.range_sensor``).
+        ranges: (1, samples) or (samples,) ray lengths, m (+inf: nothing within range_max,
+            -inf: nearer than range_min, REP 117).
+        frame_id: the sensor frame.
+        seconds: simulated time of the sample.
+    """
+    samples, lo, hi = spec.horizontal
+    msg = LaserScan()
+    msg.header.stamp = stamp(seconds)
+    msg.header.frame_id = frame_id
+    msg.angle_min = float(lo)
+    msg.angle_max = float(hi)
+    msg.angle_increment = float((hi - lo) / (samples - 1)) if samples > 1 else 0.0
+    msg.time_increment = 0.0  # every ray of a sample is cast at one instant
+    msg.scan_time = float(1.0 / spec.rate) if spec.rate > 0.0 else 0.0
+    msg.range_min = float(spec.range_min)
+    msg.range_max = float(spec.range_max)
+    msg.ranges = _floats(np.asarray(ranges).reshape(-1))
+    return msg
+
+
+#: PointCloud2 fields of a multi-row lidar's cloud (as Gazebo's gpu_lidar): name, offset,
+#: datatype, count
+CLOUD_FIELDS = (('x', 0, PointField.FLOAT32), ('y', 4, PointField.FLOAT32),
+                ('z', 8, PointField.FLOAT32), ('intensity', 12, PointField.FLOAT32),
+                ('ring', 16, PointField.UINT16))
+CLOUD_POINT_STEP = 18
+_CLOUD_DTYPE = np.dtype({'names': ['x', 'y', 'z', 'intensity', 'ring'],
+                         'formats': ['<f4', '<f4', '<f4', '<f4', '<u2'],
+                         'offsets': [0, 4, 8, 12, 16], 'itemsize': CLOUD_POINT_STEP})
+
+
+def point_cloud(ranges, directions, frame_id, seconds):
+    """
+    Return an organised sensor_msgs/PointCloud2 of a lidar's sample, in the sensor frame.
+
+    Args:
+        ranges: (rows, columns) ray lengths, m; a ray without a hit (+-inf) gives a NaN point
+            (the cloud is organised: height rows from the lowest elevation up, ``is_dense``
+            false).
+        directions: (rows, columns, 3) unit ray directions in the sensor frame
+            (``sim.sensors.ray_directions``).
+        frame_id: the sensor frame.
+        seconds: simulated time of the sample.
+    """
+    ranges = np.asarray(ranges, dtype=float)
+    rows, columns = ranges.shape
+    points = np.zeros(rows * columns, dtype=_CLOUD_DTYPE)
+    with np.errstate(invalid='ignore'):
+        xyz = (np.where(np.isfinite(ranges), ranges, np.nan)[..., None]
+               * directions).reshape(-1, 3)
+    points['x'], points['y'], points['z'] = xyz[:, 0], xyz[:, 1], xyz[:, 2]
+    points['ring'] = np.repeat(np.arange(rows, dtype=np.uint16), columns)
+    msg = PointCloud2()
+    msg.header.stamp = stamp(seconds)
+    msg.header.frame_id = frame_id
+    msg.height = rows
+    msg.width = columns
+    msg.fields = [PointField(name=name, offset=offset, datatype=kind, count=1)
+                  for name, offset, kind in CLOUD_FIELDS]
+    msg.is_bigendian = False
+    msg.point_step = CLOUD_POINT_STEP
+    msg.row_step = CLOUD_POINT_STEP * columns
+    msg.is_dense = False
+    msg.data = _bytes(points)
+    return msg
+
+
+def depth_image(depth, frame_id, seconds):
+    """
+    Return a sensor_msgs/Image (32FC1, metres along the optical axis, REP 118) of a depth sample.
+
+    Args:
+        depth: (height, width) depth, m, the top row first (+inf: nothing within the far clip,
+            -inf: nearer than the near one).
+        frame_id: the camera's optical frame.
+        seconds: simulated time of the sample.
+    """
+    height, width = np.shape(depth)
+    msg = Image()
+    msg.header.stamp = stamp(seconds)
+    msg.header.frame_id = frame_id
+    msg.height = height
+    msg.width = width
+    msg.encoding = '32FC1'
+    msg.is_bigendian = 0
+    msg.step = 4 * width
+    msg.data = _bytes(np.asarray(depth, dtype='<f4'))
+    return msg
+
+
+def camera_info(spec, frame_id, seconds):
+    """Return the sensor_msgs/CameraInfo of a depth camera: an ideal pinhole, no distortion."""
+    f = float(spec.focal_length)
+    cx, cy = (float(v) for v in spec.principal_point)
+    msg = CameraInfo()
+    msg.header.stamp = stamp(seconds)
+    msg.header.frame_id = frame_id
+    msg.width = int(spec.width)
+    msg.height = int(spec.height)
+    msg.distortion_model = 'plumb_bob'
+    msg.d = [0.0] * 5
+    msg.k = [f, 0.0, cx, 0.0, f, cy, 0.0, 0.0, 1.0]
+    msg.r = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    msg.p = [f, 0.0, cx, 0.0, 0.0, f, cy, 0.0, 0.0, 0.0, 1.0, 0.0]
     return msg
 
 

@@ -15,12 +15,14 @@ import functools
 
 from control_msgs.msg import DynamicJointState
 from geometry_msgs.msg import WrenchStamped
-from sensor_msgs.msg import Imu, JointState
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import CameraInfo, Image, Imu, JointState, LaserScan, PointCloud2
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 
 from . import messages
+from .frames import optical_frame
 from ..errors import CommandError
 
 # Topics of the two forms of each command kind: array (Float64MultiArray, announced order) and
@@ -34,6 +36,22 @@ COMMAND_TOPICS = {
 def grasp_service(grasp_name):
     """Return the service (std_srvs/SetBool, relative) that switches a grasp on and off."""
     return f'grasp/{grasp_name}'
+
+
+def range_topics(spec):
+    """
+    Return the topics (relative) and message types of a lidar's or depth camera's samples.
+
+    A one-row lidar: ``NAME/scan`` (LaserScan); a lidar of several rows: ``NAME/points``
+    (PointCloud2); a depth camera: ``NAME/depth/image_raw`` (Image, 32FC1) and
+    ``NAME/depth/camera_info`` (CameraInfo).
+    """
+    name = spec.name.rsplit('/', 1)[-1]
+    if spec.kind == 'depth_camera':
+        return ((f'{name}/depth/image_raw', Image), (f'{name}/depth/camera_info', CameraInfo))
+    if spec.vertical[0] == 1:
+        return ((f'{name}/scan', LaserScan),)
+    return ((f'{name}/points', PointCloud2),)
 
 
 def wrench_topic(sensor_name):
@@ -94,6 +112,15 @@ class RobotTopics:
                                     messages.imu_covariances(imu))
                          for imu in imus}
         self._imu_count = dict.fromkeys(self._pub_imu, 0)
+        # lidars and depth cameras: their topics with the sensor-data QoS (best effort, the
+        # last 5), as Gazebo's bridge publishes them
+        self._pub_range = {}
+        for name in getattr(sensors, 'range_names', ()):
+            spec = sensors.range_sensor(name)
+            self._pub_range[name] = [node.create_publisher(kind, self.topic(topic),
+                                                           qos_profile_sensor_data)
+                                     for topic, kind in range_topics(spec)]
+        self._range_count = dict.fromkeys(self._pub_range, 0)
 
         # subscriptions: two forms per command kind
         for kind, (array_topic, named_topic) in COMMAND_TOPICS.items():
@@ -133,6 +160,7 @@ class RobotTopics:
         # the simulator's sensors started again: their sample counts too
         self._wrench_count = dict.fromkeys(self._wrench_count, 0)
         self._imu_count = dict.fromkeys(self._imu_count, 0)
+        self._range_count = dict.fromkeys(self._range_count, 0)
 
     def destroy(self):
         """Destroy its publishers, subscriptions and services (the robot was removed)."""
@@ -200,6 +228,26 @@ class RobotTopics:
             for when, values, count in sensors.history(name, self._imu_count[name]):
                 serialized.publish(publisher, ('imu', name, frame), build, values, when)
                 self._imu_count[name] = count
+        for name, publishers in self._pub_range.items():
+            self._publish_range(sensors, name, publishers)
+
+    def _publish_range(self, sensors, name, publishers):
+        """Publish a lidar's or depth camera's latest sample if it is new (its rate, REP 117)."""
+        sample = sensors.range_sample(name)
+        if sample.count == 0 or sample.count == self._range_count[name]:
+            return
+        self._range_count[name] = sample.count
+        spec = sensors.range_sensor(name)
+        if spec.kind == 'depth_camera':
+            frame = self.frame(optical_frame(name))
+            publishers[0].publish(messages.depth_image(sample.ranges, frame, sample.time))
+            publishers[1].publish(messages.camera_info(spec, frame, sample.time))
+        elif spec.vertical[0] == 1:
+            publishers[0].publish(messages.laser_scan(spec, sample.ranges, self.frame(name),
+                                                      sample.time))
+        else:
+            publishers[0].publish(messages.point_cloud(
+                sample.ranges, sensors.ray_directions(name), self.frame(name), sample.time))
 
     def log_start(self, log):
         """Log the array commands' joint orders (one line per kind)."""
