@@ -107,6 +107,12 @@ def sort(cwork, kind, n):
 
 
 @jit_inline
+def span(cwork, kind, g):
+    """Return (first, end) of island g's items of a kind in ``isl_items[kind]``."""
+    return cwork.isl_start[kind, g], cwork.isl_start[kind, g + 1]
+
+
+@jit_inline
 def size(cwork, g):
     """Return the number of items of every kind island g holds."""
     total = 0

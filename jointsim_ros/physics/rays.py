@@ -47,7 +47,7 @@ from . import contacts
 from .arrays import RayGrid, RayWork
 from .collide import mat_t_mat
 from .math3d import (dot3, entry, jit, jit_inline, mat_t_vec, mat_vec, quat_mul, quat_to_mat,
-                     read3, read4, vadd, vscale, vsub)
+                     read3, read4, read_mat, vadd, vscale, vsub)
 
 SPHERE, CAPSULE, BOX, CYLINDER, CONVEX, PLANE = (contacts.SPHERE, contacts.CAPSULE, contacts.BOX,
                                                  contacts.CYLINDER, contacts.CONVEX,
@@ -302,14 +302,6 @@ def place_shapes(shapes, body_pos, body_quat, work):
                            work.wpos, work.wrot, work.box, work.reach)
 
 
-@jit_inline
-def shape_rot(wrot, s):
-    """Rotation of shape s in the world."""
-    return ((wrot[s, 0, 0], wrot[s, 0, 1], wrot[s, 0, 2]),
-            (wrot[s, 1, 0], wrot[s, 1, 1], wrot[s, 1, 2]),
-            (wrot[s, 2, 0], wrot[s, 2, 1], wrot[s, 2, 2]))
-
-
 @jit
 def sort_by_key(order, key, n):
     """Sort order[:n] by key[order[i]] ascending, in place (heap sort: no allocation)."""
@@ -559,7 +551,7 @@ def scan(shapes, polys, body_pos, body_quat, sensor_body, mount, skip_link, grid
     for s in range(kind.shape[0]):
         if kind[s] == PLANE or shapes.link[s] == skip_link:
             continue
-        rot = shape_rot(wrot, s)
+        rot = read_mat(wrot, s)
         c_world = vadd(read3(wpos, s), mat_vec(rot, read3(shapes.aabb_center, s)))
         c = mat_t_vec(frame, vsub(c_world, origin))
         h = read3(shapes.aabb_half, s)
@@ -577,7 +569,7 @@ def scan(shapes, polys, body_pos, body_quat, sensor_body, mount, skip_link, grid
     # 5. each shape's footprint of rays, in the shape's frame
     for k in range(count):
         s = work.order[k]
-        world_rot = shape_rot(wrot, s)
+        world_rot = read_mat(wrot, s)
         rot = mat_t_mat(frame, world_rot)       # the shape's axes in the sensor frame
         o = mat_t_vec(world_rot, vsub(origin, read3(wpos, s)))
         cover_shape(s, kind[s], o, rot, read3(work.center, s), work.radius[s], work.near[s],
@@ -789,7 +781,7 @@ def cast(shapes, polys, body_pos, body_quat, skip_link, origins, directions, len
                     a = work.node_first[node]
                     for j in range(a, a + work.node_count[node]):
                         s = work.order[j]
-                        rot = shape_rot(wrot, s)
+                        rot = read_mat(wrot, s)
                         x = vsub(o, read3(wpos, s))
                         t = ray_shape(s, kind[s], mat_t_vec(rot, x), mat_t_vec(rot, d), shapes,
                                       polys, best)

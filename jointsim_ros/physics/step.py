@@ -229,7 +229,6 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
     axis_drive = axes.drive
     gear = drives.gear
     inv_rotor = drives.inv_rotor_inertia
-    start = cwork.isl_start
     block_items = cwork.isl_items[islands.ROWS]
     axis_items = cwork.isl_items[islands.AXES]
     free_items = cwork.isl_items[islands.FREE]
@@ -237,14 +236,10 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
     for g in range(cwork.isl_count[0] + 1):
         if islands.size(cwork, g) == 0:
             continue
-        b0 = start[islands.ROWS, g]
-        b1 = start[islands.ROWS, g + 1]
-        a0 = start[islands.AXES, g]
-        a1 = start[islands.AXES, g + 1]
-        f0 = start[islands.FREE, g]
-        f1 = start[islands.FREE, g + 1]
-        p0 = start[islands.POINTS, g]
-        p1 = start[islands.POINTS, g + 1]
+        b0, b1 = islands.span(cwork, islands.ROWS, g)
+        a0, a1 = islands.span(cwork, islands.AXES, g)
+        f0, f1 = islands.span(cwork, islands.FREE, g)
+        p0, p1 = islands.span(cwork, islands.POINTS, g)
         reason = STOP_ITERATIONS
         largest = 0.0
         used = 0
@@ -329,13 +324,13 @@ def push_out_penetration(blocks, joints, mimics, axes, state, work, bodies, cont
         flag[g, 0] = 0.0
     if deepest <= 0.0:
         return
-    start = cwork.isl_start
     block_items = cwork.isl_items[islands.ROWS]
     axis_items = cwork.isl_items[islands.AXES]
     point_items = cwork.isl_items[islands.POINTS]
     excess = cwork.isl_excess[islands.POINTS]
     for g in range(count + 1):
-        for n in range(start[islands.POINTS, g], start[islands.POINTS, g + 1]):
+        p0, p1 = islands.span(cwork, islands.POINTS, g)
+        for n in range(p0, p1):
             if excess[point_items[n]] > 0.0:
                 flag[g, 0] = 1.0
                 break
@@ -347,12 +342,9 @@ def push_out_penetration(blocks, joints, mimics, axes, state, work, bodies, cont
     for g in range(count + 1):
         if flag[g, 0] == 0.0:
             continue
-        b0 = start[islands.ROWS, g]
-        b1 = start[islands.ROWS, g + 1]
-        a0 = start[islands.AXES, g]
-        a1 = start[islands.AXES, g + 1]
-        p0 = start[islands.POINTS, g]
-        p1 = start[islands.POINTS, g + 1]
+        b0, b1 = islands.span(cwork, islands.ROWS, g)
+        a0, a1 = islands.span(cwork, islands.AXES, g)
+        p0, p1 = islands.span(cwork, islands.POINTS, g)
         for n in range(b0, b1):
             k = block_items[n]
             r0 = blocks.row0[k]
@@ -439,13 +431,11 @@ def project_positions(blocks, joints, mimics, state, work, cwork, param, touchin
     C = work.C_pred
     mu = work.vec6b
     flag = cwork.isl_flag
-    start = cwork.isl_start
     items = cwork.isl_items[islands.ROWS]
     compliant = touching and param[P_COMPLIANT] > 0.0
     worst = 0.0
     for g in range(cwork.isl_count[0] + 1):
-        b0 = start[islands.ROWS, g]
-        b1 = start[islands.ROWS, g + 1]
+        b0, b1 = islands.span(cwork, islands.ROWS, g)
         if b1 == b0:
             continue
         passes = iterations

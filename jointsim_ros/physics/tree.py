@@ -1139,23 +1139,16 @@ def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations
     stop = STOP_TOLERANCE
     residual = 0.0
     most = 0
-    start = cwork.isl_start
     items = cwork.isl_items
     for g in range(cwork.isl_count[0] + 1):
         if islands.size(cwork, g) == 0:
             continue
-        a0 = start[islands.AXES, g]
-        a1 = start[islands.AXES, g + 1]
-        f0 = start[islands.FREE, g]
-        f1 = start[islands.FREE, g + 1]
-        m0 = start[islands.ROWS, g]
-        m1 = start[islands.ROWS, g + 1]
-        x0 = start[islands.LOOP_AXES, g]
-        x1 = start[islands.LOOP_AXES, g + 1]
-        r0 = start[islands.LOOP_FREE, g]
-        r1 = start[islands.LOOP_FREE, g + 1]
-        p0 = start[islands.POINTS, g]
-        p1 = start[islands.POINTS, g + 1]
+        a0, a1 = islands.span(cwork, islands.AXES, g)
+        f0, f1 = islands.span(cwork, islands.FREE, g)
+        m0, m1 = islands.span(cwork, islands.ROWS, g)
+        x0, x1 = islands.span(cwork, islands.LOOP_AXES, g)
+        r0, r1 = islands.span(cwork, islands.LOOP_FREE, g)
+        p0, p1 = islands.span(cwork, islands.POINTS, g)
         reason = STOP_ITERATIONS
         largest = 0.0
         used = 0
@@ -1317,20 +1310,22 @@ def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, itera
         return False
     # the islands with something to remove
     flag = cwork.isl_flag
-    start = cwork.isl_start
     items = cwork.isl_items
     count = cwork.isl_count[0]
     for g in range(count + 1):
         push = False
         if deepest > 0.0:
-            for n in range(start[islands.POINTS, g], start[islands.POINTS, g + 1]):
+            p0, p1 = islands.span(cwork, islands.POINTS, g)
+            for n in range(p0, p1):
                 push = push or cwork.isl_excess[islands.POINTS, items[islands.POINTS, n]] > 0.0
-        for n in range(start[islands.ROWS, g], start[islands.ROWS, g + 1]):
+        m0, m1 = islands.span(cwork, islands.ROWS, g)
+        for n in range(m0, m1):
             m = items[islands.ROWS, n]
             for k in range(links.rows[m]):
                 push = push or (links.kinv[m, k] > 0.0
                                 and abs(links.error[m, k]) > position_tolerance)
-        for n in range(start[islands.LOOP_AXES, g], start[islands.LOOP_AXES, g + 1]):
+        x0, x1 = islands.span(cwork, islands.LOOP_AXES, g)
+        for n in range(x0, x1):
             x = tm.loop_axes[items[islands.LOOP_AXES, n]]
             push = push or cwork.isl_excess[islands.LOOP_AXES, x] > position_tolerance
         flag[g, 0] = 1.0 if push else 0.0
@@ -1340,14 +1335,10 @@ def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, itera
     for g in range(count + 1):
         if flag[g, 0] == 0.0:
             continue
-        a0 = start[islands.AXES, g]
-        a1 = start[islands.AXES, g + 1]
-        m0 = start[islands.ROWS, g]
-        m1 = start[islands.ROWS, g + 1]
-        x0 = start[islands.LOOP_AXES, g]
-        x1 = start[islands.LOOP_AXES, g + 1]
-        p0 = start[islands.POINTS, g] if n_contact > 0 else 0
-        p1 = start[islands.POINTS, g + 1] if n_contact > 0 else 0
+        a0, a1 = islands.span(cwork, islands.AXES, g)
+        m0, m1 = islands.span(cwork, islands.ROWS, g)
+        x0, x1 = islands.span(cwork, islands.LOOP_AXES, g)
+        p0, p1 = islands.span(cwork, islands.POINTS, g) if n_contact > 0 else (0, 0)
         for it in range(iterations):
             largest = solve_push_axes(tm, wk, wk.push_qd, cwork.push_limit, items[islands.AXES],
                                       a0, a1)
