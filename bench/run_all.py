@@ -1,11 +1,12 @@
 """
-Run every benchmark (issues 2, 3, 5, 6, 8, 9, 15) and collect the results (`make bench`).
+Run the core benchmarks and collect the results (`make bench`).
 
 Each script runs in its own Python process (so the memory figures and numba's first-call cost
 of one do not leak into another), pinned to one core, in this order: bench_step_time.py,
 bench_chain_scaling.py, bench_accuracy.py, bench_pybullet.py, bench_drives.py,
-bench_joint_rows.py, bench_contacts.py, bench_inverse_dynamics.py (issue 8), bench_tree.py
-(issue 9), bench_published_urdfs.py (issue 15).  Their CSV and markdown tables go to
+bench_joint_rows.py, bench_contacts.py, bench_inverse_dynamics.py, bench_tree.py,
+bench_published_urdfs.py, bench_worlds.py (several robots in one world) and bench_rays.py (lidars
+and depth cameras).  Their CSV and markdown tables go to
 bench/results/; this script adds machine.csv (CPU, versions, commit, date, load) and
 report.md, every table in one file, and prints it.
 
@@ -22,9 +23,9 @@ from benchlib import BENCH_DIR, machine_facts, markdown_table, RESULTS_DIR, writ
 
 SCRIPTS = ('bench_step_time', 'bench_chain_scaling', 'bench_accuracy', 'bench_pybullet',
            'bench_drives', 'bench_joint_rows', 'bench_contacts', 'bench_inverse_dynamics',
-           'bench_tree', 'bench_published_urdfs')
+           'bench_tree', 'bench_published_urdfs', 'bench_worlds', 'bench_rays')
 TABLES = ('step_time', 'chain_scaling', 'accuracy', 'pybullet', 'drives', 'joint_rows',
-          'contacts', 'published_urdfs')
+          'contacts', 'published_urdfs', 'worlds', 'rays')
 
 
 def main(argv=None):
