@@ -67,6 +67,13 @@ def polygon_distance(first, second):
                for one, q in ((first, second), (second, first)))
 
 
+def boundary_distance(point, boxes):
+    """Return the distance of a 2-D point (m) to the nearest side of any box, m."""
+    p = np.asarray(point, float)[:2]
+    return min(_segment_distance(p, q[k], q[(k + 1) % len(q)])
+               for q in boxes.values() for k in range(len(q)))
+
+
 def clearance(position, yaw, boxes):
     """
     Return the rover's distance to the nearest box and that box's name.
