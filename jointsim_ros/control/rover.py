@@ -14,16 +14,21 @@ voltage).  The method, a vector-field-histogram kind of choice among headings:
    that corridor (``horizon`` at most).
 3. **Heading**: among headings from -90 to +90 degrees, the one with the longest free path,
    less ``straight_weight`` per radian away from straight ahead and ``steady_weight`` per
-   radian away from the last choice (so it does not dither between two equal gaps).
+   radian away from the last choice (so it does not dither between two equal gaps); a heading
+   counts only if the footprint, widened by ``turn_margin``, turns ``steer_check`` towards it
+   without meeting a point (:func:`turn_room`: a corner swings out as the rover turns).
 4. **Speed**: the free path straight ahead sets the forward voltage, full ``cruise_voltage``
    beyond ``slow_distance``, down to ``creep_voltage`` at ``stop_distance``; the chosen
    heading adds a difference (:func:`turn_difference`: none near straight ahead, then at
    least ``turn_threshold``, up to ``turn_voltage`` at 45 degrees) to the right side and takes
    it from the left to turn left (and the other way round).
-5. **Blocked**: with less than ``stop_distance`` free ahead the rover turns on the spot,
-   ``spin_voltage`` forward on one side and back on the other, towards the side of the chosen
-   heading, and keeps turning that way until ``resume_distance`` is free ahead (a hysteresis:
-   it does not swing back and forth in a corner).
+5. **Blocked**: with less than ``stop_distance`` free ahead of its own footprint (widened by
+   ``straight_margin``) the rover turns on the spot, ``spin_voltage`` forward on one side and
+   back on the other, towards the side of the chosen heading, and keeps turning that way until
+   ``resume_distance`` is free ahead in the corridor (a hysteresis: it does not swing back and
+   forth in a corner).  It turns on the spot only where ``turn_check`` of the turn is free;
+   when neither way is, it backs away (``reverse_voltage``) until one is, creeps on when the
+   way back is not free either, and stands when nothing is.
 
 :func:`drive` runs it in closed loop on a Simulator without ROS (the tests, tuning);
 ``jointsim_ros/tools/rover_controller.py`` runs it on the node's topics.
