@@ -53,6 +53,7 @@ setup(
             'jointsim_node = jointsim_ros.ros.node:main',
             'jointsim_example_controller = jointsim_ros.tools.example_controller:main',
             'jointsim_humanoid_controller = jointsim_ros.tools.humanoid_controller:main',
+            'jointsim_rover_controller = jointsim_ros.tools.rover_controller:main',
             'jointsim_inverse_dynamics = jointsim_ros.tools.inverse_dynamics:main',
             'jointsim_compare_formulations = jointsim_ros.tools.compare_formulations:main',
             'jointsim_precompile = jointsim_ros.tools.precompile:main',

@@ -12,6 +12,12 @@ Measure jointsim_node's achieved real-time factor and CPU use (issue 4).
    controller (no joint-space controller for it ships yet): it starts in a standing pose and
    settles onto the ground, so the contact rows are working throughout.
 
+``--rover`` runs one case instead: the bundled rover (urdf/jointsim_rover.urdf.xacro with
+config/jointsim_rover.yaml: four wheel drives on the ground, its 360-ray lidar at 10 Hz, the
+arena's walls and boxes) at real_time_factor 1.0 for ``--seconds``, driven among the boxes by
+``jointsim_rover_controller`` (one voltage command per LaserScan); results in
+node_rover.csv and node_rover.md.
+
 Method: the node runs as a subprocess (test/node_harness.py: its own ROS domain, localhost
 discovery, UDPv4, config/fastdds_profile.xml), NOT pinned to a core; the example controller is
 a second process.  Measurement starts 3 s after the node is ready (warm-up).  Over the window:
@@ -22,6 +28,7 @@ a second process.  Measurement starts 3 s after the node is ready (warm-up).  Ov
   its threads), and its RSS (VmRSS) at the end; the controller's CPU likewise.
 
 Run: .venv/bin/python bench/bench_node.py [--seconds 60] [--fast-seconds 20]
+     .venv/bin/python bench/bench_node.py --rover [--seconds 60]
 """
 import argparse
 import os
@@ -45,6 +52,8 @@ TARGET_RTF = 0.99
 WARM_UP = 3.0  # s after 'ready' before the window starts
 ARM_XACRO = REPO_ROOT / 'urdf' / 'jointsim_arm.urdf.xacro'
 ARM_CONFIG = REPO_ROOT / 'config' / 'jointsim_arm.yaml'
+ROVER_XACRO = REPO_ROOT / 'urdf' / 'jointsim_rover.urdf.xacro'
+ROVER_CONFIG = REPO_ROOT / 'config' / 'jointsim_rover.yaml'
 
 
 def clock_now(client, timeout=5.0):
@@ -69,12 +78,13 @@ QUADRUPED_CONFIG = '\n'.join([
 
 
 def measure(domain_id, seconds, real_time_factor, log_dir, robot=None, config=None,
-            case=None, world=None, namespaces=('',)):
+            case=None, world=None, namespaces=('',), controller=None):
     """
     Run node (+ the example controller for the arm) for a window; return one result row.
 
     ``world``: a world file run instead of the robot (world_file), with an example controller
-    in each of ``namespaces`` (its robots').
+    in each of ``namespaces`` (its robots').  ``controller``: the module of the controller
+    to run beside another ``robot`` (none by default).
     """
     robot_keys = ({'world_file': str(world)} if world is not None else
                   {'robot_description_file': str(robot or ARM_XACRO),
@@ -88,13 +98,14 @@ def measure(domain_id, seconds, real_time_factor, log_dir, robot=None, config=No
     try:
         node.wait_ready()
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), **ROS_ENVIRONMENT)
-        if robot is None:
+        if robot is None or controller is not None:
             for namespace in namespaces:
                 controller_log = open(Path(log_dir) / f'controller_rtf{real_time_factor:g}'
                                       f'{namespace}.log', 'w')
                 remap = ['--ros-args', '-r', f'__ns:=/{namespace}'] if namespace else []
                 controllers.append(subprocess.Popen(
-                    [sys.executable, '-m', 'jointsim_ros.tools.example_controller'] + remap,
+                    [sys.executable, '-m', controller or 'jointsim_ros.tools.example_controller']
+                    + remap,
                     cwd=REPO_ROOT, env=env, stdout=controller_log, stderr=subprocess.STDOUT))
         client = RosClient(domain_id, name='jointsim_bench_client')
         diagnostics = client.subscribe(DiagnosticArray, 'diagnostics')
@@ -153,10 +164,15 @@ def main(argv=None):
                         help='wall time of the real-time run, s (default 60)')
     parser.add_argument('--fast-seconds', type=float, default=20.0,
                         help='wall time of the as-fast-as-possible run, s (default 20)')
+    parser.add_argument('--rover', action='store_true',
+                        help='only the rover with its lidar and its controller, at real time '
+                             '(node_rover.csv, node_rover.md)')
     parser.add_argument('--out', type=Path, default=RESULTS_DIR)
     args = parser.parse_args(argv)
     command = ' '.join(['.venv/bin/python', 'bench/bench_node.py'] + sys.argv[1:])
     facts = machine_facts()
+    if args.rover:
+        return rover(args, command, facts)
     rows = []
     with tempfile.TemporaryDirectory() as log_dir, domain() as domain_id:
         rows.append(measure(domain_id, args.seconds, 1.0, log_dir))
@@ -195,6 +211,37 @@ def main(argv=None):
         f'>= {TARGET_RTF}.', '',
         markdown_table(rows, columns)])
     save_markdown(args.out, 'node', text)
+    return 0
+
+
+def rover(args, command, facts):
+    """Run the rover case; write bench/results/node_rover.csv and node_rover.md."""
+    with tempfile.TemporaryDirectory() as log_dir, domain() as domain_id:
+        row = measure(domain_id, args.seconds, 1.0, log_dir, robot=ROVER_XACRO,
+                      config=ROVER_CONFIG, controller='jointsim_ros.tools.rover_controller',
+                      case='rover, 4 drives, lidar 360 x 10 Hz, rover controller, rtf 1')
+    load = ' '.join(f'{v:.2f}' for v in os.getloadavg())
+    row['target'] = 'rtf 1.00 (issue 43)'
+    row['verdict'] = ('PASS' if min(row['rtf_overall'], row['rtf_diag_min']) >= TARGET_RTF
+                      else 'MISS')
+    columns = list(row)
+    write_csv(args.out, 'node_rover', [row])
+    text = '\n'.join([
+        '# jointsim_node: real-time factor and CPU with the rover and its lidar', '',
+        f'Command: `{command}`  ',
+        f'Date (UTC): {facts["date_utc"]}; commit {facts["git_commit"]}; '
+        f'{facts["cpu_model"]}, {facts["cores"]} cores; load average (1/5/15 min) before '
+        f'{facts["load_average_1_5_15"]}, after {load}.', '',
+        'The bundled rover (urdf/jointsim_rover.urdf.xacro, config/jointsim_rover.yaml: four '
+        '12 V wheel drives on the ground, a 360-ray lidar at 10 Hz publishing LaserScan, an '
+        'arena of 4 walls and 5 boxes), physics 1000 Hz, publish 100 Hz, '
+        'jointsim_rover_controller sending wheel voltages at every scan; node not pinned to a '
+        f'core; {WARM_UP:g} s warm-up after ready. rtf_overall = /clock advanced / wall time '
+        'of the window; rtf_diag = the per-second factors of `diagnostics`; CPU = utime + '
+        'stime over the window, % of one core. PASS needs both rtf_overall and rtf_diag_min '
+        f'>= {TARGET_RTF}.', '',
+        markdown_table([row], columns)])
+    save_markdown(args.out, 'node_rover', text)
     return 0
 
 

@@ -279,7 +279,54 @@ def test_humanoid_launch_valve_true_runs_the_valve_scenario_and_false_the_walk()
     assert not parse_args(['--robot', 'r', '--config', 'c', '--steps', '3']).valve
 
 
-@pytest.mark.parametrize('name', ['sim', 'humanoid', 'ros2_control', 'world'])
+def test_rover_launch_starts_node_controller_rviz_and_view_on_files_the_package_installs():
+    path = PACKAGE_ROOT / 'launch' / 'rover.launch.py'
+    tree = ast.parse(path.read_text(), filename=str(path))
+    nodes = {constant(keyword(call, 'executable')): call for call in calls(expanded(tree), 'Node')}
+    assert set(nodes) == {'jointsim_node', 'jointsim_rover_controller', 'rviz2', 'jointsim_view'}
+    setup = (PACKAGE_ROOT / 'setup.py').read_text()
+    for executable in ('jointsim_node', 'jointsim_rover_controller', 'jointsim_view'):
+        assert f"'{executable} = jointsim_ros." in setup, executable
+    for folder, name in (('urdf', 'jointsim_rover.urdf.xacro'), ('config', 'jointsim_rover.yaml'),
+                         ('rviz', 'jointsim_rover.rviz')):
+        assert f"'{name}'" in ast.dump(tree) and (PACKAGE_ROOT / folder / name).is_file()
+    parameters = keyword(nodes['jointsim_node'], 'parameters').elts[0]
+    given = {constant(k): v for k, v in zip(parameters.keys, parameters.values)}
+    description = ast.dump(given['robot_description'])
+    assert "'xacro '" in description and "'jointsim_rover.urdf.xacro'" in description
+    assert "'jointsim_rover.yaml'" in ast.dump(given['config_file'])
+    for optional, argument in (('rviz2', 'rviz'), ('jointsim_view', 'view')):
+        condition = keyword(nodes[optional], 'condition')
+        assert condition.func.id == 'IfCondition'
+        assert constant(condition.args[0].args[0]) == argument
+    assert keyword(nodes['jointsim_rover_controller'], 'condition') is None
+    declared = {constant(c.args[0]): c for c in calls(tree, 'DeclareLaunchArgument')}
+    assert set(declared) == {'rviz', 'view', 'use_sim_time', 'formulation'}
+    for name, call in declared.items():
+        assert constant(keyword(call, 'description')), f'{name} has no description'
+
+
+def test_rover_rviz_config_shows_the_scan_best_effort_and_follows_the_rover():
+    from jointsim_ros.ros.robot_topics import range_topics
+    from jointsim_ros.sim.simulator import Simulator
+    sim = Simulator.from_urdf(str(PACKAGE_ROOT / 'urdf' / 'jointsim_rover.urdf.xacro'),
+                              str(PACKAGE_ROOT / 'config' / 'jointsim_rover.yaml'))
+    config = yaml.safe_load((PACKAGE_ROOT / 'rviz' / 'jointsim_rover.rviz').read_text())
+    manager = config['Visualization Manager']
+    displays = {d['Name']: d for d in manager['Displays'] if d.get('Enabled')}
+    assert displays['Scan']['Class'] == 'rviz_default_plugins/LaserScan'
+    scan = displays['Scan']['Topic']
+    (topic, kind), = range_topics(sim.sensors.range_sensor('lidar'))
+    assert (scan['Value'], kind.__name__) == (topic, 'LaserScan')
+    # the node publishes it best effort: a reliable display would receive nothing
+    assert scan['Reliability Policy'] == 'Best Effort'
+    scene = displays['Scene']['Topic']
+    assert (scene['Value'], scene['Durability Policy']) == ('scene_markers', 'Transient Local')
+    assert manager['Views']['Current']['Target Frame'] in sim.model.links
+    assert manager['Global Options']['Fixed Frame'] == 'world'
+
+
+@pytest.mark.parametrize('name', ['sim', 'humanoid', 'ros2_control', 'world', 'rover'])
 def test_launch_formulation_argument_reaches_every_node_as_a_string(name):
     # launch_ros reads a bare substitution as YAML: an empty one would be None and refused, so
     # the argument goes through ParameterValue(..., value_type=str) to the node's parameter

@@ -4,10 +4,11 @@ The browser view (issue 33, docs/view.md): its logic without a browser, and its 
 Without a browser: TF edges composed into world poses against the matrices multiplied out, a
 wrench's arrows against the vector rotated by hand, the plot buffers, the URDF's visual shapes
 with a missing mesh drawn as its collision shape (announced once), the camera's projection,
-a port in use.  In a real browser (headless Chromium over DevTools, test/browser.py):
-jointsim_node runs the arm, jointsim_view draws it; the pixels of the arm's colour lie in the
-projected box of the link /tf puts there, and move with it when the joint moves; a click on
-Pause stops /clock.
+a port in use, the range sensors' points (a scan, a cloud and a depth image as the node sends
+them, and the humanoid's head camera) in the world.  In a real browser (headless Chromium
+over DevTools, test/browser.py): jointsim_node runs the arm, jointsim_view draws it; the pixels
+of the arm's colour lie in the projected box of the link /tf puts there, and move with it when
+the joint moves; a click on Pause stops /clock.
 """
 import math
 import socket
@@ -209,6 +210,106 @@ def test_contacts_changing_in_number_keep_one_colour_and_points_follow():
         assert not cloud.visible and not lines.visible
     finally:
         scene.close()
+
+
+# -- range sensors' points ---------------------------------------------------------------------
+#: The sensors on the arm's base (m, base_link frame) and the wall's near face ahead of them.
+SENSOR = [0.3, 0.0, 1.0]
+WALL_FACE = 1.95
+
+
+def sensors_facing_a_wall():
+    """Return the bundled arm with a scan, a three-row lidar and a depth camera facing a wall."""
+    from jointsim_ros import Simulator
+    lidar = {'link': 'base_link', 'pose': {'position': SENSOR, 'rpy': [0.0, 0.0, 0.3]},
+             'range': {'min': 0.1, 'max': 10.0},
+             'horizontal': {'samples': 61, 'min_angle': -0.3, 'max_angle': 0.3}}
+    return Simulator.from_urdf(str(PACKAGE_ROOT / 'urdf' / 'jointsim_arm.urdf.xacro'), {
+        'range_sensors': {
+            'scan': lidar,
+            'cloud': dict(lidar, vertical={'samples': 3, 'min_angle': -0.2, 'max_angle': 0.2}),
+            'camera': {'link': 'base_link', 'kind': 'depth_camera',
+                       'pose': {'position': SENSOR, 'rpy': [0.0, 0.1, -0.2]},
+                       'range': {'min': 0.05, 'max': 8.0}, 'width': 40, 'height': 30,
+                       'horizontal_fov': 0.8}},
+        'scene': {'wall': {'shape': 'box', 'size': [0.1, 6.0, 3.0],
+                           'pose': {'position': [WALL_FACE + 0.05, 0.0, 1.5]}}}})
+
+
+def test_a_scan_a_cloud_and_a_depth_image_are_drawn_on_the_wall_they_see():
+    # the messages the node sends (ros/messages.py), read back as the view's node reads them
+    # and put in the world from the sensor frames' poses: every point on the wall's face
+    from jointsim_ros.ros import messages
+    from jointsim_ros.ros.frames import OPTICAL_QUAT
+    from jointsim_ros.rotations import quat_multiply
+    from jointsim_ros.view.drawing import to_world
+    from jointsim_ros.view.node import range_message_points
+    sim = sensors_facing_a_wall()
+    sensors = sim.sensors
+    drawn = {}
+    for name in ('scan', 'cloud', 'camera'):
+        sample, spec = sensors.range_sample(name), sensors.range_sensor(name)
+        pose = (sample.position, sample.quat)
+        if name == 'scan':
+            points = range_message_points('scan', messages.laser_scan(
+                spec, sample.ranges, name, sample.time))
+        elif name == 'cloud':
+            points = range_message_points('cloud', messages.point_cloud(
+                sample.ranges, sensors.ray_directions(name), name, sample.time))
+        else:
+            info = messages.camera_info(spec, 'camera_optical', sample.time)
+            points = range_message_points('depth', messages.depth_image(
+                sample.ranges, 'camera_optical', sample.time), info.k)
+            pose = (sample.position, quat_multiply(sample.quat, np.array(OPTICAL_QUAT)))
+        drawn[name] = to_world(points, *pose)
+    assert [len(drawn[name]) for name in ('scan', 'cloud', 'camera')] == [61, 3 * 61, 40 * 30]
+    for name, points in drawn.items():
+        # float32 in the messages: a few micrometres
+        np.testing.assert_allclose(points[:, 0], WALL_FACE, atol=2e-5, err_msg=name)
+    # the scan's hits at the lidar's height, spread as its columns turned by 0.3 rad
+    np.testing.assert_allclose(drawn['scan'][:, 2], SENSOR[2], atol=1e-6)
+    expected_y = (WALL_FACE - SENSOR[0]) * np.tan(np.linspace(0.0, 0.6, 61))
+    np.testing.assert_allclose(drawn['scan'][:, 1], expected_y, atol=2e-5)
+
+
+def test_the_headless_view_draws_the_range_sensors_from_where_they_sampled():
+    from jointsim_ros.view.simulator_view import SimulatorView
+    sim = sensors_facing_a_wall()
+    sim.step(150)                               # a sample at 0.1 s
+    view = SimulatorView(sim, free_port(0), announce=lambda line: None)
+    try:
+        view.update()
+        points = view.scene.range_points()
+        assert {name: len(p) for name, p in points.items()} == {
+            'scan': 61, 'cloud': 3 * 61, 'camera': 40 * 30}
+        for name, p in points.items():
+            # sent to the page as 16-bit floats: 1 mm at 2 m
+            np.testing.assert_allclose(p[:, 0], WALL_FACE, atol=2e-3, err_msg=name)
+    finally:
+        view.close()
+
+
+def test_the_humanoids_head_camera_is_drawn_on_the_floor_ahead_of_it():
+    # config/jointsim_humanoid.yaml's head camera looks ahead and down: what it sees in the
+    # humanoid's start pose is the floor, from about 1.2 m ahead of the feet to its 10 m range
+    from jointsim_ros import Simulator
+    from jointsim_ros.view.simulator_view import SimulatorView
+    sim = Simulator.from_urdf(str(PACKAGE_ROOT / 'urdf' / 'jointsim_humanoid.urdf.xacro'),
+                              str(PACKAGE_ROOT / 'config' / 'jointsim_humanoid.yaml'))
+    spec = sim.sensors.range_sensor('head_camera')
+    assert (spec.kind, spec.width, spec.height, spec.rate) == ('depth_camera', 160, 120, 15.0)
+    view = SimulatorView(sim, free_port(0), announce=lambda line: None)
+    try:
+        view.update()
+        floor = view.scene.range_points()['head_camera']
+        # every other pixel of every other row (80 x 60, within the 5000 points drawn of a
+        # sensor) that sees the floor within 10 m
+        assert 3000 < len(floor) <= 80 * 60
+        # on the floor: 5 mm of noise along the rays, 16-bit floats (4 mm at 8 m)
+        assert np.all(np.abs(floor[:, 2]) < 0.03), floor[:, 2].min()
+        assert floor[:, 0].min() > 1.0 and floor[:, 0].max() < 10.5
+    finally:
+        view.close()
 
 
 # -- in a real browser ------------------------------------------------------------------------

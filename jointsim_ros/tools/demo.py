@@ -6,6 +6,7 @@
         [--push T FX FY]...
     python -m jointsim_ros.tools.demo --humanoid --valve [--seconds S] [--push T FX FY]...
     python -m jointsim_ros.tools.demo --world PATH [--effort | --voltage] [--seconds S]
+    python -m jointsim_ros.tools.demo --rover [--seconds S]
     python -m jointsim_ros.tools.demo --headless [headless options]
 
 Every form takes ``--formulation maximal|tree`` (the node's ``formulation`` parameter: it
@@ -37,6 +38,12 @@ task (or when the robot falls) with ``result: valve turned A deg, fell: no``.
 ``world_file``, one example controller per robot in the robot's namespace (``-r
 __ns:=/NAME``: it reads ``/NAME/joint_states`` and commands ``/NAME/joint_voltage_commands``),
 the browser view showing every robot; the status line shows each robot's joints.
+``--rover``: the bundled rover (urdf/jointsim_rover.urdf.xacro with config/jointsim_rover.yaml:
+four wheels on 12 V DC drives, a 2-D lidar, an arena of walls and boxes) and
+``jointsim_rover_controller``, which reads only the lidar's LaserScan and drives among the
+boxes by the wheels' voltages, steering away from what it sees; the status line shows where
+the rover is, its heading and the nearest thing the lidar sees, and the controller says what
+it does; the browser view draws the scan.
 ``--headless`` runs ``jointsim_ros.tools.headless`` instead, without ROS.
 """
 import argparse
@@ -78,6 +85,9 @@ def parse_args(argv):
                              'one example controller per robot, in its namespace')
     parser.add_argument('--humanoid', action='store_true',
                         help='the bundled humanoid walking (its own controller)')
+    parser.add_argument('--rover', action='store_true',
+                        help='the bundled rover driving among boxes on its lidar (its own '
+                             'controller)')
     parser.add_argument('--valve', action='store_true',
                         help='--humanoid: the valve scenario (it turns a hand wheel; '
                              'docs/valve.md)')
@@ -145,7 +155,7 @@ STOP = threading.Event()
 
 
 def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, keep=False,
-          robots=()):
+          robots=(), scan=None):
     """
     Print the joint positions once a second until Ctrl-C, a process ends, or time is up.
 
@@ -157,7 +167,8 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, kee
     end with ``result: valve turned A deg, fell: no``.  With ``keep`` the result line does not
     end it: the robot goes on standing (its controller holds it) until Ctrl-C or time is up,
     for someone watching the view.  With ``robots`` (a world's robot names) print each robot's
-    joints, from its ``NAME/joint_states``, on one line.
+    joints, from its ``NAME/joint_states``, on one line.  With ``scan`` (a LaserScan topic) and
+    ``base``, print the base's heading and the nearest reading of the scan too.
     """
     os.environ.update({k: v for k, v in ros_environment().items() if k not in os.environ})
     import rclpy
@@ -197,7 +208,7 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, kee
             for transform in msg.transforms:
                 if transform.child_frame_id == base:
                     where['xyz'] = p = transform.transform.translation
-                    q = transform.transform.rotation
+                    where['quat'] = q = transform.transform.rotation
                     t = transform.header.stamp.sec + transform.header.stamp.nanosec * 1e-9
                     if track['last_t'] is None or t < track['last_t'] - 1e-6:
                         track['start'], track['fell'] = (p.x, p.y, p.z), None  # a reset
@@ -217,6 +228,19 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, kee
                     msg.header.stamp.nanosec = int(round((at - int(at)) * 1e9))
                     msg.wrench.force.x, msg.wrench.force.y = force
                     pusher.publish(msg)
+    nearest = {}
+    if scan:
+        from rclpy.qos import qos_profile_sensor_data
+        from sensor_msgs.msg import LaserScan
+
+        def on_scan(msg):
+            ranges = [(r, k) for k, r in enumerate(msg.ranges) if math.isfinite(r)]
+            if ranges:
+                r, k = min(ranges)
+                nearest['reading'] = (r, msg.angle_min + k * msg.angle_increment)
+            else:
+                nearest.pop('reading', None)
+        node.create_subscription(LaserScan, scan, on_scan, qos_profile_sensor_data)
     wrists = {}
     if valve:
         from geometry_msgs.msg import WrenchStamped
@@ -266,6 +290,15 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, kee
                     p = where.get('xyz')
                     shown = (f'{base} at x {p.x:+.3f} y {p.y:+.3f} z {p.z:.3f} m' if p
                              else f'{base}: no /tf yet')
+                    if scan and p:
+                        q = where['quat']
+                        heading = math.atan2(2.0 * (q.w * q.z + q.x * q.y),
+                                             1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+                        shown += f', heading {math.degrees(heading):+4.0f} deg'
+                        if 'reading' in nearest:
+                            r, angle = nearest['reading']
+                            shown += (f', lidar: nearest {r:.2f} m at '
+                                      f'{math.degrees(angle):+4.0f} deg')
                 elif robots:
                     shown = '  '.join(
                         f'{name} q = [' + ' '.join(f'{v:+.2f}' for v in latest_of[name].position)
@@ -304,6 +337,8 @@ def main(argv=None):
         return humanoid(args)
     if args.world:
         return world(args)
+    if args.rover:
+        return rover(args)
     robot = args.robot or str(resources.share_file(*resources.DEFAULT_ROBOT))
     if args.effort and args.voltage:
         print('jointsim demo: give --effort or --voltage, not both', file=sys.stderr)
@@ -332,12 +367,13 @@ def formulation_args(args):
 
 
 def run_node_and_controller(node_args, controller, seconds, base=None, pushes=(), until=None,
-                            valve=False, view=None, robots=()):
+                            valve=False, view=None, robots=(), scan=None):
     """
     Run the node (ROS arguments ``node_args``) and ``python -m controller...``; watch them.
 
     ``controller`` is one argument list, or a list of them (a world: one per robot).
-    ``robots``: a world's robot names, for the status line (``watch``).
+    ``robots``: a world's robot names, ``scan``: a LaserScan topic, for the status line
+    (``watch``).
 
     ``view``: the port of a browser view to start with them (jointsim_view), or None.  With a
     view, reaching ``until`` prints the result line and runs on until Ctrl-C (or ``seconds``):
@@ -361,7 +397,7 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
             processes.append(start('jointsim_ros.view.node', '--ros-args', '-p',
                                    f'port:={view}'))
         watch(seconds, processes, base=base, pushes=pushes, until=until, valve=valve,
-              keep=view is not None, robots=robots)
+              keep=view is not None, robots=robots, scan=scan)
         if node.poll() is not None:
             status = node.returncode or 1
             print(f'jointsim demo: the node ended with status {node.returncode}',
@@ -411,6 +447,24 @@ def world(args):
     return run_node_and_controller(
         ['-p', f'world_file:={path}'] + formulation_args(args), controllers, args.seconds,
         view=None if args.no_view else args.view_port, robots=robots)
+
+
+def rover(args):
+    """``make run ARGS=--rover``: the rover's node, its lidar controller and the view."""
+    robot = args.robot or str(resources.share_file('urdf', 'jointsim_rover.urdf.xacro'))
+    config = args.config or str(resources.share_file('config', 'jointsim_rover.yaml'))
+    domain = os.environ.get('ROS_DOMAIN_ID', '0')
+    print(f'jointsim demo: the rover {robot} with {config}: it drives among the boxes of its '
+          f'arena on its 12 V wheel drives, steering away from what its lidar sees '
+          f'(jointsim_rover_controller); ROS_DOMAIN_ID={domain}\n'
+          f'  watch the scan from another shell:  ROS_DOMAIN_ID={domain} '
+          f'{Path(sys.executable)} -m jointsim_ros.tools.echo lidar/scan\n'
+          f'  Ctrl-C stops.', flush=True)
+    return run_node_and_controller(
+        ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}']
+        + formulation_args(args),
+        ['jointsim_ros.tools.rover_controller'], args.seconds, base='base_link',
+        view=None if args.no_view else args.view_port, scan='lidar/scan')
 
 
 def humanoid(args):

@@ -6,8 +6,8 @@ Print messages of a topic, a small stand-in for ``ros2 topic echo`` where ros2cl
 
 The message type is read from the ROS graph (the topic must have a publisher), and the QoS
 follows the publishers' (transient-local topics such as /tf_static and robot_description reach
-a late subscriber).  JointState messages print as one line; others as YAML.  Set ROS_DOMAIN_ID
-to the simulator's domain.
+a late subscriber; best-effort ones such as a lidar's scan are read best effort).  JointState
+messages print as one line; others as YAML.  Set ROS_DOMAIN_ID to the simulator's domain.
 """
 import argparse
 import importlib
@@ -85,8 +85,14 @@ def main(args=None):
             return 1
         latched = all(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
                       for p in publishers)
+        # a best-effort publisher (the sensor-data QoS of scans, clouds and images) is heard
+        # only by a best-effort reader
+        best_effort = any(p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+                          for p in publishers)
         # latched: one history for every publisher's kept message (tf2 reads /tf_static so)
-        qos = QoSProfile(depth=100 if latched else 10, reliability=ReliabilityPolicy.RELIABLE,
+        qos = QoSProfile(depth=100 if latched else 10,
+                         reliability=(ReliabilityPolicy.BEST_EFFORT if best_effort
+                                      else ReliabilityPolicy.RELIABLE),
                          durability=(DurabilityPolicy.TRANSIENT_LOCAL if latched
                                      else DurabilityPolicy.VOLATILE))
         printed = [0, -float('inf')]

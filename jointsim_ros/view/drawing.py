@@ -4,8 +4,10 @@ What the browser view draws, from whatever feeds it: no rclpy here (docs/view.md
 The ROS node (``view/node.py``) feeds it from topics, ``jointsim_headless --view`` from a
 Simulator.  The pure part turns data into drawing: the robot's visual shapes from its URDF
 (:func:`link_visuals`), link poses in the world from TF edges (:func:`world_poses`), an arrow
-from a wrench (:func:`wrench_arrows`), the plot buffers (:class:`PlotBuffer`).  ``ViewScene``
-puts them in a viser server's scene and panel.
+from a wrench (:func:`wrench_arrows`), a range sensor's points (:func:`scan_points`,
+:func:`cloud_points`, :func:`depth_points`, :func:`ray_points`, put in the world by
+:func:`to_world`), the plot
+buffers (:class:`PlotBuffer`).  ``ViewScene`` puts them in a viser server's scene and panel.
 """
 from collections import deque
 import contextlib
@@ -31,6 +33,14 @@ LINK_COLOUR = (232, 120, 32)
 FORCE_COLOUR = (220, 30, 30)
 TORQUE_COLOUR = (30, 90, 220)
 CONTACT_COLOUR = (250, 220, 0)
+#: Colours of a lidar's hits and of a depth camera's points.
+SCAN_COLOUR = (255, 40, 160)
+DEPTH_COLOUR = (40, 200, 255)
+#: The most points drawn of one range sensor: a larger sample is thinned evenly (a browser
+#: without a GPU draws every point of every frame).
+MOST_RANGE_POINTS = 5000
+#: Size of a drawn point of a range sensor, m.
+RANGE_POINT_SIZE = 0.03
 #: Samples a plot keeps (at the plots' rate, 10 Hz: 30 s).
 PLOT_SAMPLES = 300
 #: s: the longest wait for the view server to stop (ViewScene.close).
@@ -243,6 +253,93 @@ def wrench_arrows(force, torque, pos, quat, force_scale=FORCE_SCALE,
             (origin, origin + torque_scale * (rot @ np.asarray(torque, float))))
 
 
+def scan_points(ranges, angle_min, angle_increment):
+    """
+    Return the hits of a 2-D scan (a LaserScan) in its frame, (n, 3) m.
+
+    Reading k is at ``angle_min + k angle_increment`` about the frame's z axis from its x axis;
+    readings that are not finite (nothing in range, too near: REP 117) are left out.
+    """
+    r = np.asarray(ranges, dtype=float).reshape(-1)
+    a = angle_min + angle_increment * np.arange(len(r))
+    hit = np.isfinite(r)
+    r, a = r[hit], a[hit]
+    return np.stack([r * np.cos(a), r * np.sin(a), np.zeros_like(r)], axis=1)
+
+
+def cloud_points(data, fields, point_step, count, big_endian=False):
+    """
+    Return the finite points of a PointCloud2's x, y and z FLOAT32 fields, (n, 3) m.
+
+    Args:
+        data: the message's data (bytes).
+        fields: {name: offset} of at least x, y and z (bytes into a point).
+        point_step: bytes per point.
+        count: points (width x height).
+        big_endian: the message's is_bigendian.
+    """
+    order = '>' if big_endian else '<'
+    kind = np.dtype({'names': ['x', 'y', 'z'], 'formats': [order + 'f4'] * 3,
+                     'offsets': [fields['x'], fields['y'], fields['z']],
+                     'itemsize': point_step})
+    points = np.frombuffer(bytes(data), dtype=kind, count=count)
+    xyz = np.stack([points['x'], points['y'], points['z']], axis=1).astype(float)
+    return xyz[np.isfinite(xyz).all(axis=1)]
+
+
+def depth_points(depth, k, most=MOST_RANGE_POINTS):
+    """
+    Return a depth image's points in its optical frame (z ahead, x right, y down), (n, 3) m.
+
+    Pixel (u, v) at depth d (along the optical axis, REP 118) is at
+    ``((u - cx) d / fx, (v - cy) d / fy, d)`` with the camera matrix ``k`` (CameraInfo's
+    row-major 3 x 3).  Every s-th pixel of every s-th row is taken, s the least that keeps at
+    most ``most`` pixels; depths that are not finite are left out.
+    """
+    depth = np.asarray(depth, dtype=float)
+    height, width = depth.shape
+    step = max(1, math.ceil(math.sqrt(height * width / most)))
+    v, u = np.mgrid[0:height:step, 0:width:step]
+    d = depth[::step, ::step]
+    fx, cx, fy, cy = k[0], k[2], k[4], k[5]
+    xyz = np.stack([(u - cx) * d / fx, (v - cy) * d / fy, d], axis=-1).reshape(-1, 3)
+    return xyz[np.isfinite(xyz).all(axis=1)]
+
+
+def ray_points(ranges, directions, depth=False, most=MOST_RANGE_POINTS):
+    """
+    Return a range sensor's reading as points in its frame, (n, 3) m (``jointsim_headless``).
+
+    Args:
+        ranges: (rows, columns) a lidar's ray lengths or (``depth``) a depth camera's depths
+            along its x axis, m (``Simulator.sensors.ranges``).
+        directions: (rows, columns, 3) unit ray directions in the sensor frame
+            (``sensors.ray_directions``).
+        depth: the readings are depths.
+        most: at most about this many rays are taken (every s-th of every s-th row).
+    """
+    ranges = np.asarray(ranges, dtype=float)
+    rows, columns = ranges.shape
+    step = max(1, math.ceil(math.sqrt(rows * columns / most)))
+    r, d = ranges[::step, ::step], np.asarray(directions)[::step, ::step]
+    if depth:
+        r = r / d[..., 0]
+    hit = np.isfinite(r)
+    return r[hit][:, None] * d[hit]
+
+
+def thin(points, most=MOST_RANGE_POINTS):
+    """Return at most ``most`` of the points (n, 3), every k-th."""
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    return points[::max(1, math.ceil(len(points) / most))]
+
+
+def to_world(points, pos, quat):
+    """Return points (n, 3) given in a frame at (pos, quat wxyz) in the world, (n, 3)."""
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    return points @ quat_to_matrix(np.asarray(quat, float)).T + np.asarray(pos, float)
+
+
 class PlotBuffer:
     """The last PLOT_SAMPLES (time, value) samples of named series."""
 
@@ -314,6 +411,7 @@ class ViewScene:
         self._sent = {}
         self._wrench_handles = {}
         self._contacts = None
+        self._ranges = {}           # range sensor -> its points' handle
         self._plots = {}
         self.server.scene.set_up_direction('+z')
         # no shadows: viser's are three cascaded shadow maps, drawn again every frame; in a
@@ -421,6 +519,34 @@ class ViewScene:
         cloud.points = points
         lines.points = segments
         cloud.visible = lines.visible = True
+
+    def set_range_points(self, name, points, colour=SCAN_COLOUR, size=RANGE_POINT_SIZE):
+        """
+        Draw a range sensor's latest points (n, 3), world, replacing its last ones.
+
+        At most MOST_RANGE_POINTS are drawn (thinned evenly); none hide them.
+        """
+        points = thin(points)
+        handle = self._ranges.get(name)
+        if handle is None:
+            if not len(points):
+                return
+            # one colour, never resent: the page compiles a cloud's shader again when its
+            # colours change (set_contacts)
+            self._ranges[name] = self.server.scene.add_point_cloud(
+                f'/ranges/{name.replace("/", ":")}', points=points, colors=colour,
+                point_size=size)
+            return
+        if not len(points):
+            handle.visible = False
+            return
+        handle.points = points
+        handle.visible = True
+
+    def range_points(self):
+        """Return {range sensor: its points drawn (n, 3), world} (hidden ones: none)."""
+        return {name: np.asarray(handle.points, dtype=float) if handle.visible
+                else np.zeros((0, 3)) for name, handle in self._ranges.items()}
 
     def set_wrench(self, name, arrows):
         """Draw a sensor's force and torque arrows ((start, end) pairs, world)."""

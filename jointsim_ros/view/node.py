@@ -6,10 +6,12 @@ jointsim_view: a browser view of a running simulation, from its ROS topics (docs
 
 It draws the robot of ``robot_description`` posed by /tf, the contact points and normal forces
 of ``contact_markers``, each force-torque sensor's wrench (``*/wrench``) as arrows and each
-IMU's frame, plots chosen joints' positions and drive currents and voltages from
-``joint_states`` and ``dynamic_joint_states``, and has buttons calling the simulator's
-``pause``, ``resume``, ``step`` and ``reset`` and sliders sending servo position targets on
-``joint_commands``.  Any ROS 2 source of ``robot_description`` and /tf will do for the drawing.
+IMU's frame, each lidar's and depth camera's latest points (``*/scan``, ``*/points``,
+``*/depth/image_raw`` with its ``camera_info``) in the world, posed at their stamps, plots
+chosen joints' positions and drive currents and voltages from ``joint_states`` and
+``dynamic_joint_states``, and has buttons calling the simulator's ``pause``, ``resume``,
+``step`` and ``reset`` and sliders sending servo position targets on ``joint_commands``.  Any
+ROS 2 source of ``robot_description`` and /tf will do for the drawing.
 A simulator running a world announces its robots on ``robots`` (latched); the view then draws
 every robot from its own ``NAME/robot_description`` on its TF frames ``NAME/link``, plots its
 joints as ``NAME/joint`` and sends its sliders' targets on ``NAME/joint_commands``.
@@ -25,17 +27,19 @@ from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import rclpy
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from rclpy.signals import SignalHandlerOptions
-from sensor_msgs.msg import Imu, JointState
+from sensor_msgs.msg import (CameraInfo, Image, Imu, JointState, LaserScan, PointCloud2,
+                             PointField)
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, framing, most_moving,
-                      PlotBuffer, strip_prefix, ViewScene, Visual, world_poses, wrench_arrows)
+from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, cloud_points, DEPTH_COLOUR,
+                      depth_points, framing, most_moving, PlotBuffer, scan_points, strip_prefix,
+                      to_world, ViewScene, Visual, world_poses, wrench_arrows)
 from ..description.urdf import parse_urdf
 from ..ros.messages import read_robots_text
 from ..ros.node import make_executor, ROBOTS_TOPIC, spin, stop_on_signals
@@ -47,6 +51,14 @@ PLOT_EVERY = 3
 #: chosen again every PICK_PERIOD simulated seconds.
 PLOT_SERIES = 4
 PICK_PERIOD = 2.0
+#: Poses of a range sensor's frame kept, one per drawing, to draw a sample where it was taken
+#: (at 30 Hz: half a second).
+POSE_HISTORY = 16
+#: The topics of range sensors, by the end of their names: (suffix, message type, kind).
+RANGE_TOPICS = (('/scan', 'sensor_msgs/msg/LaserScan', 'scan'),
+                ('/points', 'sensor_msgs/msg/PointCloud2', 'cloud'),
+                ('/depth/image_raw', 'sensor_msgs/msg/Image', 'depth'))
+RANGE_TYPES = {'scan': LaserScan, 'cloud': PointCloud2, 'depth': Image}
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
 STATIC_TF = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -100,6 +112,35 @@ def marker_visuals(msg, prefix=''):
     return out
 
 
+def pose_at(history, stamp):
+    """Return the (pos, quat) of a frame's history [(stamp, pos, quat)] nearest a stamp."""
+    if not history:
+        return None
+    _, pos, quat = min(history, key=lambda entry: abs(entry[0] - stamp))
+    return pos, quat
+
+
+def range_message_points(kind, msg, k=None):
+    """
+    Return a range sensor's message's points in its frame, (n, 3) m (none it cannot read).
+
+    ``kind``: 'scan' (LaserScan), 'cloud' (PointCloud2: its x, y, z FLOAT32 fields) or 'depth'
+    (a 32FC1 Image, with its CameraInfo's camera matrix ``k``).
+    """
+    if kind == 'scan':
+        return scan_points(msg.ranges, msg.angle_min, msg.angle_increment)
+    if kind == 'cloud':
+        fields = {f.name: f.offset for f in msg.fields if f.datatype == PointField.FLOAT32}
+        if not {'x', 'y', 'z'} <= set(fields):
+            return np.zeros((0, 3))
+        return cloud_points(msg.data, fields, msg.point_step, msg.width * msg.height,
+                            msg.is_bigendian)
+    if msg.encoding != '32FC1' or k is None:
+        return np.zeros((0, 3))
+    depth = np.frombuffer(bytes(msg.data), dtype='>f4' if msg.is_bigendian else '<f4')
+    return depth_points(depth.reshape(msg.height, msg.step // 4)[:, :msg.width], k)
+
+
 class ViewNode(Node):
     """The view's ROS side: subscriptions fill the latest data, a timer draws it."""
 
@@ -133,6 +174,11 @@ class ViewNode(Node):
         self._sliders = {}
         self._subscribed = set()
         self._wrench_topics, self._imu_topics = {}, {}
+        # range sensors: name -> (kind, topic); a depth camera's camera matrix; the latest
+        # sample not drawn yet; their frames' recent world poses (stamp s, pos, quat)
+        self._range_topics, self._camera_k, self._range_pending = {}, {}, {}
+        self._pose_history = {}
+        self._tf_stamp = None
         self._frame = 0
         #: The robots of a world (the simulator's ``robots`` topic), in its order; [] for one.
         self.robots = []
@@ -162,10 +208,10 @@ class ViewNode(Node):
         self.create_timer(1.0, self._discover)
 
     # -- inputs -------------------------------------------------------------------------------
-    def _subscribe_raw(self, msg_type, topic, keep):
+    def _subscribe_raw(self, msg_type, topic, keep, qos=10):
         """Keep the last ``keep`` serialized messages of a topic, read when drawing."""
         store = self._raw[topic] = (msg_type, deque(maxlen=keep))
-        self.create_subscription(msg_type, topic, lambda data: store[1].append(data), 10,
+        self.create_subscription(msg_type, topic, lambda data: store[1].append(data), qos,
                                  raw=True)
 
     def _take(self, topic):
@@ -217,6 +263,9 @@ class ViewNode(Node):
 
     def _on_tf(self, msg, static=False):
         edges = self.static_edges if static else self.edges
+        if not static and msg.transforms:
+            stamp = msg.transforms[0].header.stamp
+            self._tf_stamp = stamp.sec + 1e-9 * stamp.nanosec
         for t in msg.transforms:
             r, q = t.transform.translation, t.transform.rotation
             edges[t.child_frame_id] = (t.header.frame_id, (r.x, r.y, r.z), (q.w, q.x, q.y, q.z))
@@ -281,9 +330,22 @@ class ViewNode(Node):
         self._imu_topics.pop(name, None)      # its frame is known: no need to read it again
 
     def _discover(self):
-        """Subscribe to every force-torque sensor's and IMU's topic as they appear."""
+        """Subscribe to every force-torque sensor's, IMU's and range sensor's topic."""
         for topic, types in self.get_topic_names_and_types():
             if topic in self._subscribed:
+                continue
+            ranging = next(((suffix, kind) for suffix, type_name, kind in RANGE_TOPICS
+                            if topic.endswith(suffix) and type_name in types), None)
+            if ranging is not None:
+                suffix, kind = ranging
+                name = topic.strip('/')[:-len(suffix)]
+                # best effort, as a simulator publishes them (a reliable reader hears nothing)
+                self._subscribe_raw(RANGE_TYPES[kind], topic, 1, qos_profile_sensor_data)
+                if kind == 'depth':
+                    info = topic[:-len('image_raw')] + 'camera_info'
+                    self._subscribe_raw(CameraInfo, info, 1, qos_profile_sensor_data)
+                self._range_topics[name] = (kind, topic)
+                self._subscribed.add(topic)
                 continue
             name = topic.strip('/').rsplit('/', 1)[0] or topic
             if topic.endswith('/wrench') and 'geometry_msgs/msg/WrenchStamped' in types:
@@ -329,6 +391,31 @@ class ViewNode(Node):
         for name, topic in list(self._imu_topics.items()):
             for msg in self._take(topic)[-1:]:
                 self._on_imu(name, msg)
+        for name, (kind, topic) in self._range_topics.items():
+            for msg in self._take(topic)[-1:]:
+                self._range_pending[name] = (kind, msg)
+            if kind == 'depth':
+                for msg in self._take(topic[:-len('image_raw')] + 'camera_info')[-1:]:
+                    self._camera_k[name] = tuple(msg.k)
+
+    def _draw_ranges(self, full):
+        """Draw the range sensors' new samples, each from its frame's pose at its stamp."""
+        if self._tf_stamp is not None:
+            for frame, history in self._pose_history.items():
+                if frame in full and (not history or history[-1][0] != self._tf_stamp):
+                    history.append((self._tf_stamp, *full[frame]))
+        for name, (kind, msg) in list(self._range_pending.items()):
+            frame = msg.header.frame_id
+            self._pose_history.setdefault(frame, deque(maxlen=POSE_HISTORY))
+            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            pose = pose_at(self._pose_history[frame], stamp) or full.get(frame)
+            if pose is None or (kind == 'depth' and name not in self._camera_k):
+                continue                   # its frame or its camera matrix not known yet
+            del self._range_pending[name]
+            points = range_message_points(kind, msg, self._camera_k.get(name))
+            self.scene.set_range_points(name, to_world(points, *pose),
+                                        **({'colour': DEPTH_COLOUR, 'size': 0.02}
+                                           if kind == 'depth' else {}))
 
     def _draw(self):
         self._read()
@@ -350,6 +437,7 @@ class ViewNode(Node):
         if self.contacts is not None:
             self.scene.set_contacts(*self.contacts)
             self.contacts = None
+        self._draw_ranges(full)
         if self._plots_made and self._frame % PLOT_EVERY == 0:
             names = None
             buffer = self.plots['position']

@@ -3,10 +3,12 @@ The browser view fed from a Simulator, no ROS: ``jointsim_headless --view`` (doc
 
 The same drawing as ``jointsim_view`` (drawing.py): links at ``Simulator.link_poses``, contacts
 from ``Simulator.contacts()``, each force-torque sensor's exact reading as arrows at its frame,
-each IMU's frame, plots of joint positions and drive currents and voltages; the buttons set
+each IMU's frame, each lidar's and depth camera's latest sample as points, from the pose it was
+taken at, plots of joint positions and drive currents and voltages; the buttons set
 flags the stepping loop reads (pause, resume, step, reset).
 """
-from .drawing import PlotBuffer, ViewScene, wrench_arrows
+from .drawing import (DEPTH_COLOUR, PlotBuffer, ray_points, SCAN_COLOUR, to_world, ViewScene,
+                      wrench_arrows)
 from ..rotations import quat_multiply, quat_to_matrix
 
 
@@ -39,6 +41,7 @@ class SimulatorView:
                                  ('Reset', lambda: self.requests.append('reset'))])
         self.joints = list(sim.drive_names or sim.joint_names)[:4]
         self.plots = {kind: PlotBuffer() for kind in ('position', 'current', 'voltage')}
+        self._range_counts = {}          # range sensor -> the count of its sample drawn
         for kind, unit in (('position', 'rad or m'), ('current', 'A'), ('voltage', 'V')):
             self.scene.add_plot(f'{kind} ({unit})', self.joints)
 
@@ -63,6 +66,16 @@ class SimulatorView:
             link_pos, link_quat = sim.link_pose(imu.link)
             self.scene.add_frame_axes(imu.name, link_pos + quat_to_matrix(link_quat) @ imu.pos,
                                       quat_multiply(link_quat, imu.quat))
+        for name in sim.sensors.range_names:
+            sample = sim.sensors.range_sample(name)
+            if sample.count == self._range_counts.get(name):
+                continue                       # drawn already
+            self._range_counts[name] = sample.count
+            depth = sim.sensors.range_sensor(name).kind == 'depth_camera'
+            points = ray_points(sample.ranges, sim.sensors.ray_directions(name), depth)
+            self.scene.set_range_points(name, to_world(points, sample.position, sample.quat),
+                                        DEPTH_COLOUR if depth else SCAN_COLOUR,
+                                        0.02 if depth else 0.03)
         t = sim.time
         positions = dict(zip(sim.joint_names, sim.joint_positions()))
         self.plots['position'].add(t, positions)
