@@ -344,25 +344,45 @@ def _gazebo_imus(root, name):
     (IMU_NOISE_TAGS).  A tag with a value that does not read as a number is announced with the
     file and line and skipped whole.
     """
-    imus = {}
+    return _gazebo_link_sensors(root, name, lambda kind: 'imu' if kind == 'imu' else None,
+                                lambda sensor, link, kind: _gazebo_imu(sensor, link),
+                                'IMU', 'IMU', 'imu_sensors')
+
+
+def _gazebo_link_sensors(root, name, kind_of, read, what, noun, section):
+    """
+    Read the sensors of ``<gazebo reference="LINK">`` tags; return (name -> settings, warnings).
+
+    Args:
+        root: the URDF's root element.
+        name: the robot's name, for the messages.
+        kind_of: a sensor's type attribute -> its kind, or None for a sensor read elsewhere.
+        read: (sensor element, link, kind) -> its settings; ValueError for a value that does
+            not read as a number (announced with the file and line, the sensor skipped).
+        what: the sensor in the messages ("IMU" gives "IMU 'NAME' (line L)").
+        noun: the sensor in the advice ("the IMU is skipped").
+        section: the config section that declares one instead.
+    """
+    found = {}
     warnings = []
     for gazebo in root.iterfind('gazebo'):
         link = gazebo.get('reference')
         for sensor in gazebo.iterfind('sensor'):
-            if sensor.get('type') != 'imu':
+            kind = kind_of(sensor.get('type'))
+            if kind is None:
                 continue
-            label = sensor.get('name') or f'{link}_imu'
-            where = f"{name}: IMU '{label}' (line {sensor.sourceline})"
+            label = sensor.get('name') or f'{link}_{kind}'
+            where = f"{name}: {what} '{label}' (line {sensor.sourceline})"
             if not link:
                 warnings.append(f'{where} is in a <gazebo> tag without reference="LINK"; '
                                 'ignored.  Name the link it is fixed to.')
                 continue
             try:
-                imus[label] = _gazebo_imu(sensor, link)
+                found[label] = read(sensor, link, kind)
             except ValueError as error:
-                warnings.append(f'{where}: {error}; the IMU is skipped.  Fix the value (a '
-                                'number) or declare the IMU in the config (imu_sensors).')
-    return imus, warnings
+                warnings.append(f'{where}: {error}; the {noun} is skipped.  Fix the value (a '
+                                f'number) or declare the {noun} in the config ({section}).')
+    return found, warnings
 
 
 def _gazebo_imu(sensor, link):
@@ -429,26 +449,8 @@ def _gazebo_ranges(root, name):
     A missing element takes the config's default.  A tag whose value does not read as a number
     is announced with the file and line, and the sensor skipped.
     """
-    found = {}
-    warnings = []
-    for gazebo in root.iterfind('gazebo'):
-        link = gazebo.get('reference')
-        for sensor in gazebo.iterfind('sensor'):
-            kind = RANGE_SENSOR_TYPES.get(sensor.get('type'))
-            if kind is None:
-                continue
-            label = sensor.get('name') or f'{link}_{kind}'
-            where = f"{name}: range sensor '{label}' (line {sensor.sourceline})"
-            if not link:
-                warnings.append(f'{where} is in a <gazebo> tag without reference="LINK"; '
-                                'ignored.  Name the link it is fixed to.')
-                continue
-            try:
-                found[label] = _gazebo_range(sensor, link, kind)
-            except ValueError as error:
-                warnings.append(f'{where}: {error}; the sensor is skipped.  Fix the value (a '
-                                'number) or declare the sensor in the config (range_sensors).')
-    return found, warnings
+    return _gazebo_link_sensors(root, name, RANGE_SENSOR_TYPES.get, _gazebo_range,
+                                'range sensor', 'sensor', 'range_sensors')
 
 
 def _gazebo_range(sensor, link, kind):
