@@ -1,5 +1,5 @@
 """
-The drop set settling in tree mode: does the solve converge at rest, with 20 sweeps and with more?
+The drop set settling in tree mode: the solve at rest with 20 sweeps a step and with more.
 
 Not a timing: what the sequential impulses reach on the robots of bench_tree_contacts.py that
 do not converge at rest with the defaults (docs/benchmarks.md, "Reduced coordinates with
@@ -17,8 +17,8 @@ Writes rest_sweeps.csv and rest_sweeps.md in bench/results/ (or --out).
 import logging
 
 from bench_compliant import drop_start
-from bench_tree_contacts import chosen_robots, robots_option
 from bench_drop import ROBOTS_DIR
+from bench_tree_contacts import chosen_robots, robots_option
 from benchlib import markdown_table, parse_args, quiet_c_output, save_markdown, write_csv
 import numpy as np
 
