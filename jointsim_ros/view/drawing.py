@@ -39,8 +39,9 @@ DEPTH_COLOUR = (40, 200, 255)
 #: The most points drawn of one range sensor: a larger sample is thinned evenly (a browser
 #: without a GPU draws every point of every frame).
 MOST_RANGE_POINTS = 5000
-#: Size of a drawn point of a range sensor, m.
-RANGE_POINT_SIZE = 0.03
+#: Size of a drawn point of a lidar and of a depth camera, m.
+SCAN_POINT_SIZE = 0.03
+DEPTH_POINT_SIZE = 0.02
 #: Samples a plot keeps (at the plots' rate, 10 Hz: 30 s).
 PLOT_SAMPLES = 300
 #: s: the longest wait for the view server to stop (ViewScene.close).
@@ -520,10 +521,11 @@ class ViewScene:
         lines.points = segments
         cloud.visible = lines.visible = True
 
-    def set_range_points(self, name, points, colour=SCAN_COLOUR, size=RANGE_POINT_SIZE):
+    def set_range_points(self, name, points, depth=False):
         """
         Draw a range sensor's latest points (n, 3), world, replacing its last ones.
 
+        A lidar's in SCAN_COLOUR, a depth camera's (``depth``) in DEPTH_COLOUR and smaller.
         At most MOST_RANGE_POINTS are drawn (thinned evenly); none hide them.
         """
         points = thin(points)
@@ -534,8 +536,9 @@ class ViewScene:
             # one colour, never resent: the page compiles a cloud's shader again when its
             # colours change (set_contacts)
             self._ranges[name] = self.server.scene.add_point_cloud(
-                f'/ranges/{name.replace("/", ":")}', points=points, colors=colour,
-                point_size=size)
+                f'/ranges/{name.replace("/", ":")}', points=points,
+                colors=DEPTH_COLOUR if depth else SCAN_COLOUR,
+                point_size=DEPTH_POINT_SIZE if depth else SCAN_POINT_SIZE)
             return
         if not len(points):
             handle.visible = False

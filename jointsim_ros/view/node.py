@@ -37,9 +37,9 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, cloud_points, DEPTH_COLOUR,
-                      depth_points, framing, most_moving, PlotBuffer, scan_points, strip_prefix,
-                      to_world, ViewScene, Visual, world_poses, wrench_arrows)
+from .drawing import (CAMERA_FOV, CAMERA_LOOK_AT, CAMERA_POSITION, cloud_points, depth_points,
+                      framing, most_moving, PlotBuffer, scan_points, strip_prefix, to_world,
+                      ViewScene, Visual, world_poses, wrench_arrows)
 from ..description.urdf import parse_urdf
 from ..ros.messages import read_robots_text
 from ..ros.node import make_executor, ROBOTS_TOPIC, spin, stop_on_signals
@@ -174,8 +174,9 @@ class ViewNode(Node):
         self._sliders = {}
         self._subscribed = set()
         self._wrench_topics, self._imu_topics = {}, {}
-        # range sensors: name -> (kind, topic); a depth camera's camera matrix; the latest
-        # sample not drawn yet; their frames' recent world poses (stamp s, pos, quat)
+        # range sensors: name -> (kind, topic, its camera_info topic or None); a depth
+        # camera's camera matrix; the latest sample not drawn yet; their frames' recent world
+        # poses (stamp s, pos, quat)
         self._range_topics, self._camera_k, self._range_pending = {}, {}, {}
         self._pose_history = {}
         self._tf_stamp = None
@@ -341,10 +342,11 @@ class ViewNode(Node):
                 name = topic.strip('/')[:-len(suffix)]
                 # best effort, as a simulator publishes them (a reliable reader hears nothing)
                 self._subscribe_raw(RANGE_TYPES[kind], topic, 1, qos_profile_sensor_data)
+                info = None
                 if kind == 'depth':
                     info = topic[:-len('image_raw')] + 'camera_info'
                     self._subscribe_raw(CameraInfo, info, 1, qos_profile_sensor_data)
-                self._range_topics[name] = (kind, topic)
+                self._range_topics[name] = (kind, topic, info)
                 self._subscribed.add(topic)
                 continue
             name = topic.strip('/').rsplit('/', 1)[0] or topic
@@ -391,11 +393,11 @@ class ViewNode(Node):
         for name, topic in list(self._imu_topics.items()):
             for msg in self._take(topic)[-1:]:
                 self._on_imu(name, msg)
-        for name, (kind, topic) in self._range_topics.items():
+        for name, (kind, topic, info) in self._range_topics.items():
             for msg in self._take(topic)[-1:]:
                 self._range_pending[name] = (kind, msg)
-            if kind == 'depth':
-                for msg in self._take(topic[:-len('image_raw')] + 'camera_info')[-1:]:
+            if info is not None:
+                for msg in self._take(info)[-1:]:
                     self._camera_k[name] = tuple(msg.k)
 
     def _draw_ranges(self, full):
@@ -413,9 +415,7 @@ class ViewNode(Node):
                 continue                   # its frame or its camera matrix not known yet
             del self._range_pending[name]
             points = range_message_points(kind, msg, self._camera_k.get(name))
-            self.scene.set_range_points(name, to_world(points, *pose),
-                                        **({'colour': DEPTH_COLOUR, 'size': 0.02}
-                                           if kind == 'depth' else {}))
+            self.scene.set_range_points(name, to_world(points, *pose), kind == 'depth')
 
     def _draw(self):
         self._read()

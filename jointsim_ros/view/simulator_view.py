@@ -7,8 +7,7 @@ each IMU's frame, each lidar's and depth camera's latest sample as points, from 
 taken at, plots of joint positions and drive currents and voltages; the buttons set
 flags the stepping loop reads (pause, resume, step, reset).
 """
-from .drawing import (DEPTH_COLOUR, PlotBuffer, ray_points, SCAN_COLOUR, to_world, ViewScene,
-                      wrench_arrows)
+from .drawing import PlotBuffer, ray_points, to_world, ViewScene, wrench_arrows
 from ..rotations import quat_multiply, quat_to_matrix
 
 
@@ -74,8 +73,7 @@ class SimulatorView:
             depth = sim.sensors.range_sensor(name).kind == 'depth_camera'
             points = ray_points(sample.ranges, sim.sensors.ray_directions(name), depth)
             self.scene.set_range_points(name, to_world(points, sample.position, sample.quat),
-                                        DEPTH_COLOUR if depth else SCAN_COLOUR,
-                                        0.02 if depth else 0.03)
+                                        depth)
         t = sim.time
         positions = dict(zip(sim.joint_names, sim.joint_positions()))
         self.plots['position'].add(t, positions)
