@@ -57,6 +57,7 @@ import threading
 import time
 
 from jointsim_ros import resources
+from transforms3d.euler import quat2euler
 
 #: Longest wait for the node to be ready (the first run compiles the engine), s.
 START_TIMEOUT = 120.0
@@ -292,8 +293,7 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, kee
                              else f'{base}: no /tf yet')
                     if scan and p:
                         q = where['quat']
-                        heading = math.atan2(2.0 * (q.w * q.z + q.x * q.y),
-                                             1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+                        heading = quat2euler((q.w, q.x, q.y, q.z), 'sxyz')[2]
                         shown += f', heading {math.degrees(heading):+4.0f} deg'
                         if 'reading' in nearest:
                             r, angle = nearest['reading']
