@@ -248,6 +248,31 @@ def running_node(domain_id, log_path, **kwargs):
         node.stop()
 
 
+@contextlib.contextmanager
+def view_in_process(domain_id, port):
+    """
+    Run jointsim_view's node in this process, in its own context; yield (view, executor).
+
+    Its server on the first free port from ``port``; the view, its server and its context are
+    always closed.
+    """
+    from jointsim_ros.view.drawing import free_port
+    from jointsim_ros.view.node import ViewNode
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=domain_id)
+    view = ViewNode(announce=lambda text: None, context=context,
+                    parameter_overrides=[rclpy.parameter.Parameter(
+                        'port', value=free_port(port))])
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(view)
+    try:
+        yield view, executor
+    finally:
+        view.scene.close()
+        view.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
 def latest(messages):
     """Return the last message received, or None."""
     return messages[-1] if messages else None

@@ -17,7 +17,7 @@ import sys
 import time
 
 from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
-                          stamp_seconds, STATIC_TF, stop_process)
+                          stamp_seconds, STATIC_TF, stop_process, view_in_process)
 import numpy as np
 import pytest
 from rclpy.qos import qos_profile_sensor_data
@@ -89,19 +89,8 @@ def test_the_lidar_frame_is_on_the_mount_on_tf_static(arena_node):
 def test_the_view_draws_the_scan_on_the_walls_and_boxes(arena_node):
     # the view's node in this process (its own context): it finds lidar/scan, reads it best
     # effort and draws every hit in the world, from the lidar's pose on /tf at the scan's stamp
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from jointsim_ros.view.drawing import free_port
-    from jointsim_ros.view.node import ViewNode
     _, _, domain_id = arena_node
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=domain_id)
-    view = ViewNode(announce=lambda text: None, context=context,
-                    parameter_overrides=[rclpy.parameter.Parameter(
-                        'port', value=free_port(8093))])
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(view)
-    try:
+    with view_in_process(domain_id, 8093) as (view, executor):
         deadline = time.monotonic() + 30.0
         while time.monotonic() < deadline and len(view.scene.range_points().get(
                 'lidar', ())) < 300:
@@ -116,10 +105,6 @@ def test_the_view_draws_the_scan_on_the_walls_and_boxes(arena_node):
         assert max(off) < 0.05, max(off)
         # the arena's boxes as the scene_markers draw them, on their frames
         assert 'world' in view.scene.scene_frames()
-    finally:
-        view.scene.close()
-        view.destroy_node()
-        rclpy.try_shutdown(context=context)
 
 
 def start_controller(domain_id, log_path):

@@ -13,7 +13,8 @@ import time
 from control_msgs.msg import DynamicJointState
 from jointsim_ros.description import parse_urdf
 from jointsim_ros.ros.messages import read_robots_text
-from node_harness import domain, LATCHED, PACKAGE_ROOT, RosClient, running_node, STATIC_TF
+from node_harness import (domain, LATCHED, PACKAGE_ROOT, RosClient, running_node, STATIC_TF,
+                          view_in_process)
 import pytest
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -124,19 +125,8 @@ def test_the_watchdog_zeroes_only_the_robot_whose_commands_stopped(world):
 def test_the_view_finds_every_robot_of_the_world_and_frames_them_all(world):
     # the view node in this process (its own context): it reads the node's robots topic,
     # draws each robot's robot_description under its prefix and frames the whole world
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from jointsim_ros.view.drawing import free_port
-    from jointsim_ros.view.node import ViewNode
     _, _, domain_id = world
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=domain_id)
-    view = ViewNode(announce=lambda text: None, context=context,
-                    parameter_overrides=[rclpy.parameter.Parameter(
-                        'port', value=free_port(8092))])
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(view)
-    try:
+    with view_in_process(domain_id, 8092) as (view, executor):
         wanted = {f'{robot}/{link}' for robot in ('left', 'right')
                   for link in ('base_link', 'link_1', 'link_7')}
         deadline = time.monotonic() + 30.0
@@ -152,10 +142,6 @@ def test_the_view_finds_every_robot_of_the_world_and_frames_them_all(world):
         position, look_at = view.framed
         assert abs(look_at[1]) < 0.2, look_at
         assert math.dist(position, look_at) > 1.5, (position, look_at)
-    finally:
-        view.scene.close()
-        view.destroy_node()
-        rclpy.try_shutdown(context=context)
 
 
 def test_a_robot_spawned_and_deleted_brings_and_takes_its_topics(world):

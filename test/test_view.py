@@ -22,7 +22,7 @@ from jointsim_ros.view.drawing import (CAMERA_FOV, framing, free_port, link_visu
                                        most_moving, PlotBuffer, project, ViewScene,
                                        world_poses, wrench_arrows)
 from node_harness import (domain, PACKAGE_ROOT, ROS_ENVIRONMENT, RosClient, running_node,
-                          stamp_seconds, STATIC_TF)
+                          stamp_seconds, STATIC_TF, view_in_process)
 import numpy as np
 import pytest
 from rosgraph_msgs.msg import Clock
@@ -462,18 +462,9 @@ def test_the_headless_view_says_the_port_it_took_when_its_own_is_in_use_and_serv
 def test_a_slider_sends_a_servo_target_the_arm_follows(tmp_path):
     # the view node in this process (its own context), the simulator in another: moving a
     # slider (as the page does: its value set, its callbacks run) commands joint_commands
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from jointsim_ros.view.node import ViewNode
     with domain() as domain_id:
-        with running_node(domain_id, tmp_path / 'node.log'):
-            context = rclpy.Context()
-            rclpy.init(context=context, domain_id=domain_id)
-            view = ViewNode(announce=lambda text: None, context=context,
-                            parameter_overrides=[rclpy.parameter.Parameter(
-                                'port', value=free_port(8091))])
-            executor = SingleThreadedExecutor(context=context)
-            executor.add_node(view)
+        with running_node(domain_id, tmp_path / 'node.log'), \
+                view_in_process(domain_id, 8091) as (view, executor):
             client = RosClient(domain_id)
             try:
                 states = client.subscribe(JointState, 'joint_states')
@@ -494,6 +485,3 @@ def test_a_slider_sends_a_servo_target_the_arm_follows(tmp_path):
                 assert abs(position - 0.8) < 0.02, position
             finally:
                 client.close()
-                view.scene.close()
-                view.destroy_node()
-                rclpy.try_shutdown(context=context)
