@@ -9,6 +9,7 @@ Each figure is the median of 5 blocks of 500 steps after 300 untimed ones, us pe
 
 Run: .venv/bin/python bench/bench_islands_ab.py
 """
+from pathlib import Path
 import statistics
 import time
 
@@ -23,7 +24,7 @@ CASES = {
 
 def median_step_us(urdf, config, formulation, blocks=5, steps=500):
     """Return the median over blocks of the mean step time, us."""
-    config = yaml.safe_load(open(config))
+    config = yaml.safe_load(Path(config).read_text())
     config['solver'] = dict(config.get('solver') or {}, formulation=formulation)
     sim = Simulator.from_urdf(urdf, config)
     sim.step(300)
