@@ -355,15 +355,23 @@ def main(argv=None):
           f'  (on a ROS install: ROS_DOMAIN_ID={domain} ros2 topic echo /joint_states)\n'
           f'  Ctrl-C stops.', flush=True)
     return run_node_and_controller(
-        ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}']
-        + formulation_args(args),
+        node_args(args, robot_description_file=robot, config_file=config),
         ['jointsim_ros.tools.example_controller', '--mode', mode], args.seconds,
         view=None if args.no_view else args.view_port)
 
 
-def formulation_args(args):
-    """Return the node's ROS arguments for ``--formulation`` (none without it)."""
-    return ['-p', f'formulation:={args.formulation}'] if args.formulation else []
+def node_args(args, **parameters):
+    """
+    Return the node's ROS arguments: ``-p NAME:=VALUE`` of each parameter, then --formulation's.
+
+    The ``formulation`` parameter only where ``--formulation`` was given.
+    """
+    if args.formulation:
+        parameters['formulation'] = args.formulation
+    out = []
+    for name, value in parameters.items():
+        out += ['-p', f'{name}:={value}']
+    return out
 
 
 def run_node_and_controller(node_args, controller, seconds, base=None, pushes=(), until=None,
@@ -445,7 +453,7 @@ def world(args):
     controllers = [['jointsim_ros.tools.example_controller', '--mode', mode, '--ros-args',
                     '-r', f'__ns:=/{name}'] for name in robots]
     return run_node_and_controller(
-        ['-p', f'world_file:={path}'] + formulation_args(args), controllers, args.seconds,
+        node_args(args, world_file=path), controllers, args.seconds,
         view=None if args.no_view else args.view_port, robots=robots)
 
 
@@ -461,8 +469,7 @@ def rover(args):
           f'{Path(sys.executable)} -m jointsim_ros.tools.echo lidar/scan\n'
           f'  Ctrl-C stops.', flush=True)
     return run_node_and_controller(
-        ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}']
-        + formulation_args(args),
+        node_args(args, robot_description_file=robot, config_file=config),
         ['jointsim_ros.tools.rover_controller'], args.seconds, base='base_link',
         view=None if args.no_view else args.view_port, scan='lidar/scan')
 
@@ -493,12 +500,12 @@ def humanoid(args):
     settings = GaitSettings.for_steps(args.steps)
     # 200 joint states a second: the controller's rate (docs/humanoid.md, "Walking")
     return run_node_and_controller(
-        ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}', '-p',
-         'publish_rate:=200.0', '-p',
-         f'real_time_factor:={1.0 if args.real_time_factor is None else args.real_time_factor}',
-         # a late tick takes at most 7 steps (the walk's controller stands periods of 3-8 ms,
-         # docs/humanoid.md) and keeps the rest of a small lag instead of dropping it
-         '-p', f'catch_up_ticks:={WALK_CATCH_UP_TICKS}'] + formulation_args(args),
+        # a late tick takes at most 7 steps (the walk's controller stands periods of 3-8 ms,
+        # docs/humanoid.md) and keeps the rest of a small lag instead of dropping it
+        node_args(args, robot_description_file=robot, config_file=config, publish_rate=200.0,
+                  real_time_factor=(1.0 if args.real_time_factor is None
+                                    else args.real_time_factor),
+                  catch_up_ticks=WALK_CATCH_UP_TICKS),
         ['jointsim_ros.tools.humanoid_controller', '--robot', robot, '--config', config,
          '--steps', str(args.steps)], args.seconds, base='pelvis', pushes=args.push,
         until=settings.duration() + 1.0, view=None if args.no_view else args.view_port)
@@ -531,9 +538,8 @@ def valve_scenario(args):
           f'  {Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
           f'  Ctrl-C stops.', flush=True)
     return run_node_and_controller(
-        ['-p', f'robot_description_file:={robot}', '-p', f'config_file:={config}', '-p',
-         'publish_rate:=200.0', '-p', f'real_time_factor:={rate}', '-p',
-         'catch_up_ticks:=1.0'] + formulation_args(args),
+        node_args(args, robot_description_file=robot, config_file=config, publish_rate=200.0,
+                  real_time_factor=rate, catch_up_ticks=1.0),
         ['jointsim_ros.tools.humanoid_controller', '--valve'], args.seconds, base='pelvis',
         pushes=args.push, until=controller.duration() + 3.0, valve=True)
 
