@@ -22,12 +22,12 @@ the rows differing only in what ``prepare_axes`` writes into Work.axis_rows each
   dl = -(lambda + dt c qdot) / (1 + dt c k_g) (stable for any c and dt: a huge damping makes the
   joint slow, never unstable);
 - limits (speculative, one-sided; Catto's speculative contacts): with C = q - lower, the lower
-  row is active when the joint is at the limit or would cross it within the step,
-  C + dt qdot <= 0, and asks qdot+ >= -C / dt (it may close the gap, never cross it) with an
-  accumulated impulse >= 0; when it approaches faster than the restitution threshold it asks
-  qdot+ >= -e qdot instead (a bounce with coefficient e).  The upper limit mirrors it.  A
-  leftover overlap is removed by turning the joint's subtree rigidly (``project_limits``),
-  never by velocity, so no energy is added;
+  row is active when the joint is at the limit or within LIMIT_HOLD of it, or would cross it
+  within the step, C + dt qdot <= 0, and asks qdot+ >= -C / dt (it may close the gap, never
+  cross it) with an accumulated impulse >= 0; when it approaches faster than the restitution
+  threshold it asks qdot+ >= -e qdot instead (a bounce with coefficient e).  The upper limit
+  mirrors it.  A leftover overlap is removed by turning the joint's subtree rigidly
+  (``project_limits``), never by velocity, so no energy is added;
 - velocity limits (optional): one-sided rows qdot+ <= v_max and qdot+ >= -v_max;
 - prescribed motion (``sim.prescribed.joints``): a velocity row with an unbounded impulse
   asking qdot+ = qdot*(t + dt), the curve's rate at the end of the step, and a position row in
@@ -51,6 +51,24 @@ ROW_TARGET, ROW_LO, ROW_HI, ROW_SOFTNESS, ROW_ON = range(5)
 REST_SPEED = 1e-6
 #: Approach speed above which a limit bounces with its restitution, rad/s or m/s.
 RESTITUTION_SPEED = 1e-2
+#: A limit row stays active (and its impulse warm) while the joint is within this of the limit,
+#: rad or m, whatever its speed: the speculative row asks qdot+ >= -C / dt, so it only acts if
+#: the joint would otherwise cross the limit within the step (exact, no force at a distance).
+#: Without it a joint resting on its limit that creeps off by rounding (1e-12 rad at 1e-8
+#: rad/s) lost its row and its impulse, and the next solve rebuilt them from nothing.
+LIMIT_HOLD = 1e-6
+
+
+@jit_inline
+def within_reach(axes, x, q, rate, dt):
+    """
+    Return True when axis x's coordinate q is within reach of a limit this step.
+
+    Within the last step's speed twice over (gravity cannot close more than that in one step)
+    or within LIMIT_HOLD: the limit's row can act this step (both formulations' live axes).
+    """
+    reach = 2.0 * dt * abs(rate) + LIMIT_HOLD
+    return q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
 
 
 @jit_inline
@@ -114,8 +132,7 @@ def prepare_axes(axes, blocks, bodies, joints, state, work, dt):
         # (last step's speed twice over: gravity cannot close more than that in one step)
         j = axes.joint[x]
         q = state.joint_q[j]
-        reach = 2.0 * dt * abs(state.axis_rate[x])
-        near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
+        near = within_reach(axes, x, q, state.axis_rate[x], dt)
         if not (axes.always_live[x] or near or state.axis_prescribed[x] > 0.0):
             for r in range(impulses.shape[1]):
                 impulses[x, r] = 0.0
@@ -201,7 +218,7 @@ def coordinate_rows(axes, x, rows, q, qdot, rate, prescribed, target_rate, impul
     for side in range(2):
         gap = q - axes.lower[x] if side == 0 else axes.upper[x] - q
         approach = qdot if side == 0 else -qdot  # < 0 when moving towards the limit
-        active = gap + dt * approach <= 0.0
+        active = gap <= LIMIT_HOLD or gap + dt * approach <= 0.0
         target = -max(gap, 0.0) / dt  # may close the gap within the step, never cross
         if active and approach < -RESTITUTION_SPEED and axes.restitution[x] > 0.0:
             target = max(target, -axes.restitution[x] * approach)

@@ -1121,6 +1121,12 @@ def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations
     Island by island (``_find_islands``), each until its own tolerance (largest impulse change,
     N s or N m s), the iteration cap or the wall-clock budget, as the maximal solver; writes the
     most sweeps an island used, the largest residual and the stop reason into info.
+
+    Each sweep takes the contacts first and the coordinate rows (limits, friction) after them,
+    so a capped solve ends with the rigid limit rows held and the error left on the compliant
+    contacts: with the limits first, the contacts' last corrections pushed joints resting on
+    their limits into them at up to 0.09 rad/s (A1, G1 at rest), the projection set them back,
+    and the capped solves cycled (docs/benchmarks.md, "Why G1, A1 and Go2 did not converge").
     """
     t0 = monotonic(wk.clock) if time_budget > 0.0 else 0.0
     warm_start_axes(tm, ts, wk, warm)
@@ -1153,7 +1159,13 @@ def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations
         largest = 0.0
         used = 0
         for it in range(iterations):
-            largest = solve_axes(tm, ts, wk, items[islands.AXES], a0, a1)
+            largest = 0.0
+            if p1 > p0:
+                largest = solve_contacts(
+                    ts.qd, items[islands.POINTS], p0, p1, contacts.material, contacts.impulse,
+                    cwork.row_seg, cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv,
+                    cwork.target, cwork.soft)
+            largest = max(largest, solve_axes(tm, ts, wk, items[islands.AXES], a0, a1))
             if f1 > f0:
                 largest = max(largest, solve_free(tm, ts, wk, items[islands.FREE], f0, f1))
             if m1 > m0:
@@ -1165,11 +1177,6 @@ def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations
             if r1 > r0:
                 largest = max(largest, solve_loop_friction(tm, ts, wk, links,
                                                            items[islands.LOOP_FREE], r0, r1))
-            if p1 > p0:
-                largest = max(largest, solve_contacts(
-                    ts.qd, items[islands.POINTS], p0, p1, contacts.material, contacts.impulse,
-                    cwork.row_seg, cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv,
-                    cwork.target, cwork.soft))
             used = it + 1
             done = sweep_stop(largest, tolerance, time_budget, wk.clock, t0)
             if done >= 0:

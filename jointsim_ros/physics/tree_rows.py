@@ -58,7 +58,7 @@ import numpy as np
 
 from . import joints as jt
 from .axes import (coordinate_rows, geared_inverse_mass, push_limit_change, push_limit_targets,
-                   solve_axis_rows, sweep_coordinate_rows)
+                   solve_axis_rows, sweep_coordinate_rows, within_reach)
 from .contacts import has_angular_rows, leave_out, N_ROWS, row_apply, row_dot
 from .drives import prepare_drive, warm_start_drive
 from .math3d import cross, invert_spd, jit
@@ -310,8 +310,7 @@ def axis_rows(tm, ts, wk, axes, dt):
         if v < 0:
             continue  # a loop joint's coordinate: not one of the tree's (loop_axis_rows)
         q = ts.node_q[tm.v_node[v]]
-        reach = 2.0 * dt * abs(ts.axis_rate[x])
-        near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
+        near = within_reach(axes, x, q, ts.axis_rate[x], dt)
         if not (tm.axis_always[x] > 0 or near or ts.axis_prescribed[x] > 0.0):
             for r in range(impulses.shape[1]):
                 impulses[x, r] = 0.0
@@ -726,8 +725,7 @@ def loop_axis_rows(tm, ts, wk, joints, links, axes, drives, dt):
                              links.axis_rows[m], 0)
         ts.joint_q[j] = q
         effort = ts.joint_effort[j]
-        reach = 2.0 * dt * abs(ts.axis_rate[x])
-        near = q - axes.lower[x] <= reach or axes.upper[x] - q <= reach
+        near = within_reach(axes, x, q, ts.axis_rate[x], dt)
         if not (tm.axis_always[x] > 0 or near or ts.axis_prescribed[x] > 0.0
                 or effort != 0.0):
             links.axis_on[m] = 0
