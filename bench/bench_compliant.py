@@ -336,8 +336,8 @@ def urdf_for_mujoco(path):
     return re.sub(r'(<robot[^>]*>)', r'\1' + block, text, count=1)
 
 
-def drop_mujoco(path, steps):
-    """Return a timing function of the robot at rest in MuJoCo after 2 s, or (None, reason)."""
+def drop_mujoco(path, steps, settle=2.0):
+    """Return a timing function of the robot at rest in MuJoCo after settle s, or (None, why)."""
     try:
         spec = mujoco.MjSpec.from_string(urdf_for_mujoco(path))
         root = spec.worldbody.first_body()
@@ -352,7 +352,7 @@ def drop_mujoco(path, steps):
     mujoco.mj_forward(model, data)
     low = min(data.xpos[1:, 2])
     data.qpos[2] += 0.3 - low
-    for _ in range(2000):
+    for _ in range(int(round(settle / model.opt.timestep))):
         mujoco.mj_step(model, data)
 
     def run():
@@ -385,18 +385,22 @@ def drop_start(path, extra=None):
             'position': [0.0, 0.0, start_height(probe)]}})
 
 
-def drop_jointsim(path, steps, extra=None):
-    """Return a timing function of the robot at rest after 2 s, and its solver's facts."""
+def drop_jointsim(path, steps, extra=None, settle=2.0):
+    """Return a timing function of the robot at rest after settle s, and its solver's facts."""
     sim = drop_start(path, extra)
-    sim.step(2000)
+    sim.step(int(round(settle / sim.dt)))
     facts = {}
 
     def run():
+        converged = 0
         start = time.perf_counter()
         for _ in range(steps):
             report = sim.step(1)
+            converged += report.stop_reason == 'tolerance'
+        elapsed = time.perf_counter() - start
         facts['iterations'] = report.iterations
-        return (time.perf_counter() - start) / steps * 1e6
+        facts['converged'] = converged / steps   # the share of the run's steps that converged
+        return elapsed / steps * 1e6
     return run, facts, sim
 
 

@@ -12,7 +12,9 @@ floating base, its lowest link frame 0.3 m above the ground, defaults on both si
 - MuJoCo: its own URDF import (bench_compliant.drop_mujoco: convex hulls of the collision
   meshes, a free joint on the root, a ground plane, timestep 1 ms, 20 iterations).
 
-At rest: each engine falls, lands and settles for 2 s, then STEPS steps are timed per engine
+At rest: each engine falls, lands and settles for ``--settle`` s (default 2; the same for every
+engine: a robot still moving at 2 s, as G1 whose light joints settle for several seconds, is
+measured at rest with a longer one), then STEPS steps are timed per engine
 (``step(1)`` / ``mj_step`` in a loop, the mean per step of a run); the engines alternate run by
 run and the median over ``--runs`` runs is reported (smallest and largest run in the CSV).  After
 the timing, each formulation's state at rest: the last step's StepReport (iterations, residual,
@@ -31,7 +33,7 @@ simulator's log is kept to errors (a dropped robot's joints exceed their URDF ve
 a warning each).
 
 Run: .venv/bin/python bench/bench_tree_contacts.py [--runs 3] [--steps 1000] [--quick]
-     [--robots G1,Solo12,...]
+     [--robots G1,Solo12,...] [--settle 2]
 Writes tree_contacts.csv and tree_contacts.md in bench/results/ (or --out).
 """
 import logging
@@ -52,7 +54,8 @@ QUICK_ROBOTS = 2
 G = 9.81
 #: Columns of the markdown table (the CSV has every column).
 SHOWN = ['robot', 'maximal us/step', 'tree us/step', 'MuJoCo us/step', 'tree / MuJoCo',
-         'tree iterations at rest', 'tree residual at rest', 'contact points max/tree/MuJoCo',
+         'tree iterations at rest', 'tree residual at rest', 'tree converged steps at rest',
+         'contact points max/tree/MuJoCo',
          'anchor error maximal m', 'anchor error tree m', 'load / m g max/tree (last step)',
          'landed max/tree', 'landing maximal us/step', 'landing tree us/step']
 
@@ -63,6 +66,14 @@ def robots_option(parser):
                         help='comma-separated robots of the drop set (first word of the name, '
                              f'any case): {", ".join(MUJOCO_DROP_SET)} (default: all; --quick: '
                              f'the first {QUICK_ROBOTS})')
+
+
+def options(parser):
+    """Add --robots and --settle to the benchmark options."""
+    robots_option(parser)
+    parser.add_argument('--settle', type=float, default=2.0,
+                        help='simulated seconds each engine settles after the drop before the '
+                             'timing at rest, s (default 2)')
 
 
 def chosen_robots(names, quick):
@@ -127,12 +138,13 @@ def landing_run(path, extra):
     return float(np.mean(time_calls(sim.step, LANDING_STEPS)))
 
 
-def robot_row(name, relative, runs, steps):
+def robot_row(name, relative, runs, steps, settle=2.0):
     """Measure one robot in the three engines; return its table row."""
     path = ROBOTS_DIR / relative
     notes = []
     timers = {}     # engine -> timing function at rest
     sims = {}
+    solved = {}     # formulation -> facts of its timed steps (the share that converged)
     failed = {}     # formulation -> 'refused' / 'diverged'
 
     def fail(label, error):
@@ -144,13 +156,13 @@ def robot_row(name, relative, runs, steps):
 
     for label, extra in FORMULATIONS.items():
         try:
-            timers[label], _, sims[label] = drop_jointsim(path, steps, extra)
+            timers[label], solved[label], sims[label] = drop_jointsim(path, steps, extra, settle)
         except JointsimError as error:
             fail(label, error)
     mujoco_note = 'no MuJoCo'
     if mujoco is not None:
         with quiet_c_output():
-            run_m, mujoco_note = drop_mujoco(path, steps)
+            run_m, mujoco_note = drop_mujoco(path, steps, settle)
         if run_m is not None:
             timers['MuJoCo'] = run_m
         else:
@@ -199,6 +211,9 @@ def robot_row(name, relative, runs, steps):
         row[f'{label} iterations at rest'] = fact(label, 'iterations')
         row[f'{label} residual at rest'] = fact(label, 'residual')
         row[f'{label} stop reason'] = fact(label, 'stop_reason')
+        row[f'{label} converged steps at rest'] = (
+            round(solved[label].get('converged', float('nan')), 3) if label in solved
+            and label not in failed else failed.get(label, ''))
     points = [fact('maximal', 'contacts'), fact('tree', 'contacts'),
               mujoco_note.split()[0] if mujoco_note.endswith(' contacts') else 'n/a']
     row['contact points max/tree/MuJoCo'] = '/'.join(str(p) for p in points)
@@ -221,7 +236,7 @@ def robot_row(name, relative, runs, steps):
 
 def main(argv=None):
     """Measure the chosen robots, print and save the table."""
-    args = parse_args(__doc__, 3, 1000, argv, options=robots_option)
+    args = parse_args(__doc__, 3, 1000, argv, options=options)
     pin_to_one_core(args.cpu)
     logging.getLogger('jointsim_ros').setLevel(logging.ERROR)
     if not ROBOTS_DIR.is_dir():
@@ -230,12 +245,12 @@ def main(argv=None):
         return 0
     rows = []
     for name, relative in chosen_robots(args.robots, args.quick):
-        row = robot_row(name, relative, args.runs, args.steps)
+        row = robot_row(name, relative, args.runs, args.steps, args.settle)
         print({k: row[k] for k in SHOWN}, flush=True)
         rows.append(row)
     write_csv(args.out, 'tree_contacts', rows)
     header = (f'### The drop set at rest and landing: tree, maximal and MuJoCo\n\n'
-              f'{args.runs} runs x {args.steps} steps at rest (after 2 s), '
+              f'{args.runs} runs x {args.steps} steps at rest (after {args.settle:g} s), '
               f'{LANDING_STEPS} steps of landing, medians of the runs; '
               f'{"--quick: the figures are noise. " if args.quick else ""}'
               'Every column in tree_contacts.csv.\n')
