@@ -2,7 +2,8 @@
 # nothing needs a ROS installation or a sourced setup file.
 #
 #   make venv    create or update .venv (idempotent; seconds when nothing changed)
-#   make test    run the test suite (PYTEST_ARGS='-k foo' to narrow it)
+#   make test    run the test suite (scripts/run_tests.sh: most tests on 2 processes, then the
+#                node tests alone; PYTEST_ARGS='-k foo' runs one pytest with those arguments)
 #   make run     the ROS node on the bundled arm with the example controller (Ctrl-C stops;
 #                ARGS=--effort: effort control of the arm without drives; ARGS='--headless ...'
 #                or make headless: the headless tool without ROS)
@@ -36,7 +37,7 @@ venv:
 test:
 	@TEST_DEPS=1 PYTHON=$(PYTHON) VENV=$(CURDIR)/$(VENV) scripts/setup_venv.sh
 	@echo "ROS_DOMAIN_ID=$(ROS_DOMAIN_ID)"
-	$(VENV_PYTHON) -m pytest test -q -ra $(PYTEST_ARGS)
+	VENV_PYTHON=$(VENV_PYTHON) scripts/run_tests.sh $(PYTEST_ARGS)
 
 # The node and the controller find each other faster with the project's FastDDS profile.
 run: venv
