@@ -120,6 +120,63 @@ def articulated_solve(tm, wk, rhs, out, n0, n1):
 
 
 @jit
+def path_solve(tm, wk, rhs, out, n0, n1, leaf):
+    """
+    ``articulated_solve`` of a rhs that is zero off the path from node leaf to its root.
+
+    A unit force on a body or a unit impulse on a coordinate: the inward sweep's bias
+    impulses are exactly zero in every subtree holding none of the rhs, so the sweep runs up
+    the path alone (the same operations on the path's nodes, in the same order: the result is
+    articulated_solve's to the bit); the outward sweep runs over the whole group.
+    """
+    for i in range(n0, n1):
+        for k in range(tm.dof[i]):
+            wk.u[i, k] = 0.0
+    i = leaf
+    while i >= 0:
+        for r in range(6):
+            wk.PA[i, r] = 0.0
+        i = tm.parent[i]
+    i = leaf
+    while i >= 0:
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for k in range(d):
+            acc = rhs[v0 + k]
+            for r in range(6):
+                acc -= wk.S[i, k, r] * wk.PA[i, r]
+            wk.u[i, k] = acc
+        p = tm.parent[i]
+        if p >= 0:
+            for r in range(6):
+                acc = wk.PA[i, r]
+                for k in range(d):
+                    for m in range(d):
+                        acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.u[i, m]
+                wk.PA[p, r] += acc
+        i = p
+    for i in range(n0, n1):
+        p = tm.parent[i]
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for m in range(6):
+            wk.acc[i, m] = wk.acc[p, m] if p >= 0 else 0.0
+        for k in range(d):
+            acc = wk.u[i, k]
+            for r in range(6):
+                acc -= wk.U[i, k, r] * wk.acc[i, r]
+            wk.vec6a[k] = acc
+        for k in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += wk.Dinv[i, k, m] * wk.vec6a[m]
+            out[v0 + k] = acc
+        for k in range(d):
+            for r in range(6):
+                wk.acc[i, r] += wk.S[i, k, r] * out[v0 + k]
+
+
+@jit
 def node_velocities(tm, qd, wk):
     """Outward pass v_i = v_lambda(i) + S_i qd_i (world axes, about the origin)."""
     for i in range(tm.parent.shape[0]):
@@ -170,7 +227,7 @@ def _body_response(tm, wk, b):
             i = tm.parent[i]
         for c in range(n):
             wk.unit[g0 + c] = wk.body_J[b, m, c]
-        articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
+        path_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1], i0)
         for c in range(n):
             wk.body_U[b, m, c] = wk.resp[g0 + c]
 
@@ -324,7 +381,8 @@ def axis_rows(tm, ts, wk, axes, dt):
         for m in range(n):
             wk.unit[g0 + m] = 0.0
         wk.unit[v] = 1.0
-        articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
+        path_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1],
+                   tm.v_node[v])
         for m in range(n):
             wk.axis_U[x, m] = wk.resp[g0 + m]
         wk.axis_k[x] = wk.resp[v]
@@ -428,7 +486,8 @@ def free_rows(tm, ts, wk, dt):
             for c in range(n):
                 wk.unit[g0 + c] = 0.0
             wk.unit[v0 + r] = 1.0
-            articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
+            path_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1],
+                       tm.v_node[v0])
             for c in range(n):
                 wk.free_U[f, r, c] = wk.resp[g0 + c]
             for q in range(d):
