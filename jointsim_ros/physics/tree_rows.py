@@ -207,8 +207,10 @@ def _body_response(tm, wk, b):
     Jacobian and response of a unit spatial force on body b, once per body and step.
 
     wk.body_J[b, m] holds B_b^T e_m (S_i^T e_m on the joints of b's path to the root, over
-    b's group) and wk.body_U[b, m] = (H + A + h B)^-1 B_b^T e_m (six articulated solves), so
-    any row through body b is a combination of the six: J = sum_m f_m body_J[b, m].
+    b's group) and wk.body_U[b, m] = (H + A + h B)^-1 B_b^T e_m, so any row through body b is
+    a combination of the six: J = sum_m f_m body_J[b, m].  The six solves are ``path_solve``'s,
+    run side by side (the last index of wk.six_* the unit force m): each the same operations
+    in the same order as alone, so the same to the bit, with each node's factor read once.
     """
     if wk.body_ready[b] > 0.0:
         return
@@ -220,16 +222,85 @@ def _body_response(tm, wk, b):
     for m in range(6):
         for c in range(n):
             wk.body_J[b, m, c] = 0.0
-        i = i0
-        while i >= 0:
-            for k in range(tm.dof[i]):
+    i = i0
+    while i >= 0:
+        for k in range(tm.dof[i]):
+            for m in range(6):
                 wk.body_J[b, m, tm.v0[i] + k - g0] = wk.S[i, k, m]
-            i = tm.parent[i]
-        for c in range(n):
-            wk.unit[g0 + c] = wk.body_J[b, m, c]
-        path_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1], i0)
-        for c in range(n):
-            wk.body_U[b, m, c] = wk.resp[g0 + c]
+        i = tm.parent[i]
+    u = wk.six_u
+    pa = wk.six_pa
+    acc = wk.six_acc
+    w = wk.six_w
+    out = wk.six_out
+    n0 = tm.group_node[g]
+    n1 = tm.group_node[g + 1]
+    for i in range(n0, n1):
+        for k in range(tm.dof[i]):
+            for m in range(6):
+                u[i, k, m] = 0.0
+    i = i0
+    while i >= 0:
+        for r in range(6):
+            for m in range(6):
+                pa[i, r, m] = 0.0
+        i = tm.parent[i]
+    # inward, up the path: u_i = rhs_i - S_i^T P^A_i; P^A_parent += P^A_i + U_i D_i^-1 u_i
+    i = i0
+    while i >= 0:
+        d = tm.dof[i]
+        c0 = tm.v0[i] - g0
+        for k in range(d):
+            for m in range(6):
+                w[k, m] = wk.body_J[b, m, c0 + k]
+            for r in range(6):
+                s = wk.S[i, k, r]
+                for m in range(6):
+                    w[k, m] -= s * pa[i, r, m]
+            for m in range(6):
+                u[i, k, m] = w[k, m]
+        p = tm.parent[i]
+        if p >= 0:
+            for r in range(6):
+                for m in range(6):
+                    w[0, m] = pa[i, r, m]
+                for k in range(d):
+                    for q in range(d):
+                        f = wk.U[i, k, r] * wk.Dinv[i, k, q]
+                        for m in range(6):
+                            w[0, m] += f * u[i, q, m]
+                for m in range(6):
+                    pa[p, r, m] += w[0, m]
+        i = p
+    # outward, over the group: velocity changes
+    for i in range(n0, n1):
+        p = tm.parent[i]
+        d = tm.dof[i]
+        c0 = tm.v0[i] - g0
+        for r in range(6):
+            for m in range(6):
+                acc[i, r, m] = acc[p, r, m] if p >= 0 else 0.0
+        for k in range(d):
+            for m in range(6):
+                w[k, m] = u[i, k, m]
+            for r in range(6):
+                f = wk.U[i, k, r]
+                for m in range(6):
+                    w[k, m] -= f * acc[i, r, m]
+        for k in range(d):
+            for m in range(6):
+                out[k, m] = 0.0
+            for q in range(d):
+                f = wk.Dinv[i, k, q]
+                for m in range(6):
+                    out[k, m] += f * w[q, m]
+            for m in range(6):
+                wk.body_U[b, m, c0 + k] = out[k, m]
+        for k in range(d):
+            for r in range(6):
+                f = wk.S[i, k, r]
+                for m in range(6):
+                    acc[i, r, m] += f * out[k, m]
 
 
 @jit
