@@ -190,6 +190,11 @@ TreeWork = by_reference(namedtuple('TreeWork', [
     'free_U',         # (n_free, 3, width) each friction row's response on its group's qd
     'free_kinv',      # (n_free, 3, 3) inverse of the rows' block J U
     'free_bound',     # (n_free,) the impulse vector's norm bound this step, N m s or N s
+    # up to six articulated solves side by side (tree_rows.six_solves: a body's six unit
+    # responses, the live axes' columns), the last index the solve: (n_node, 6, 6) the joint
+    # impulses u, bias impulses P^A and velocity changes, (6, 6) the joint-sized terms of one
+    # node, (n_node,) 1.0 on the paths swept inward, (width, 6) right-hand sides and results
+    'six_u', 'six_pa', 'six_acc', 'six_w', 'six_out', 'six_mark', 'six_rhs', 'six_res',
 ]))
 
 #: The links' rows of one step (physics/tree_rows.py, ``link_rows``): up to 6 per link (a mimic
@@ -242,7 +247,8 @@ declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 
                             'i1 i1 f2 i1 i1 i1'))
 declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
                            'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 '
-                           'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1 f2 f3 f3 f1'))
+                           'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1 f2 f3 f3 f1 '
+                           'f3 f3 f3 f2 f2 f1 f2 f2'))
 declare(TreeState, in_order('f1 f2 f1 f1 f1 f1 f2') + [  # then joint_effort .. free_impulse:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
         TreeState._fields[7:],

@@ -86,7 +86,10 @@ class TreeEngine(Mechanism):
             body_start=np.zeros((n_body, 13)),
             free_U=np.zeros((len(self.tree.free_v), 3, self._width)),
             free_kinv=np.zeros((len(self.tree.free_v), 3, 3)),
-            free_bound=np.zeros(len(self.tree.free_v)))
+            free_bound=np.zeros(len(self.tree.free_v)), six_u=z66.copy(), six_pa=z66.copy(),
+            six_acc=z66.copy(), six_w=np.zeros((6, 6)), six_out=np.zeros((6, 6)),
+            six_mark=np.zeros(n_node), six_rhs=np.zeros((self._width, 6)),
+            six_res=np.zeros((self._width, 6)))
         self.tree_work, work_buffer, work_ints, work_layout = flat.pack(work)
         rows = np.zeros((n_link, 6))
         self.links = tree.LinkWork(

@@ -120,6 +120,63 @@ def articulated_solve(tm, wk, rhs, out, n0, n1):
 
 
 @jit
+def path_solve(tm, wk, rhs, out, n0, n1, leaf):
+    """
+    ``articulated_solve`` of a rhs that is zero off the path from node leaf to its root.
+
+    A unit force on a body or a unit impulse on a coordinate: the inward sweep's bias
+    impulses are exactly zero in every subtree holding none of the rhs, so the sweep runs up
+    the path alone (the same operations on the path's nodes, in the same order: the result is
+    articulated_solve's to the bit); the outward sweep runs over the whole group.
+    """
+    for i in range(n0, n1):
+        for k in range(tm.dof[i]):
+            wk.u[i, k] = 0.0
+    i = leaf
+    while i >= 0:
+        for r in range(6):
+            wk.PA[i, r] = 0.0
+        i = tm.parent[i]
+    i = leaf
+    while i >= 0:
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for k in range(d):
+            acc = rhs[v0 + k]
+            for r in range(6):
+                acc -= wk.S[i, k, r] * wk.PA[i, r]
+            wk.u[i, k] = acc
+        p = tm.parent[i]
+        if p >= 0:
+            for r in range(6):
+                acc = wk.PA[i, r]
+                for k in range(d):
+                    for m in range(d):
+                        acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.u[i, m]
+                wk.PA[p, r] += acc
+        i = p
+    for i in range(n0, n1):
+        p = tm.parent[i]
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for m in range(6):
+            wk.acc[i, m] = wk.acc[p, m] if p >= 0 else 0.0
+        for k in range(d):
+            acc = wk.u[i, k]
+            for r in range(6):
+                acc -= wk.U[i, k, r] * wk.acc[i, r]
+            wk.vec6a[k] = acc
+        for k in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += wk.Dinv[i, k, m] * wk.vec6a[m]
+            out[v0 + k] = acc
+        for k in range(d):
+            for r in range(6):
+                wk.acc[i, r] += wk.S[i, k, r] * out[v0 + k]
+
+
+@jit
 def node_velocities(tm, qd, wk):
     """Outward pass v_i = v_lambda(i) + S_i qd_i (world axes, about the origin)."""
     for i in range(tm.parent.shape[0]):
@@ -145,13 +202,113 @@ def body_velocities(tm, wk, qd):
 
 
 @jit
+def six_solves(tm, wk, n0, n1, g0):
+    """
+    Six ``path_solve`` runs side by side over the nodes n0 .. n1 - 1 (one group).
+
+    Right-hand side j in wk.six_rhs[:, j] (the group's coordinates from g0), zero off the
+    nodes marked in wk.six_mark (the paths to the root of the nodes it touches; a side
+    unused: zero everywhere); results in wk.six_res[:, j].  The marked nodes a right-hand
+    side's path misses give it exactly zero (its bias impulses there are +0.0 and add
+    nothing), so each result is path_solve's alone to the bit, while each node's S, U and
+    D^-1 are read once for all six and the loops over them vectorise.
+    """
+    u = wk.six_u
+    pa = wk.six_pa
+    acc = wk.six_acc
+    w = wk.six_w
+    out = wk.six_out
+    for i in range(n0, n1):
+        for k in range(tm.dof[i]):
+            for m in range(6):
+                u[i, k, m] = 0.0
+        if wk.six_mark[i] > 0.0:
+            for r in range(6):
+                for m in range(6):
+                    pa[i, r, m] = 0.0
+    # inward, over the marked paths: u_i = rhs_i - S_i^T P^A_i;
+    # P^A_parent += P^A_i + U_i D_i^-1 u_i
+    for i in range(n1 - 1, n0 - 1, -1):
+        if wk.six_mark[i] == 0.0:
+            continue
+        d = tm.dof[i]
+        c0 = tm.v0[i] - g0
+        for k in range(d):
+            for m in range(6):
+                w[k, m] = wk.six_rhs[c0 + k, m]
+            for r in range(6):
+                f = wk.S[i, k, r]
+                for m in range(6):
+                    w[k, m] -= f * pa[i, r, m]
+            for m in range(6):
+                u[i, k, m] = w[k, m]
+        p = tm.parent[i]
+        if p >= 0:
+            for r in range(6):
+                for m in range(6):
+                    w[0, m] = pa[i, r, m]
+                for k in range(d):
+                    for q in range(d):
+                        f = wk.U[i, k, r] * wk.Dinv[i, k, q]
+                        for m in range(6):
+                            w[0, m] += f * u[i, q, m]
+                for m in range(6):
+                    pa[p, r, m] += w[0, m]
+    # outward, over the group: velocity changes
+    for i in range(n0, n1):
+        p = tm.parent[i]
+        d = tm.dof[i]
+        c0 = tm.v0[i] - g0
+        for r in range(6):
+            for m in range(6):
+                acc[i, r, m] = acc[p, r, m] if p >= 0 else 0.0
+        for k in range(d):
+            for m in range(6):
+                w[k, m] = u[i, k, m]
+            for r in range(6):
+                f = wk.U[i, k, r]
+                for m in range(6):
+                    w[k, m] -= f * acc[i, r, m]
+        for k in range(d):
+            for m in range(6):
+                out[k, m] = 0.0
+            for q in range(d):
+                f = wk.Dinv[i, k, q]
+                for m in range(6):
+                    out[k, m] += f * w[q, m]
+            for m in range(6):
+                wk.six_res[c0 + k, m] = out[k, m]
+        for k in range(d):
+            for r in range(6):
+                f = wk.S[i, k, r]
+                for m in range(6):
+                    acc[i, r, m] += f * out[k, m]
+
+
+@jit
+def _mark_path(tm, wk, i):
+    """Mark node i and its ancestors in wk.six_mark (the paths ``six_solves`` sweeps inward)."""
+    while i >= 0 and wk.six_mark[i] == 0.0:
+        wk.six_mark[i] = 1.0
+        i = tm.parent[i]
+
+
+@jit
+def _clear_marks(wk, n0, n1):
+    """Clear wk.six_mark over the nodes n0 .. n1 - 1."""
+    for i in range(n0, n1):
+        wk.six_mark[i] = 0.0
+
+
+@jit
 def _body_response(tm, wk, b):
     """
     Jacobian and response of a unit spatial force on body b, once per body and step.
 
     wk.body_J[b, m] holds B_b^T e_m (S_i^T e_m on the joints of b's path to the root, over
-    b's group) and wk.body_U[b, m] = (H + A + h B)^-1 B_b^T e_m (six articulated solves), so
-    any row through body b is a combination of the six: J = sum_m f_m body_J[b, m].
+    b's group) and wk.body_U[b, m] = (H + A + h B)^-1 B_b^T e_m, so any row through body b is
+    a combination of the six: J = sum_m f_m body_J[b, m].  The six solves run side by side
+    (``six_solves``).
     """
     if wk.body_ready[b] > 0.0:
         return
@@ -160,19 +317,26 @@ def _body_response(tm, wk, b):
     g = tm.node_group[i0]
     g0 = tm.group_v[g]
     n = tm.group_v[g + 1] - g0
+    n0 = tm.group_node[g]
+    n1 = tm.group_node[g + 1]
     for m in range(6):
         for c in range(n):
             wk.body_J[b, m, c] = 0.0
-        i = i0
-        while i >= 0:
-            for k in range(tm.dof[i]):
+    i = i0
+    while i >= 0:
+        for k in range(tm.dof[i]):
+            for m in range(6):
                 wk.body_J[b, m, tm.v0[i] + k - g0] = wk.S[i, k, m]
-            i = tm.parent[i]
+        i = tm.parent[i]
+    for c in range(n):
+        for m in range(6):
+            wk.six_rhs[c, m] = wk.body_J[b, m, c]
+    _clear_marks(wk, n0, n1)
+    _mark_path(tm, wk, i0)
+    six_solves(tm, wk, n0, n1, g0)
+    for m in range(6):
         for c in range(n):
-            wk.unit[g0 + c] = wk.body_J[b, m, c]
-        articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
-        for c in range(n):
-            wk.body_U[b, m, c] = wk.resp[g0 + c]
+            wk.body_U[b, m, c] = wk.six_res[c, m]
 
 
 @jit
@@ -317,19 +481,60 @@ def axis_rows(tm, ts, wk, axes, dt):
             continue
         wk.axis_live[n_live] = x
         n_live += 1
-        g = tm.node_group[tm.v_node[v]]
-        g0 = tm.group_v[g]
-        n = tm.group_v[g + 1] - g0
-        for m in range(n):
-            wk.unit[g0 + m] = 0.0
-        wk.unit[v] = 1.0
-        articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
-        for m in range(n):
-            wk.axis_U[x, m] = wk.resp[g0 + m]
-        wk.axis_k[x] = wk.resp[v]
         coordinate_rows(axes, x, wk.axis_rows, q, ts.qd[v], ts.axis_rate[x],
                         ts.axis_prescribed[x], ts.axis_target_rate[x], impulses, dt, False)
     wk.axis_live_n[0] = n_live
+    # the responses, up to six live axes of a group side by side (six_solves)
+    t = 0
+    while t < n_live:
+        g = tm.node_group[tm.v_node[tm.axis_v[wk.axis_live[t]]]]
+        count = 1
+        while (count < 6 and t + count < n_live
+               and tm.node_group[tm.v_node[tm.axis_v[wk.axis_live[t + count]]]] == g):
+            count += 1
+        _axis_responses(tm, wk, t, count, g)
+        t += count
+
+
+#: Fewer live axes of a group than this are solved one at a time (path_solve): six solves
+#: side by side cost about three alone.
+SIDE_BY_SIDE = 3
+
+
+@jit
+def _axis_responses(tm, wk, t0, count, g):
+    """Responses of live axes t0 .. t0 + count - 1 (all of group g): columns of the factor."""
+    g0 = tm.group_v[g]
+    n = tm.group_v[g + 1] - g0
+    n0 = tm.group_node[g]
+    n1 = tm.group_node[g + 1]
+    if count < SIDE_BY_SIDE:
+        for m in range(count):
+            x = wk.axis_live[t0 + m]
+            v = tm.axis_v[x]
+            for c in range(n):
+                wk.unit[g0 + c] = 0.0
+            wk.unit[v] = 1.0
+            path_solve(tm, wk, wk.unit, wk.resp, n0, n1, tm.v_node[v])
+            for c in range(n):
+                wk.axis_U[x, c] = wk.resp[g0 + c]
+            wk.axis_k[x] = wk.resp[v]
+        return
+    _clear_marks(wk, n0, n1)
+    for c in range(n):
+        for m in range(6):
+            wk.six_rhs[c, m] = 0.0
+    for m in range(count):
+        v = tm.axis_v[wk.axis_live[t0 + m]]
+        wk.six_rhs[v - g0, m] = 1.0
+        _mark_path(tm, wk, tm.v_node[v])
+    six_solves(tm, wk, n0, n1, g0)
+    for m in range(count):
+        x = wk.axis_live[t0 + m]
+        v = tm.axis_v[x]
+        for c in range(n):
+            wk.axis_U[x, c] = wk.six_res[c, m]
+        wk.axis_k[x] = wk.six_res[v - g0, m]
 
 
 @jit
@@ -427,7 +632,8 @@ def free_rows(tm, ts, wk, dt):
             for c in range(n):
                 wk.unit[g0 + c] = 0.0
             wk.unit[v0 + r] = 1.0
-            articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
+            path_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1],
+                       tm.v_node[v0])
             for c in range(n):
                 wk.free_U[f, r, c] = wk.resp[g0 + c]
             for q in range(d):
