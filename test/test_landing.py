@@ -87,11 +87,9 @@ def test_dropped_robot_lands_in_tree_mode_with_exact_joints(name, relative):
     The drop set in the tree formulation: lands, rests, the ground carries it, joints exact.
 
     Rest is judged over the 100 steps after 4 s (the humanoids are still settling at 2-3 s in
-    both formulations, joints at 3-7 rad/s): the largest joint speed (tree mode: G1 0.57 rad/s
-    on its light wrist and ankle-roll joints, jittering, against 0.05 in maximal mode; Talos
-    0.25; Go2 0.09, A1 0.05, the others below 1e-5) and the ground's normal force averaged
-    over them (single steps range over 0.90-1.10 m g on G1, 0.70-1.16 on Go2: steps alternate
-    in a short cycle).
+    both formulations, joints at 3-7 rad/s): the largest joint speed (tree mode: Talos reduced
+    0.49 rad/s, still settling; Go2 3e-8; the others below 1e-12) and the ground's normal
+    force averaged over them (m g to five digits on every robot).
     """
     path = robots_folder() / relative
     sim = dropped(path, TREE)
@@ -114,12 +112,43 @@ def test_dropped_robot_lands_in_tree_mode_with_exact_joints(name, relative):
     assert sim.link_pose(sim.model.bodies[0].links[0])[0][2] > 0.0  # the base above the ground
     assert max(c.depth for c in sim.contacts(touching=False)) < 3e-3  # and every shape
     assert fastest < 2.0  # at rest: tumbling or settling, joints move at 3-25 rad/s
-    assert load == pytest.approx(weight, rel=0.03)  # the feet (or body) carry the weight
+    assert load == pytest.approx(weight, rel=1e-3)  # the feet (or body) carry the weight
     assert anchors < 1e-12  # joints exact by construction
     mimics = sim._engine.mimics  # Talos full's grippers: rows on the tree's coordinates
     q = sim._engine.state.joint_q
     assert np.allclose(q[mimics.follower], mimics.multiplier * q[mimics.leader] + mimics.offset,
                        rtol=0.0, atol=1e-6)
+
+
+#: Robots whose solve converges at rest in tree mode, and when after a 0.3 m drop, s (G1 lies
+#: with near-duplicate points on one link and settles slowly: docs/benchmarks.md).
+CONVERGED_AT_REST = [
+    ('a1', 'a1_description/urdf/a1.urdf', 3.0),
+    ('go2', 'go2_description/urdf/go2.urdf', 3.0),
+    ('solo12', 'solo_description/robots/solo12.urdf', 3.0),
+    ('bolt', 'bolt_description/robots/bolt.urdf', 3.0),
+    ('g1_29dof', 'g1_description/urdf/g1_29dof_rev_1_0.urdf', 8.0),
+]
+
+
+@pytest.mark.parametrize('name,relative,settle', CONVERGED_AT_REST,
+                         ids=[r[0] for r in CONVERGED_AT_REST])
+def test_at_rest_in_tree_mode_the_solve_converges_and_the_ground_carries_the_weight(
+        name, relative, settle):
+    # dropped 0.3 m as bench_tree_contacts.py drops them, with the defaults (20 sweeps,
+    # tolerance 1e-9 N s): at rest every step's solve converges in a sweep or two, the joints
+    # are still, and the ground's normal forces carry m g (static equilibrium: a converged
+    # solve leaves the vertical momentum unchanged to the tolerance, 1e-9 N s / dt)
+    sim = dropped(robots_folder() / relative, TREE, drop=0.3)
+    weight = G * sum(body.mass for body in sim.model.bodies)
+    sim.step(int(round(settle / sim.dt)))
+    for _ in range(200):
+        report = sim.step(1)
+        assert report.stop_reason == 'tolerance' and report.iterations <= 2, report
+        assert report.residual < 1e-9, report
+        assert np.abs(sim.joint_velocities()).max() < 1e-5
+        load = sum(c.normal_force for c in sim.contacts() if 'ground' in (c.link_a, c.link_b))
+        assert load == pytest.approx(weight, rel=1e-6)
 
 
 def test_quadruped_stands_under_joint_pd_with_its_feet_still():
