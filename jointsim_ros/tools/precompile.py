@@ -3,8 +3,8 @@ Compile the physics kernels once, into numba's cache: ``jointsim_precompile``.
 
     python -m jointsim_ros.tools.precompile [--variant maximal|tree ...] [--jobs N] [--quiet]
 
-The engine is a few large numba kernels.  Compiling them takes about 55 s of CPU, about 28 s of
-wall time on a 2-core machine (the tree's kernel, with its contact pipeline, the longer share;
+The engine is a few large numba kernels.  Compiling them takes about 130 s of CPU, about 80 s
+of wall time on a 2-core machine (the tree's kernel, with its contact pipeline, the longer share;
 physics/compile/compiler.py says where the time goes); loading them from the cache (``__pycache__``
 beside the engine sources, or numba's user-wide cache for a read-only install) takes about a
 second.  ``make venv`` (so ``make run`` and ``make test``) runs this once; the engine runs it too,

@@ -1,9 +1,10 @@
 """
 The engine's first call of a kernel: is it in numba's cache, and if not, compile it so that it is.
 
-A cold compile takes about 18 s for ``maximal`` and 26 s for ``tree`` (whose kernel holds the
-contact pipeline since the tree formulation has contacts; 10 s before) and about 28 s for both,
-in two worker processes (measured in a fresh clone, 2026-11-27).  Compiled inside the
+A cold compile takes about 50 s for ``maximal`` and 75 s for ``tree`` (whose kernel holds the
+contact pipeline, limits, friction, loops and sensors since the tree formulation has them) and
+about 80 s for both, in two worker processes (measured in a fresh clone, 2026-11-29; 18, 26 and
+28 s on 2026-11-27, before the tree's rows grew).  Compiled inside the
 simulating process, the cache is only written when numba finishes, so a run stopped during the
 compile (Ctrl-C on ``make run``, a launch that is shut down) leaves nothing and the next run
 starts over.  ``ensure_compiled`` therefore says what is happening (one log line on the
@@ -32,10 +33,10 @@ WORKER_ENV = 'JOINTSIM_PRECOMPILE_WORKER'
 
 #: Typical cold compile wall time of each precompile variant on this project's 2-core machines,
 #: s (docs/benchmarks.md, "First run").
-TYPICAL_SECONDS = {'maximal': 18, 'tree': 26}
+TYPICAL_SECONDS = {'maximal': 50, 'tree': 75}
 
 #: Typical cold compile wall time of both variants in precompile's two workers, s.
-TYPICAL_BOTH_SECONDS = 28
+TYPICAL_BOTH_SECONDS = 80
 
 
 def cached(dispatcher, args):
