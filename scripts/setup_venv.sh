@@ -54,8 +54,6 @@ kernels_hash="$(
   { "$python_cmd" -VV; find jointsim_ros/physics jointsim_ros/tools/precompile.py -name '*.py' \
       | LC_ALL=C sort | xargs cat; } | sha256sum | cut -d' ' -f1
 )"
-precompile_log="$venv/.jointsim_precompile.log"
-precompile_pid=""
 kernels_ok() {
   [ -f "$kernels_stamp" ] && [ "$(cat "$kernels_stamp")" = "$kernels_hash" ] \
     && compgen -G "jointsim_ros/physics/__pycache__/step.step-*.nbi" >/dev/null
@@ -123,16 +121,6 @@ if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")
   echo "Installing pinned requirements"
   run_pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt
 
-  # The kernels need only the pinned requirements and the sources: compile them while the
-  # interfaces build (about a minute and a half of the set-up from nothing on two cores).
-  if [ "${FORCE:-0}" = 1 ] || ! kernels_ok; then
-    rm -f "$kernels_stamp"
-    echo "Compiling the physics kernels beside the interface builds (log: $precompile_log)"
-    (cd / && PYTHONPATH="$repo_root" exec "$venv/bin/python" -m jointsim_ros.tools.precompile) \
-      >"$precompile_log" 2>&1 &
-    precompile_pid=$!
-  fi
-
   echo "Building tf2_msgs, control_msgs and simulation_interfaces (no wheels)"
   "$repo_root/scripts/build_interfaces.sh" "$venv"
 
@@ -174,17 +162,7 @@ if [ "${TEST_DEPS:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
     echo "note: no chromium and no root to install it: the browser view's test will skip"
   fi
 fi
-if [ -n "$precompile_pid" ]; then
-  # started beside the interface builds: wait for it and show what it said
-  precompile_status=0
-  wait "$precompile_pid" || precompile_status=$?
-  cat "$precompile_log"
-  if [ "$precompile_status" -ne 0 ]; then
-    echo "error: compiling the physics kernels failed (exit status $precompile_status)" >&2
-    exit 1
-  fi
-  echo "$kernels_hash" > "$kernels_stamp"
-elif [ "${FORCE:-0}" = 1 ] || ! kernels_ok; then
+if [ "${FORCE:-0}" = 1 ] || ! kernels_ok; then
   rm -f "$kernels_stamp"
   # jointsim_precompile prints what it does and how long it usually takes
   (cd / && "$venv/bin/python" -m jointsim_ros.tools.precompile)
