@@ -16,10 +16,11 @@ if [ "$#" -gt 0 ]; then
 fi
 
 echo "== part 1 of 2: the tests that may share the machine, on ${TEST_WORKERS:-2} processes"
-"$python" -m pytest test -q -ra -m 'not serial' -n "${TEST_WORKERS:-2}" --dist loadfile
+"$python" -m pytest test -q -ra -m 'not serial' -n "${TEST_WORKERS:-2}" --dist loadfile \
+  --durations=15
 first=$?
 echo "== part 2 of 2: the tests that run alone (a node, a demo or a view over DDS)"
-"$python" -m pytest test -q -ra -m serial
+"$python" -m pytest test -q -ra -m serial --durations=15
 second=$?
 
 if [ "$first" -eq 5 ] && [ "$second" -eq 5 ]; then
