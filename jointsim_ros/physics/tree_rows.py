@@ -70,6 +70,35 @@ LINK_DEGENERATE = 1e-10
 
 
 @jit
+def outward_solve(tm, wk, out, n0, n1):
+    """
+    Write out[v] from the inward sweep's wk.u: the factor's outward sweep over one group.
+
+    The velocity changes node by node from the root: qd_i = D_i^-1 (u_i - U_i^T a_parent),
+    a_i = a_parent + S_i qd_i (``articulated_solve`` and ``path_solve`` share it).
+    """
+    for i in range(n0, n1):
+        p = tm.parent[i]
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for m in range(6):
+            wk.acc[i, m] = wk.acc[p, m] if p >= 0 else 0.0
+        for k in range(d):
+            acc = wk.u[i, k]
+            for r in range(6):
+                acc -= wk.U[i, k, r] * wk.acc[i, r]
+            wk.vec6a[k] = acc
+        for k in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += wk.Dinv[i, k, m] * wk.vec6a[m]
+            out[v0 + k] = acc
+        for k in range(d):
+            for r in range(6):
+                wk.acc[i, r] += wk.S[i, k, r] * out[v0 + k]
+
+
+@jit
 def articulated_solve(tm, wk, rhs, out, n0, n1):
     """
     Return in out[v] (H + diag)^-1 rhs over the nodes n0 .. n1 - 1 (one group).
@@ -98,25 +127,7 @@ def articulated_solve(tm, wk, rhs, out, n0, n1):
                 for m in range(d):
                     acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.u[i, m]
             wk.PA[p, r] += acc
-    for i in range(n0, n1):
-        p = tm.parent[i]
-        d = tm.dof[i]
-        v0 = tm.v0[i]
-        for m in range(6):
-            wk.acc[i, m] = wk.acc[p, m] if p >= 0 else 0.0
-        for k in range(d):
-            acc = wk.u[i, k]
-            for r in range(6):
-                acc -= wk.U[i, k, r] * wk.acc[i, r]
-            wk.vec6a[k] = acc
-        for k in range(d):
-            acc = 0.0
-            for m in range(d):
-                acc += wk.Dinv[i, k, m] * wk.vec6a[m]
-            out[v0 + k] = acc
-        for k in range(d):
-            for r in range(6):
-                wk.acc[i, r] += wk.S[i, k, r] * out[v0 + k]
+    outward_solve(tm, wk, out, n0, n1)
 
 
 @jit
@@ -155,25 +166,7 @@ def path_solve(tm, wk, rhs, out, n0, n1, leaf):
                         acc += wk.U[i, k, r] * wk.Dinv[i, k, m] * wk.u[i, m]
                 wk.PA[p, r] += acc
         i = p
-    for i in range(n0, n1):
-        p = tm.parent[i]
-        d = tm.dof[i]
-        v0 = tm.v0[i]
-        for m in range(6):
-            wk.acc[i, m] = wk.acc[p, m] if p >= 0 else 0.0
-        for k in range(d):
-            acc = wk.u[i, k]
-            for r in range(6):
-                acc -= wk.U[i, k, r] * wk.acc[i, r]
-            wk.vec6a[k] = acc
-        for k in range(d):
-            acc = 0.0
-            for m in range(d):
-                acc += wk.Dinv[i, k, m] * wk.vec6a[m]
-            out[v0 + k] = acc
-        for k in range(d):
-            for r in range(6):
-                wk.acc[i, r] += wk.S[i, k, r] * out[v0 + k]
+    outward_solve(tm, wk, out, n0, n1)
 
 
 @jit
