@@ -64,6 +64,11 @@ def dropped(path, config=None, drop=DROP):
     return Simulator.from_urdf(str(path), {**config, 'base_pose': start})
 
 
+def ground_load(sim):
+    """Return the ground's normal force on the robot this step, N."""
+    return sum(c.normal_force for c in sim.contacts() if 'ground' in (c.link_a, c.link_b))
+
+
 @pytest.mark.parametrize('name,relative', ROBOTS, ids=[r[0] for r in ROBOTS])
 def test_dropped_robot_lands_and_comes_to_rest_on_the_ground(name, relative):
     sim = dropped(robots_folder() / relative)
@@ -102,7 +107,7 @@ def test_dropped_robot_lands_in_tree_mode_with_exact_joints(name, relative):
     for _ in range(steps):
         sim.step(1)
         fastest = max(fastest, float(np.abs(sim.joint_velocities()).max()))
-        load += sum(c.normal_force for c in sim.contacts() if 'ground' in (c.link_a, c.link_b))
+        load += ground_load(sim)
     load /= steps
     anchors = max(sim.joint_anchor_errors().values())
     print(f'{name}: fastest joint {fastest:.2e} rad/s, ground load / weight {load / weight:.5f}, '
@@ -147,7 +152,7 @@ def test_at_rest_in_tree_mode_the_solve_converges_and_the_ground_carries_the_wei
         assert report.stop_reason == 'tolerance' and report.iterations <= 2, report
         assert report.residual < 1e-9, report
         assert np.abs(sim.joint_velocities()).max() < 1e-5
-        load = sum(c.normal_force for c in sim.contacts() if 'ground' in (c.link_a, c.link_b))
+        load = ground_load(sim)
         assert load == pytest.approx(weight, rel=1e-6)
 
 
