@@ -336,8 +336,12 @@ def urdf_for_mujoco(path):
     return re.sub(r'(<robot[^>]*>)', r'\1' + block, text, count=1)
 
 
-def drop_mujoco(path, steps, settle=2.0):
-    """Return a timing function of the robot at rest in MuJoCo after settle s, or (None, why)."""
+def drop_mujoco(path, steps, settle=2.0, damping=0.0):
+    """
+    Return a timing function of the robot at rest in MuJoCo after settle s, or (None, why).
+
+    damping: N m s/rad (N s/m), given to every joint but the free one's; 0 keeps the URDF's.
+    """
     try:
         spec = mujoco.MjSpec.from_string(urdf_for_mujoco(path))
         root = spec.worldbody.first_body()
@@ -346,6 +350,8 @@ def drop_mujoco(path, steps, settle=2.0):
         spec.option.timestep = 0.001
         spec.option.iterations = 20
         model = spec.compile()
+        if damping > 0.0:
+            model.dof_damping[6:] = damping
     except Exception as error:  # noqa: B902 - any import failure is reported, not raised
         return None, f'MuJoCo import failed: {str(error).splitlines()[0][:80]}'
     data = mujoco.MjData(model)

@@ -32,8 +32,13 @@ is reported in one line and in the row's note; the other engines and robots go o
 simulator's log is kept to errors (a dropped robot's joints exceed their URDF velocity limits,
 a warning each).
 
+``--damping D``: every joint gets viscous damping D (N m s/rad or N s/m) in every engine
+(jointsim ``joints.NAME.damping``, MuJoCo ``dof_damping``), in place of the URDF's.  A robot
+whose URDF gives none, as Talos, need not come to rest at all: a limb that hangs free after
+the drop swings on as an undamped pendulum, and "at rest" is then a moving robot.
+
 Run: .venv/bin/python bench/bench_tree_contacts.py [--runs 3] [--steps 1000] [--quick]
-     [--robots G1,Solo12,...] [--settle 2]
+     [--robots G1,Solo12,...] [--settle 2] [--damping 0]
 Writes tree_contacts.csv and tree_contacts.md in bench/results/ (or --out).
 """
 import logging
@@ -74,6 +79,9 @@ def options(parser):
     parser.add_argument('--settle', type=float, default=2.0,
                         help='simulated seconds each engine settles after the drop before the '
                              'timing at rest, s (default 2)')
+    parser.add_argument('--damping', type=float, default=0.0,
+                        help='viscous damping of every joint in every engine, N m s/rad or '
+                             "N s/m (default 0: the URDF's)")
 
 
 def chosen_robots(names, quick):
@@ -131,6 +139,14 @@ def rest_facts(sim):
             'landed': landed(sim)}
 
 
+def with_damping(path, extra, damping):
+    """Return the config keys extra with every movable joint damped by damping (0: extra)."""
+    if damping <= 0.0:
+        return extra
+    names = drop_start(path, extra).joint_names
+    return {**extra, 'joints': {name: {'damping': damping} for name in names}}
+
+
 def landing_run(path, extra):
     """Return the mean us per step of the first 0.5 s of a fresh drop."""
     sim = drop_start(path, extra)
@@ -138,9 +154,10 @@ def landing_run(path, extra):
     return float(np.mean(time_calls(sim.step, LANDING_STEPS)))
 
 
-def robot_row(name, relative, runs, steps, settle=2.0):
+def robot_row(name, relative, runs, steps, settle=2.0, damping=0.0):
     """Measure one robot in the three engines; return its table row."""
     path = ROBOTS_DIR / relative
+    configs = {}    # formulation -> its config keys (with --damping)
     notes = []
     timers = {}     # engine -> timing function at rest
     sims = {}
@@ -156,13 +173,15 @@ def robot_row(name, relative, runs, steps, settle=2.0):
 
     for label, extra in FORMULATIONS.items():
         try:
-            timers[label], solved[label], sims[label] = drop_jointsim(path, steps, extra, settle)
+            configs[label] = with_damping(path, extra, damping)
+            timers[label], solved[label], sims[label] = drop_jointsim(path, steps,
+                                                                      configs[label], settle)
         except JointsimError as error:
             fail(label, error)
     mujoco_note = 'no MuJoCo'
     if mujoco is not None:
         with quiet_c_output():
-            run_m, mujoco_note = drop_mujoco(path, steps, settle)
+            run_m, mujoco_note = drop_mujoco(path, steps, settle, damping)
         if run_m is not None:
             timers['MuJoCo'] = run_m
         else:
@@ -181,7 +200,7 @@ def robot_row(name, relative, runs, steps, settle=2.0):
             if label in failed:
                 continue
             try:
-                landing[label].append(landing_run(path, FORMULATIONS[label]))
+                landing[label].append(landing_run(path, configs[label]))
             except JointsimError as error:
                 fail(label, error)
     facts = {label: rest_facts(sims[label]) for label in FORMULATIONS if label not in failed}
@@ -245,13 +264,14 @@ def main(argv=None):
         return 0
     rows = []
     for name, relative in chosen_robots(args.robots, args.quick):
-        row = robot_row(name, relative, args.runs, args.steps, args.settle)
+        row = robot_row(name, relative, args.runs, args.steps, args.settle, args.damping)
         print({k: row[k] for k in SHOWN}, flush=True)
         rows.append(row)
     write_csv(args.out, 'tree_contacts', rows)
     header = (f'### The drop set at rest and landing: tree, maximal and MuJoCo\n\n'
               f'{args.runs} runs x {args.steps} steps at rest (after {args.settle:g} s), '
-              f'{LANDING_STEPS} steps of landing, medians of the runs; '
+              + (f'every joint damped {args.damping:g} N m s/rad, ' if args.damping else '')
+              + f'{LANDING_STEPS} steps of landing, medians of the runs; '
               f'{"--quick: the figures are noise. " if args.quick else ""}'
               'Every column in tree_contacts.csv.\n')
     notes = [f'- {row["robot"]}: {row["note"]}' for row in rows if row['note']]
