@@ -333,6 +333,76 @@ def _body_response(tm, wk, b):
 
 
 @jit
+def _point_response(tm, wk, b, i, contacts):
+    """
+    Body b's responses to contact point i's three rows, its only rows this step.
+
+    As ``_body_response`` with the point's three spatial forces (p x d_k; d_k) for the unit
+    forces (d_k the point's normal and tangents): wk.body_J[b, k] and wk.body_U[b, k], k < 3,
+    are the rows' own Jacobians and responses, so the rows need no combination of six.  Marks
+    the body with 2 + i in wk.body_ready.
+    """
+    wk.body_ready[b] = 2.0 + i
+    i0 = tm.body_node[b]
+    g = tm.node_group[i0]
+    g0 = tm.group_v[g]
+    n = tm.group_v[g + 1] - g0
+    n0 = tm.group_node[g]
+    n1 = tm.group_node[g + 1]
+    f = wk.vec6b
+    p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
+    for k in range(6):
+        for c in range(n):
+            wk.six_rhs[c, k] = 0.0
+    for k in range(3):
+        d = (contacts.frame[i, k, 0], contacts.frame[i, k, 1], contacts.frame[i, k, 2])
+        moment = cross(p, d)
+        for m in range(3):
+            f[m] = moment[m]
+            f[3 + m] = d[m]
+        node = i0
+        while node >= 0:
+            for q in range(tm.dof[node]):
+                s = 0.0
+                for m in range(6):
+                    s += wk.S[node, q, m] * f[m]
+                wk.six_rhs[tm.v0[node] + q - g0, k] = s
+            node = tm.parent[node]
+    _clear_marks(wk, n0, n1)
+    _mark_path(tm, wk, i0)
+    six_solves(tm, wk, n0, n1, g0)
+    for k in range(3):
+        for c in range(n):
+            wk.body_J[b, k, c] = wk.six_rhs[c, k]
+            wk.body_U[b, k, c] = wk.six_res[c, k]
+
+
+@jit
+def _single_points(tm, wk, contacts, cwork, body_pos, dt):
+    """
+    Mark the bodies whose only rows this step are one point's three (``_point_response``).
+
+    A body touching a fixed surface (the ground, a static shape) at one point in the solve,
+    without rolling or spinning rows, and whose unit responses are not made yet (a loop
+    joint's rows): wk.body_ready[b] = -(1 + i) for its point i; a body with more rows -0.5.
+    """
+    for i in range(contacts.count[0]):
+        if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt, True):
+            continue
+        a = contacts.body[i, 0]
+        b = contacts.body[i, 1]
+        single = (a >= 0) != (b >= 0) and not has_angular_rows(contacts.material, i)
+        for side in range(2):
+            r = a if side == 0 else b
+            if r < 0 or wk.body_ready[r] > 0.0:
+                continue
+            if single and wk.body_ready[r] == 0.0:
+                wk.body_ready[r] = -(1.0 + i)
+            else:
+                wk.body_ready[r] = -0.5
+
+
+@jit
 def forget_body_responses(wk):
     """Mark every body's unit responses stale (once per step, before the rows that use them)."""
     for b in range(wk.body_ready.shape[0]):
@@ -392,18 +462,27 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
     factor of the step's velocity change must be current, wk.body_vel the bodies' motion
     after this step's forces, and the body responses forgotten (``forget_body_responses``).
     A touching body's six unit responses are found once (``_body_response``), each row is
-    their combination.
+    their combination; a body whose only rows are one point's three against a fixed surface
+    (a foot on the ground) has those rows' responses solved directly instead
+    (``_point_response``: no combination, and bodies of one point each are the common case).
     """
     seg = cwork.row_seg
     length = cwork.row_len
     row_J = cwork.row_J
     row_U = cwork.row_U
     f = wk.vec6b
+    _single_points(tm, wk, contacts, cwork, body_pos, dt)
     for i in range(contacts.count[0]):
         seg[i, 0] = -1
         seg[i, 1] = -1
         if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt, True):
             continue
+        single = -1     # the body whose responses are this point's rows, if any
+        for side in range(2):
+            r = contacts.body[i, side]
+            if r >= 0 and wk.body_ready[r] == -(1.0 + i):
+                _point_response(tm, wk, r, i, contacts)
+                single = r
         slot_b = _row_segments(tm, wk, contacts.body[i, 0], contacts.body[i, 1], seg, length,
                                i)
         angular = has_angular_rows(contacts.material, i)
@@ -423,18 +502,27 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
                 for m in range(3):
                     f[m] = d[m]
                     f[3 + m] = 0.0
-            for s in range(2):
-                if seg[i, s] >= 0:
-                    for m in range(length[i, s]):
-                        row_J[i, k, s, m] = 0.0
-                        row_U[i, k, s, m] = 0.0
             a = contacts.body[i, 0]
-            if a >= 0:
-                _add_body_row(wk, a, f, 1.0, row_J[i, k, 0], row_U[i, k, 0], length[i, 0])
             b = contacts.body[i, 1]
-            if b >= 0:
-                _add_body_row(wk, b, f, -1.0, row_J[i, k, slot_b], row_U[i, k, slot_b],
-                              length[i, slot_b])
+            if single < 0:
+                for s in range(2):
+                    if seg[i, s] >= 0:
+                        for m in range(length[i, s]):
+                            row_J[i, k, s, m] = 0.0
+                            row_U[i, k, s, m] = 0.0
+            if single >= 0:   # the row's own response (k < 3: no angular rows; one segment)
+                slot = 0 if single == a else slot_b
+                sign = 1.0 if single == a else -1.0
+                for m in range(length[i, slot]):
+                    row_J[i, k, slot, m] = sign * wk.body_J[single, k, m]
+                    row_U[i, k, slot, m] = sign * wk.body_U[single, k, m]
+            else:
+                if a >= 0:
+                    _add_body_row(wk, a, f, 1.0, row_J[i, k, 0], row_U[i, k, 0],
+                                  length[i, 0])
+                if b >= 0:
+                    _add_body_row(wk, b, f, -1.0, row_J[i, k, slot_b], row_U[i, k, slot_b],
+                                  length[i, slot_b])
             ktot = 0.0
             for s in range(2):
                 if seg[i, s] < 0:
