@@ -294,6 +294,33 @@ def _clear_marks(wk, n0, n1):
 
 
 @jit
+def _group_range(tm, b):
+    """Return body b's node, its group's first coordinate and size, first and end node."""
+    i0 = tm.body_node[b]
+    g = tm.node_group[i0]
+    g0 = tm.group_v[g]
+    return i0, g0, tm.group_v[g + 1] - g0, tm.group_node[g], tm.group_node[g + 1]
+
+
+@jit
+def _solve_body_columns(tm, wk, b, columns):
+    """
+    Solve the first ``columns`` right-hand sides in wk.six_rhs over body b's group.
+
+    They are zero off b's path to the root (``six_solves`` sweeps inward over that path only);
+    they become wk.body_J[b, m] and their responses wk.body_U[b, m], m < columns.
+    """
+    i0, g0, n, n0, n1 = _group_range(tm, b)
+    _clear_marks(wk, n0, n1)
+    _mark_path(tm, wk, i0)
+    six_solves(tm, wk, n0, n1, g0)
+    for m in range(columns):
+        for c in range(n):
+            wk.body_J[b, m, c] = wk.six_rhs[c, m]
+            wk.body_U[b, m, c] = wk.six_res[c, m]
+
+
+@jit
 def _body_response(tm, wk, b):
     """
     Jacobian and response of a unit spatial force on body b, once per body and step.
@@ -306,30 +333,17 @@ def _body_response(tm, wk, b):
     if wk.body_ready[b] > 0.0:
         return
     wk.body_ready[b] = 1.0
-    i0 = tm.body_node[b]
-    g = tm.node_group[i0]
-    g0 = tm.group_v[g]
-    n = tm.group_v[g + 1] - g0
-    n0 = tm.group_node[g]
-    n1 = tm.group_node[g + 1]
-    for m in range(6):
-        for c in range(n):
-            wk.body_J[b, m, c] = 0.0
+    i0, g0, n, _, _ = _group_range(tm, b)
+    for c in range(n):
+        for m in range(6):
+            wk.six_rhs[c, m] = 0.0
     i = i0
     while i >= 0:
         for k in range(tm.dof[i]):
             for m in range(6):
-                wk.body_J[b, m, tm.v0[i] + k - g0] = wk.S[i, k, m]
+                wk.six_rhs[tm.v0[i] + k - g0, m] = wk.S[i, k, m]
         i = tm.parent[i]
-    for c in range(n):
-        for m in range(6):
-            wk.six_rhs[c, m] = wk.body_J[b, m, c]
-    _clear_marks(wk, n0, n1)
-    _mark_path(tm, wk, i0)
-    six_solves(tm, wk, n0, n1, g0)
-    for m in range(6):
-        for c in range(n):
-            wk.body_U[b, m, c] = wk.six_res[c, m]
+    _solve_body_columns(tm, wk, b, 6)
 
 
 @jit
@@ -343,16 +357,11 @@ def _point_response(tm, wk, b, i, contacts):
     the body with 2 + i in wk.body_ready.
     """
     wk.body_ready[b] = 2.0 + i
-    i0 = tm.body_node[b]
-    g = tm.node_group[i0]
-    g0 = tm.group_v[g]
-    n = tm.group_v[g + 1] - g0
-    n0 = tm.group_node[g]
-    n1 = tm.group_node[g + 1]
+    i0, g0, n, _, _ = _group_range(tm, b)
     f = wk.vec6b
     p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
-    for k in range(6):
-        for c in range(n):
+    for c in range(n):
+        for k in range(6):
             wk.six_rhs[c, k] = 0.0
     for k in range(3):
         d = (contacts.frame[i, k, 0], contacts.frame[i, k, 1], contacts.frame[i, k, 2])
@@ -368,13 +377,7 @@ def _point_response(tm, wk, b, i, contacts):
                     s += wk.S[node, q, m] * f[m]
                 wk.six_rhs[tm.v0[node] + q - g0, k] = s
             node = tm.parent[node]
-    _clear_marks(wk, n0, n1)
-    _mark_path(tm, wk, i0)
-    six_solves(tm, wk, n0, n1, g0)
-    for k in range(3):
-        for c in range(n):
-            wk.body_J[b, k, c] = wk.six_rhs[c, k]
-            wk.body_U[b, k, c] = wk.six_res[c, k]
+    _solve_body_columns(tm, wk, b, 3)
 
 
 @jit
