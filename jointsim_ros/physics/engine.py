@@ -599,18 +599,8 @@ class Mechanism:
         undone by the kernel: the arrays grow (points carried over) and the rest is retaken.
         """
         taken = 0
-        fn = self._kernel_fn
-        if fn is not None:
-            # the usual call: INFO_OVERFLOW is 0 here (cleared before any call that follows an
-            # overflow, below), so it needs no clearing
-            taken = fn(*arguments(n))
-            if self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
-                return taken
-            self._allocate_contacts(2 * len(self.contacts.id), 2 * len(self.cwork.pairs),
-                                    keep=(self.contacts, self.cwork))
         while True:
             args = arguments(n - taken)
-            self.info[INFO_OVERFLOW] = 0.0
             if self._kernel_fn is None:
                 kernels.ensure_compiled(dispatcher, args, self.kernel_variant)
                 taken += dispatcher(*args)
@@ -621,6 +611,9 @@ class Mechanism:
                 return taken
             self._allocate_contacts(2 * len(self.contacts.id), 2 * len(self.cwork.pairs),
                                     keep=(self.contacts, self.cwork))
+            # the retake reports no overflow unless it overflows too (cleared here, not before
+            # every call: the step(1) path is kept short)
+            self.info[INFO_OVERFLOW] = 0.0
 
 
 class Engine(Mechanism):

@@ -130,7 +130,9 @@ class TreeEngine(Mechanism):
         #: the scalar loop joints and their axes (their rates: State.axis_rate)
         self._loop_axes = np.asarray(self.tree.loop_axes)
         self._loop_joints = self.axes.joint[self._loop_axes]
-        self._rate_index = None
+        #: the scalar joints' indices and their coordinates (joint_rates)
+        scalar = np.nonzero(self.tree.v_joint >= 0)[0]
+        self._rate_index = (self.tree.v_joint[scalar], scalar)
         self._axis_of_link = {int(self.tree.axis_link[x]): int(x) for x in self._loop_axes}
         #: a spherical loop joint's link -> its friction (its State.free_impulse row)
         self._friction_of_link = {int(m): f for f, m in enumerate(self.tree.free_link)
@@ -481,9 +483,6 @@ class TreeEngine(Mechanism):
     def joint_rates(self):
         """Scalar joint velocities (rad/s or m/s; 0 for other joint types), per joint index."""
         out = np.zeros(len(self.joints.type))
-        if self._rate_index is None:   # the coordinates of scalar joints: fixed after load
-            scalar = np.nonzero(self.tree.v_joint >= 0)[0]
-            self._rate_index = (self.tree.v_joint[scalar], scalar)
         joints, coordinates = self._rate_index
         out[joints] = self.tree_state.qd[coordinates]
         # a loop joint's: J v of its bodies (tree_rows.loop_coordinates, after each step and

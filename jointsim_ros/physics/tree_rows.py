@@ -388,9 +388,13 @@ def _single_points(tm, wk, contacts, cwork, body_pos, dt):
     A body touching a fixed surface (the ground, a static shape) at one point in the solve,
     without rolling or spinning rows, and whose unit responses are not made yet (a loop
     joint's rows): wk.body_ready[b] = -(1 + i) for its point i; a body with more rows -0.5.
+    Each point's ``leave_out`` answer goes to cwork.row_seg[i, 0] for ``contact_rows``: -2
+    left out of the solve, -1 in it.
     """
     for i in range(contacts.count[0]):
-        if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt, True):
+        left = leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt, True)
+        cwork.row_seg[i, 0] = -2 if left else -1
+        if left:
             continue
         a = contacts.body[i, 0]
         b = contacts.body[i, 1]
@@ -476,9 +480,10 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
     f = wk.vec6b
     _single_points(tm, wk, contacts, cwork, body_pos, dt)
     for i in range(contacts.count[0]):
+        left = seg[i, 0] == -2     # leave_out's answer (_single_points)
         seg[i, 0] = -1
         seg[i, 1] = -1
-        if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt, True):
+        if left:
             continue
         single = -1     # the body whose responses are this point's rows, if any
         for side in range(2):
@@ -507,12 +512,6 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
                     f[3 + m] = 0.0
             a = contacts.body[i, 0]
             b = contacts.body[i, 1]
-            if single < 0:
-                for s in range(2):
-                    if seg[i, s] >= 0:
-                        for m in range(length[i, s]):
-                            row_J[i, k, s, m] = 0.0
-                            row_U[i, k, s, m] = 0.0
             if single >= 0:   # the row's own response (k < 3: no angular rows; one segment)
                 slot = 0 if single == a else slot_b
                 sign = 1.0 if single == a else -1.0
@@ -520,6 +519,11 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
                     row_J[i, k, slot, m] = sign * wk.body_J[single, k, m]
                     row_U[i, k, slot, m] = sign * wk.body_U[single, k, m]
             else:
+                for s in range(2):
+                    if seg[i, s] >= 0:
+                        for m in range(length[i, s]):
+                            row_J[i, k, s, m] = 0.0
+                            row_U[i, k, s, m] = 0.0
                 if a >= 0:
                     _add_body_row(wk, a, f, 1.0, row_J[i, k, 0], row_U[i, k, 0],
                                   length[i, 0])

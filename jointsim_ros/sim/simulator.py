@@ -240,7 +240,7 @@ class Simulator:
                 + 'or check the inertias, drives and commands of that link, then reset.')
             raise DivergenceError(self._diverged)
         if self._speed_check:
-            now = float(self._engine.state.time[0])
+            now = self.time
             if now >= self._next_speed_check:
                 self._next_speed_check = now + VELOCITY_CHECK_PERIOD
                 self._check_velocity_limits()
