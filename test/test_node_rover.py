@@ -155,7 +155,10 @@ def test_make_run_rover_drives_among_the_boxes_without_touching_one(tmp_path):
     where = [tuple(float(v) for v in re.search(r'x ([-+.\d]+) y ([-+.\d]+)', line).groups())
              for line in lines if 'lidar: nearest' in line]
     assert len(where) >= 3, out
-    assert math.dist(where[0], where[-1]) > 0.5, out       # it went somewhere
+    # it went somewhere: at least 0.5 m from its start at some status line (it wanders among
+    # the boxes and may end near where it began: a CI run drove 2.8 m out and came back to
+    # 0.33 m of its start)
+    assert max(math.dist(where[0], w) for w in where) > 0.5, out
     assert 'left wheels front_left_wheel_joint, rear_left_wheel_joint' in out, out
     assert re.search(r'jointsim_rover_controller\]: t = .* free ahead; nearest \d\.\d\d m',
                      out), out
