@@ -75,20 +75,22 @@ def test_declare_refuses_a_field_count_or_rank_the_class_does_not_have():
     with pytest.raises(ValueError, match='Box'):
         flat.declare(Box, flat.in_order('f1 f2'))
     with pytest.raises(ValueError, match='Box'):
-        flat.declare(Box, flat.in_order('f1 f2 f4 i1 f2'))
+        flat.declare(Box, flat.in_order('f1 f2 f5 i1 f2'))
 
 
 def test_tree_declarations_match_what_the_tree_engine_packs():
-    # tree.py declares each field's buffer and rank by hand: they must be the packed arrays'
+    # tree.py declares the state's by hand, pack_together the others: they must be the arrays'
     from jointsim_ros.physics import tree
     sim = Simulator.from_urdf(_PENDULUM, {'solver': {'formulation': 'tree'}})
     engine = sim._engine
-    for container in (engine.tree, engine.tree_work, engine.tree_state):
+    for container in (engine.tree, engine.tree_work, engine.tree_state, engine.joints,
+                      engine.links, engine.axes, engine.drives, engine.shapes,
+                      engine.polytopes, engine.contacts, engine.cwork):
         declared = flat.DECLARED[type(container)]
         for name, array, (source, _, ndim) in zip(container._fields, container, declared):
             assert array.ndim == ndim, name
             if type(container) is not tree.TreeState:  # (its sources are two float buffers)
-                assert array.dtype == (np.float64, np.int64)[source], name
+                assert array.dtype == (np.float64, np.int64, np.bool_)[source], name
 
 
 def test_pack_refuses_other_dtypes_by_field_name():
@@ -100,10 +102,75 @@ def test_tree_engine_state_arrays_are_views_of_the_packed_buffers():
     sim = Simulator.from_urdf(_PENDULUM, {'solver': {'formulation': 'tree'}})
     engine = sim._engine
     # the facade's State and the tree's own arrays are the buffers the kernel is given
-    for array in (*engine.state, *engine.tree_state, *engine.tree_work, *engine.tree):
+    for array in (*engine.state, *engine.tree_state, *engine.tree_work, *engine.tree,
+                  *engine.joints, *engine.axes, *engine.contacts, *engine.cwork):
         assert array.base is not None
     sim.set_joint_state({'j': 0.3})
     sim.step(10)
     # the pendulum swings back under gravity: what the kernel wrote, Python reads
     assert sim.joint_positions()[0] < 0.3
     assert engine.tree_state.node_q[0] == pytest.approx(sim.joint_positions()[0])
+
+
+Pair = by_reference(namedtuple('Pair', ['flags', 'deep', 'flat']))
+Other = by_reference(namedtuple('Other', ['value', 'count']))
+
+
+def _pair_and_other(scale=1.0):
+    deep = scale * np.arange(16.0).reshape(1, 2, 2, 4)
+    return (Pair(flags=np.array([True, False, True]), deep=deep, flat=deep.reshape(-1)),
+            Other(value=np.array([scale]), count=np.array([7], dtype=np.int64)))
+
+
+def test_pack_together_keeps_aliases_bools_four_dimensions_and_numbers_rows_on():
+    (pair, other), (floats, ints, bools), layout = flat.pack_together(
+        _pair_and_other(), declare_classes=True)
+    # `flat` lay inside `deep`'s memory: it still does, at the same place in the buffer
+    pair.flat[5] = -1.0
+    assert pair.deep[0, 0, 1, 1] == -1.0 and floats.size == 16 + 1
+    assert bools.tolist() == [True, False, True] and ints.tolist() == [7]
+    # the second container's fields follow the first's in the layout
+    assert flat.DECLARED[Other] == ((0, 3, 1), (1, 4, 1))
+    assert layout[1, 1:].tolist() == [1, 2, 2, 4]
+    with pytest.raises(ValueError, match='Other is declared with another layout'):
+        flat.pack_together(_pair_and_other()[::-1], declare_classes=True)
+
+
+def test_pack_together_refuses_fields_that_overlap_without_lying_inside():
+    base = np.arange(6.0)
+    with pytest.raises(TypeError, match='Other.value overlaps'):
+        flat.pack_together([Other(value=base[:4], count=np.zeros(1, dtype=np.int64)),
+                            Other(value=base[2:], count=np.zeros(1, dtype=np.int64))])
+
+
+@entry
+def _read_cached(floats, ints, bools, layout, cache, slot):
+    sources = ((floats, layout), (ints, layout), (bools, layout))
+    pair = flat.unpack_cached(Pair, sources, cache, slot)
+    other = flat.unpack_cached(Other, sources, cache, slot + 1)
+    pair.flat[5] += 100.0   # through the alias
+    flag = 10.0 if pair.flags[2] else 0.0
+    return pair.deep[0, 0, 1, 1] + other.value[0] + other.count[0] + flag
+
+
+def test_unpack_cached_keeps_the_views_until_their_flags_are_zeroed():
+    _, buffers, layout = flat.pack_together(_pair_and_other(), declare_classes=True)
+    _, other_buffers, other_layout = flat.pack_together(_pair_and_other(2.0))
+    cache = np.zeros(3 * flat.SLOT_WORDS, dtype=np.int64)
+    # deep[0, 0, 1, 1] = flat[5] = 5 + 100, value 1, count 7, flag 10
+    assert _read_cached(*buffers, layout, cache, 1) == 105.0 + 1 + 7 + 10
+    assert cache[flat.SLOT_WORDS] == 1 and cache[2 * flat.SLOT_WORDS] == 1 and cache[0] == 0
+    # other buffers, the flags still set: the kernel reads the first buffers' views
+    assert _read_cached(*other_buffers, other_layout, cache, 1) == 205.0 + 1 + 7 + 10
+    assert buffers[0][5] == 205.0 and other_buffers[0][5] == 10.0
+    cache[::flat.SLOT_WORDS] = 0
+    assert _read_cached(*other_buffers, other_layout, cache, 1) == 110.0 + 2 + 7 + 10
+
+
+def test_unpack_cached_builds_in_the_frame_when_the_cache_has_no_room():
+    _, buffers, layout = flat.pack_together(_pair_and_other(), declare_classes=True)
+    small = np.zeros(flat.SLOT_WORDS + 5, dtype=np.int64)  # slot 1 does not fit
+    assert _read_cached(*buffers, layout, small, 0) == 105.0 + 1 + 7 + 10
+    assert small[0] == 1   # slot 0 was kept
+    assert _read_cached(*buffers, layout, small, 1) == 205.0 + 1 + 7 + 10
+    assert small[flat.SLOT_WORDS] == 0

@@ -51,12 +51,13 @@ from collections import namedtuple
 import numpy as np
 
 from . import islands
-from .arrays import (INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW, INFO_PENETRATION,
-                     INFO_POS_ERROR, INFO_RESIDUAL, INFO_STOP, State, STATUS_CONTACT_OVERFLOW,
-                     STOP_ITERATIONS, STOP_TOLERANCE)
+from .arrays import (Axes, Contacts, ContactWork, Drives, INFO_CONTACTS, INFO_ITERATIONS,
+                     INFO_OVERFLOW, INFO_PENETRATION, INFO_POS_ERROR, INFO_RESIDUAL, INFO_STOP,
+                     Joints, Polytopes, Shapes, State, STATUS_CONTACT_OVERFLOW, STOP_ITERATIONS,
+                     STOP_TOLERANCE)
 from .compile.clock import monotonic
 from .compile.containers import by_reference
-from .compile.flat import declare, in_order, unpack
+from .compile.flat import declare, in_order, unpack_cached
 from .contacts import (contact_targets, find_contacts, has_angular_rows, P_COMPLIANT,
                        prepare_push, ROW_IMPULSE, solve_contacts, warm_start_contacts)
 from .drives import (current_after_step, finish_drive, gear_gain, limited_motor_row,
@@ -238,21 +239,23 @@ LinkWork = by_reference(namedtuple('LinkWork', [
 #: The TreeState fields the tree engine owns; the others are the facade's State arrays.
 TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:7]))
 
-# How tree_step_packed rebuilds the containers from the buffers flat.pack made (flat.unpack):
-# the model and the work packed alone (float64 and int64 buffer), the state from the packed
-# TreeCoordinates (source 0, in order) and the facade's packed State (source 1: each field's
-# row is that of the State field of the same name).
-declare(TreeModel, in_order('i1 i1 i1 i1 i1 f2 f2 f2 f2 i1 i1 f3 f1 f3 i1 i1 f1 f1 i1 '
-                            'f1 f1 f1 f1 f1 f1 f1 f1 f1 i1 i1 i1 i1 i1 i1 i1 i2 f1 f1 '
-                            'i1 i1 f2 i1 i1 i1'))
-declare(TreeWork, in_order('f2 f2 f3 f2 f3 f2 f2 f2 f2 f2 f3 f3 f3 f2 f2 f2 f1 f1 f1 f1 f1 f1 f1 '
-                           'f3 f2 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 f1 f2 f1 '
-                           'f2 f2 f1 f3 f1 f1 f1 i1 i1 i1 f3 f3 f1 f2 f3 f3 f1 '
-                           'f3 f3 f3 f2 f2 f1 f2 f2'))
+# How tree_step_packed rebuilds the TreeState from the buffers flat.pack made (flat.unpack):
+# from the packed TreeCoordinates (source 0, in order) and the facade's packed State (source 1:
+# each field's row is that of the State field of the same name).  The other containers are
+# declared by flat.pack_together when the engine packs them (MECHANISM_PACK, CONTACT_PACK).
 declare(TreeState, in_order('f1 f2 f1 f1 f1 f1 f2') + [  # then joint_effort .. free_impulse:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
         TreeState._fields[7:],
         (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 2, 1, 1, 2, 1, 1, 1, 2, 2))])
+
+#: The containers the tree engine packs together, in this order (flat.pack_together, which
+#: declares them for flat.unpack): the model's, the work's and the mechanism's, packed once,
+#: and the contact arrays, packed again when they grow.  A call of the kernel then unboxes 8
+#: arrays for them instead of their 250.
+MECHANISM_PACK = (TreeModel, TreeWork, Joints, LinkWork, Axes, Drives, Shapes, Polytopes)
+CONTACT_PACK = (Contacts, ContactWork)
+#: The slots of tree_step_packed's view cache (flat.unpack_cached): one per container.
+N_VIEW_SLOTS = 11
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
@@ -1487,10 +1490,12 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
                     if linked:
                         loop_friction_rows(tm, ts, wk, joints, links, dt)
                 # 4-5. warm start and sequential impulses, island by island (without rows,
-                # the integrator's report stands)
-                _find_islands(tm, wk, joints, links, contacts, cwork)
-                if (wk.axis_live_n[0] > 0 or (touching and contacts.count[0] > 0) or linked
-                        or rubbing):
+                # the integrator's report stands; the islands are also the push's)
+                live = (wk.axis_live_n[0] > 0 or (touching and contacts.count[0] > 0)
+                        or linked or rubbing)
+                if live or rigid:
+                    _find_islands(tm, wk, joints, links, contacts, cwork)
+                if live:
                     _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt,
                                 iterations, tolerance, time_budget, warm, info)
                 for x in range(axes.joint.shape[0]):
@@ -1530,32 +1535,32 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
 
 
 @entry
-def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, state,
-                     state_layout, work, work_ints, work_layout, joints, links, axes, drives,
-                     shapes, polys, contacts, cwork, param, dt, gravity, integrator, iterations,
-                     tolerance, time_budget, position_tolerance, warm, info, n_steps):
+def tree_step_packed(own, own_layout, state, state_layout, mech_floats, mech_ints, mech_bools,
+                     mech_layout, contact_floats, contact_ints, contact_bools, contact_layout,
+                     views, param, dt, gravity, integrator, iterations, tolerance,
+                     time_budget, position_tolerance, warm, info, n_steps):
     """
-    :func:`tree_step` on containers packed by flat.pack (the TreeEngine's per-call entry).
+    :func:`tree_step` on containers packed by flat (the TreeEngine's per-call entry).
 
     Args:
-        model_floats: the packed TreeModel's float64 buffer.
-        model_ints: its int64 buffer.
-        model_layout: its layout.
         own: the packed TreeCoordinates' buffer (the TreeState's own arrays).
         own_layout: its layout.
         state: the packed facade State's buffer (the TreeState's other arrays).
         state_layout: its layout.
-        work: the packed TreeWork's float64 buffer.
-        work_ints: its int64 buffer.
-        work_layout: its layout.
-        joints: as :func:`tree_step` (by reference, as the next eight).
-        links: as :func:`tree_step`.
-        axes: as :func:`tree_step`.
-        drives: as :func:`tree_step`.
-        shapes: as :func:`tree_step`.
-        polys: as :func:`tree_step`.
-        contacts: as :func:`tree_step`.
-        cwork: as :func:`tree_step`.
+        mech_floats: the float64 buffer of :data:`MECHANISM_PACK` packed together
+            (flat.pack_together): the TreeModel, TreeWork, Joints, LinkWork, Axes, Drives,
+            Shapes and Polytopes.
+        mech_ints: their int64 buffer.
+        mech_bools: their bool buffer.
+        mech_layout: their layout.
+        contact_floats: the float64 buffer of :data:`CONTACT_PACK` packed together: the
+            Contacts and ContactWork.
+        contact_ints: their int64 buffer.
+        contact_bools: their bool buffer.
+        contact_layout: their layout.
+        views: (N_VIEW_SLOTS * flat.SLOT_WORDS,) int64: the containers' views from the last
+            call (flat.unpack_cached); the engine zeroes the slots' flags when it passes other
+            buffers.
         param: as :func:`tree_step`.
         dt: step, s.
         gravity: (3,) m/s^2.
@@ -1568,10 +1573,20 @@ def tree_step_packed(model_floats, model_ints, model_layout, own, own_layout, st
         info: (INFO_SIZE,) results.
         n_steps: steps to take.
     """
-    return tree_step(unpack(TreeModel, ((model_floats, model_layout), (model_ints, model_layout))),
-                     unpack(TreeState, ((own, own_layout), (state, state_layout))),
-                     unpack(TreeWork, ((work, work_layout), (work_ints, work_layout))), joints,
-                     links, axes, drives, shapes, polys, contacts, cwork, param, dt, gravity,
+    mech = ((mech_floats, mech_layout), (mech_ints, mech_layout), (mech_bools, mech_layout))
+    contact = ((contact_floats, contact_layout), (contact_ints, contact_layout),
+               (contact_bools, contact_layout))
+    return tree_step(unpack_cached(TreeModel, mech, views, 0),
+                     unpack_cached(TreeState, ((own, own_layout), (state, state_layout)), views,
+                                   1),
+                     unpack_cached(TreeWork, mech, views, 2),
+                     unpack_cached(Joints, mech, views, 3),
+                     unpack_cached(LinkWork, mech, views, 4),
+                     unpack_cached(Axes, mech, views, 5), unpack_cached(Drives, mech, views, 6),
+                     unpack_cached(Shapes, mech, views, 7),
+                     unpack_cached(Polytopes, mech, views, 8),
+                     unpack_cached(Contacts, contact, views, 9),
+                     unpack_cached(ContactWork, contact, views, 10), param, dt, gravity,
                      integrator, iterations, tolerance, time_budget, position_tolerance, warm,
                      info, n_steps)
 

@@ -90,7 +90,7 @@ class TreeEngine(Mechanism):
             six_acc=z66.copy(), six_w=np.zeros((6, 6)), six_out=np.zeros((6, 6)),
             six_mark=np.zeros(n_node), six_rhs=np.zeros((self._width, 6)),
             six_res=np.zeros((self._width, 6)))
-        self.tree_work, work_buffer, work_ints, work_layout = flat.pack(work)
+        self.tree_work = work
         rows = np.zeros((n_link, 6))
         self.links = tree.LinkWork(
             seg=np.full((n_link, 2), -1, dtype=np.int64),
@@ -110,13 +110,23 @@ class TreeEngine(Mechanism):
             axis_on=np.zeros(n_link, dtype=np.int64), friction_bound=np.zeros(n_link),
             drive_soft=np.zeros((n_drive, 5)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
             jrow=np.zeros((1, 2, 6)))
-        self.tree, model_floats, model_ints, model_layout = flat.pack(self.tree)
-        # the packed buffers: the kernel's first arguments
-        self._packed = (model_floats, model_ints, model_layout, own_buffer, own_layout,
-                        self._state_buffer, self._state_layout, work_buffer, work_ints,
-                        work_layout)
+        # the state's packed buffers: the kernel's first arguments
+        self._packed = (own_buffer, own_layout, self._state_buffer, self._state_layout)
         self._own_buffer = own_buffer
+        #: every packing of the contact arrays (grown ones too: a snapshot may bring them back)
+        self._contact_packs = []
+        self._mechanism_pack = None
+        self._views = np.zeros(tree.N_VIEW_SLOTS * flat.SLOT_WORDS, dtype=np.int64)
         self._setup_contacts(model, solver, collision)
+        # the model's, the work's and the mechanism's containers in one set of buffers
+        # (tree.MECHANISM_PACK): from here on the engine's containers are views into them
+        mechanism, buffers, layout = flat.pack_together(
+            (self.tree, self.tree_work, self.joints, self.links, self.axes, self.drives,
+             self.shapes, self.polytopes), declare_classes=True)
+        (self.tree, self.tree_work, self.joints, self.links, self.axes, self.drives,
+         self.shapes, self.polytopes) = mechanism
+        self._mechanism_pack = buffers + (layout,)
+        self._contacts_changed()
         self._touching = len(self.shapes.body) > 0
         self._kernel_fn = None
         self.n_dof = n_v
@@ -246,12 +256,22 @@ class TreeEngine(Mechanism):
         return np.zeros(0), np.zeros((n_body, 6)), np.zeros((n_body, 6))
 
     def _contacts_changed(self):
+        # the contact arrays are new (grown: packed here) or restored (packed before)
+        pack = next((p for p in self._contact_packs if p[0] is self.contacts), None)
+        if pack is None:
+            (contacts, cwork), buffers, layout = flat.pack_together(
+                (self.contacts, self.cwork), declare_classes=True)
+            pack = (contacts, cwork, buffers + (layout,))
+            self._contact_packs.append(pack)
+        self.contacts, self.cwork = pack[0], pack[1]
+        if self._mechanism_pack is None:  # (during __init__: the prefix is made after it)
+            return
         s = self.solver
-        # the kernel's arguments but n (the contact arrays are new: the tuple is made again)
-        self._call_prefix = self._packed + (
-            self.joints, self.links, self.axes, self.drives, self.shapes, self.polytopes,
-            self.contacts,
-            self.cwork, self.contact_param, self.dt, self.gravity, self.integrator,
+        # other buffers: the kernel builds its views of them again (flat.unpack_cached)
+        self._views[::flat.SLOT_WORDS] = 0
+        # the kernel's arguments but n
+        self._call_prefix = self._packed + self._mechanism_pack + pack[2] + (
+            self._views, self.contact_param, self.dt, self.gravity, self.integrator,
             int(s.iterations), float(s.tolerance), float(s.time_budget),
             float(s.position_tolerance), bool(s.warm_start), self.info)
 

@@ -2,16 +2,20 @@
 Containers whose arrays share one buffer per dtype, so a kernel call passes a few arrays.
 
 numba unboxes every array of a namedtuple argument on each call (about 18 ns each): the tree
-step's three containers hold about 90 arrays, which cost more than a third of a 7-DOF arm's step.
-:func:`pack` lays a container's arrays out in one float64 and one int64 buffer and returns the
+step's containers hold about 290 arrays, whose unboxing alone would cost more than a 7-DOF arm's
+step.  :func:`pack` lays a container's arrays out in one float64 and one int64 buffer
+(:func:`pack_together` several containers, and bool arrays in a third buffer) and returns the
 container rebuilt from views into them (Python code keeps reading and writing the same fields),
 plus a layout; a kernel rebuilds the container from the buffers and the layout with
-:func:`unpack`, so its call unboxes three arrays instead of the container's.  The views are built
+:func:`unpack`, so its call unboxes a few arrays instead of the container's.  The views are built
 by hand (``_c_view``): numba's ``reshape`` calls a C helper per view, which for the tree's 90
-arrays cost as much as the unboxing it replaces.
+arrays cost as much as the unboxing it replaces.  Building them still writes every view's array
+structure at every call (about 1 us for the tree's 290): :func:`unpack_cached` keeps them from
+one call to the next in an array the engine owns.
 
 Layout row k (the container's k-th field): offset into its buffer, then the shape (unused
-dimensions 0).  A field's dtype chooses its buffer (float64 or int64; nothing else is allowed);
+dimensions 0).  A field's dtype chooses its buffer (float64, int64 or, with
+:func:`pack_together`, bool; nothing else is allowed);
 which buffer and rank each field has is fixed by the code that builds the container, and
 declared once per container class for :func:`unpack` (:func:`declare`, physics/tree.py).
 """
@@ -23,7 +27,10 @@ import numpy as np
 
 from .containers import ContainerRef
 
-_BUFFERS = (np.dtype(np.float64), np.dtype(np.int64))
+#: The buffers' dtypes, in the order of their source numbers (``f``, ``i``, ``b``).
+_BUFFERS = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
+#: The most dimensions a field may have.
+MAX_DIMS = 4
 
 
 def pack(container):
@@ -31,29 +38,83 @@ def pack(container):
     Return (container of views, float64 buffer, int64 buffer, layout) for a namedtuple of arrays.
 
     The values are copied into the buffers; the views alias them, so writes through either are
-    seen by both.  Every field must be a float64 or int64 array of at most three dimensions.
+    seen by both.  Every field must be a float64 or int64 array of at most four dimensions.
     """
-    sizes = [0, 0]
-    layout = np.zeros((len(container), 4), dtype=np.int64)
-    for k, (name, array) in enumerate(zip(container._fields, container)):
-        array = np.asarray(array)
-        if array.dtype not in _BUFFERS or array.ndim > 3:
-            raise TypeError(f'{type(container).__name__}.{name}: {array.dtype} with '
-                            f'{array.ndim} dimensions cannot be packed')
-        which = _BUFFERS.index(array.dtype)
-        layout[k, 0] = sizes[which]
-        layout[k, 1:1 + array.ndim] = array.shape
-        sizes[which] += array.size
+    (views,), buffers, layout = pack_together([container], dtypes=2)
+    return views, buffers[0], buffers[1], layout
+
+
+def pack_together(containers, dtypes=3, declare_classes=False):
+    """
+    Pack several containers into one float64, one int64 and one bool buffer with one layout.
+
+    Returns (containers of views, (float64, int64, bool buffers), layout).  The layout's rows
+    are the containers' fields in order (the second container's first field follows the first
+    container's last).  A field that lies inside an earlier field's memory (a reshaped view of
+    it, say) stays a view of that field's place in the buffer, so the aliasing survives the
+    packing.  ``dtypes``: how many of the buffers' dtypes are allowed (2: no bool fields).
+    With ``declare_classes`` each container's class is declared for :func:`unpack` with
+    sources 0, 1, 2 the three (buffer, layout) pairs; a class declared otherwise before is
+    refused (its kernels would read the wrong rows).
+    """
+    allowed = _BUFFERS[:dtypes]
+    n_fields = sum(len(c) for c in containers)
+    layout = np.zeros((max(n_fields, 1), 1 + MAX_DIMS), dtype=np.int64)
+    sizes = [0] * len(_BUFFERS)
+    placed = []     # (array, buffer, offset) of the fields with a place of their own
+    fields = []     # (row, array, buffer) of every field
+    specs = []
+    row = 0
+    for container in containers:
+        spec = []
+        for name, array in zip(container._fields, container):
+            array = np.asarray(array)
+            if array.dtype not in allowed or array.ndim > MAX_DIMS or \
+                    not array.flags.c_contiguous:
+                raise TypeError(f'{type(container).__name__}.{name}: {array.dtype} with '
+                                f'{array.ndim} dimensions cannot be packed')
+            which = _BUFFERS.index(array.dtype)
+            layout[row, 1:1 + array.ndim] = array.shape
+            home = _inside(array, which, placed, f'{type(container).__name__}.{name}')
+            if home is None:
+                home = sizes[which]
+                sizes[which] += array.size
+                placed.append((array, which, home))
+            layout[row, 0] = home
+            fields.append((row, array, which))
+            spec.append((which, row, array.ndim))
+            row += 1
+        specs.append(spec)
     buffers = [np.zeros(max(size, 1), dtype=dtype) for size, dtype in zip(sizes, _BUFFERS)]
-    views = []
-    for k, array in enumerate(container):
-        array = np.asarray(array)
-        start = layout[k, 0]
-        view = buffers[_BUFFERS.index(array.dtype)][start:start + array.size]
-        view = view.reshape(array.shape)
-        view[...] = array
-        views.append(view)
-    return type(container)(*views), buffers[0], buffers[1], layout
+    for array, which, start in placed:
+        buffers[which][start:start + array.size] = array.reshape(-1)
+    views = iter([buffers[which][layout[row, 0]:layout[row, 0] + array.size].reshape(array.shape)
+                  for row, array, which in fields])
+    packed = [type(container)(*[next(views) for _ in container]) for container in containers]
+    if declare_classes:
+        for container, spec in zip(containers, specs):
+            cls = type(container)
+            if cls in DECLARED and DECLARED[cls] != tuple(spec):
+                raise ValueError(f'{cls.__name__} is declared with another layout')
+            declare(cls, spec)
+    return packed, tuple(buffers[:dtypes]), layout
+
+
+def _inside(array, which, placed, name):
+    """Return the buffer offset of ``array`` if it lies in a placed field's memory, else None."""
+    if array.size == 0:
+        return None
+    start = array.ctypes.data
+    for other, other_which, offset in placed:
+        if other.size == 0 or not np.shares_memory(array, other):
+            continue
+        inside = other_which == which and other.ctypes.data <= start and \
+            start + array.nbytes <= other.ctypes.data + other.nbytes and \
+            (start - other.ctypes.data) % array.itemsize == 0
+        if not inside:
+            raise TypeError(f'{name} overlaps an earlier field without lying inside it')
+        return offset + (start - other.ctypes.data) // array.itemsize
+    return None
 
 
 #: How :func:`unpack` rebuilds each container class (filled by :func:`declare`).
@@ -71,8 +132,8 @@ def declare(cls, fields):
             where that buffer's layout's row says.
     """
     fields = tuple((int(source), int(row), int(ndim)) for source, row, ndim in fields)
-    if len(fields) != len(cls._fields) or any(not 1 <= ndim <= 3 for _, _, ndim in fields):
-        raise ValueError(f'{cls.__name__}: one (source, row, 1..3 dimensions) per field')
+    if len(fields) != len(cls._fields) or any(not 1 <= ndim <= MAX_DIMS for _, _, ndim in fields):
+        raise ValueError(f'{cls.__name__}: one (source, row, 1..{MAX_DIMS} dimensions) per field')
     DECLARED[cls] = fields
 
 
@@ -97,39 +158,107 @@ def unpack(typingctx, cls, sources):
     the whole container: building it from a numba function per view (inlined by numba) was 2 MB of
     LLVM IR for the tree's three containers, a third of the tree kernel's compile.
     """
+    result = _declared_ref(cls, sources)
+    if result is None:
+        return None
+
+    def codegen(context, builder, signature, args):
+        fields = cgutils.alloca_once(builder, context.get_value_type(result.value))
+        _write_views(context, builder, signature.args[1], args[1], result, fields)
+        return fields
+
+    return result(cls, sources), codegen
+
+
+#: int64 words of a cache slot (:func:`unpack_cached`): a flag, then the views.
+SLOT_WORDS = 2048
+
+
+@intrinsic
+def unpack_cached(typingctx, cls, sources, cache, slot):
+    """
+    :func:`unpack`, with the views kept in ``cache`` from one call of the kernel to the next.
+
+    Building a container's views writes every field's array structure (about 100 bytes each):
+    for the tree step's 290 fields that was about 1 us of every call.  Here they are written into
+    slot ``slot`` of ``cache`` (an int64 array of ``SLOT_WORDS`` words per slot, the first word
+    of a slot a flag) when the flag is 0, and read from there afterwards.  The views point into
+    the buffers, which never move while their owner keeps them, so they stay valid: whoever
+    hands the kernel other buffers zeroes the flags (kernels run without numba's reference
+    counting, so a view's meminfo is never read).  A slot too small for the container falls
+    back to building it in the frame, as :func:`unpack` does.
+    """
+    result = _declared_ref(cls, sources)
+    if result is None or not isinstance(cache, types.Array) or cache.dtype != types.int64 \
+            or cache.ndim != 1 or not isinstance(slot, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        struct = context.get_value_type(result.value)
+        words = (context.get_abi_sizeof(struct) + 7) // 8
+        if words + 1 > SLOT_WORDS:
+            raise TypeError(f'{cls.instance_class.__name__}: {words} words do not fit a slot')
+        frame = cgutils.alloca_once(builder, struct)
+        array = make_array(signature.args[2])(context, builder, args[2])
+        start = builder.mul(context.cast(builder, args[3], signature.args[3], types.intp),
+                            context.get_constant(types.intp, SLOT_WORDS))
+        fits = builder.icmp_signed('<=', builder.add(start, context.get_constant(
+            types.intp, SLOT_WORDS)), builder.extract_value(array.shape, 0))
+        flag = builder.gep(array.data, [start])
+        kept = builder.bitcast(builder.gep(flag, [context.get_constant(types.intp, 1)]),
+                               struct.as_pointer())
+        with builder.if_else(fits, likely=True) as (cached, uncached):
+            with cached:
+                empty = builder.icmp_signed('==', builder.load(flag),
+                                            context.get_constant(types.int64, 0))
+                with builder.if_then(empty, likely=False):
+                    _write_views(context, builder, signature.args[1], args[1], result, kept)
+                    builder.store(context.get_constant(types.int64, 1), flag)
+                block_cached = builder.block
+            with uncached:
+                _write_views(context, builder, signature.args[1], args[1], result, frame)
+                block_uncached = builder.block
+        fields = builder.phi(kept.type)
+        fields.add_incoming(kept, block_cached)
+        fields.add_incoming(frame, block_uncached)
+        return fields
+
+    return result(cls, sources, cache, slot), codegen
+
+
+def _declared_ref(cls, sources):
+    """Return the ContainerRef of a declared class rebuilt from ``sources``, else None."""
     if not isinstance(cls, types.NamedTupleClass) or cls.instance_class not in DECLARED:
         return None
     spec = DECLARED[cls.instance_class]
     if any(source >= len(sources) for source, _, _ in spec):
         return None
     field_types = [types.Array(sources[source][0].dtype, ndim, 'C') for source, _, ndim in spec]
-    result = ContainerRef(field_types, cls.instance_class)
+    return ContainerRef(field_types, cls.instance_class)
 
-    def codegen(context, builder, signature, args):
-        pairs = []
-        for k, (buffer_type, layout_type) in enumerate(signature.args[1]):
-            pair = builder.extract_value(args[1], k)
-            layout = make_array(layout_type)(context, builder, builder.extract_value(pair, 1))
-            pairs.append((make_array(buffer_type)(context, builder,
-                                                  builder.extract_value(pair, 0)),
-                          layout, cgutils.unpack_tuple(builder, layout.shape),
-                          cgutils.unpack_tuple(builder, layout.strides), layout_type.layout))
-        fields = cgutils.alloca_once(builder, context.get_value_type(result.value))
-        for k, ((source, row, ndim), field_type) in enumerate(zip(spec, field_types)):
-            buffer, layout, shape, strides, order = pairs[source]
 
-            def entry(column):
-                return builder.load(cgutils.get_item_pointer2(
-                    context, builder, layout.data, shape, strides, order,
-                    [context.get_constant(types.intp, row),
-                     context.get_constant(types.intp, column)]))
+def _write_views(context, builder, sources_type, sources, result, fields):
+    """Write the views of ``result``'s declared fields into the tuple ``fields`` points to."""
+    spec = DECLARED[result.instance_class]
+    pairs = []
+    for k, (buffer_type, layout_type) in enumerate(sources_type):
+        pair = builder.extract_value(sources, k)
+        layout = make_array(layout_type)(context, builder, builder.extract_value(pair, 1))
+        pairs.append((make_array(buffer_type)(context, builder, builder.extract_value(pair, 0)),
+                      layout, cgutils.unpack_tuple(builder, layout.shape),
+                      cgutils.unpack_tuple(builder, layout.strides), layout_type.layout))
+    for k, ((source, row, ndim), field_type) in enumerate(zip(spec, result.types)):
+        buffer, layout, shape, strides, order = pairs[source]
 
-            view = _c_view(context, builder, buffer, entry(0),
-                           [entry(column) for column in range(1, ndim + 1)], field_type)
-            builder.store(view, cgutils.gep_inbounds(builder, fields, 0, k))
-        return fields
+        def entry(column):
+            return builder.load(cgutils.get_item_pointer2(
+                context, builder, layout.data, shape, strides, order,
+                [context.get_constant(types.intp, row),
+                 context.get_constant(types.intp, column)]))
 
-    return result(cls, sources), codegen
+        view = _c_view(context, builder, buffer, entry(0),
+                       [entry(column) for column in range(1, ndim + 1)], field_type)
+        builder.store(view, cgutils.gep_inbounds(builder, fields, 0, k))
 
 
 def _c_view(context, builder, source, start, dims, result):
