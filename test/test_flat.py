@@ -144,10 +144,10 @@ def test_pack_together_refuses_fields_that_overlap_without_lying_inside():
 
 
 @entry
-def _read_cached(floats, ints, bools, layout, cache, slot):
+def _read_cached(floats, ints, bools, layout, cache):
     sources = ((floats, layout), (ints, layout), (bools, layout))
-    pair = flat.unpack_cached(Pair, sources, cache, slot)
-    other = flat.unpack_cached(Other, sources, cache, slot + 1)
+    pair = flat.unpack_cached(Pair, sources, cache, cache[0], cache[1])
+    other = flat.unpack_cached(Other, sources, cache, cache[2], cache[3])
     pair.flat[5] += 100.0   # through the alias
     flag = 10.0 if pair.flags[2] else 0.0
     return pair.deep[0, 0, 1, 1] + other.value[0] + other.count[0] + flag
@@ -156,21 +156,24 @@ def _read_cached(floats, ints, bools, layout, cache, slot):
 def test_unpack_cached_keeps_the_views_until_their_flags_are_zeroed():
     _, buffers, layout = flat.pack_together(_pair_and_other(), declare_classes=True)
     _, other_buffers, other_layout = flat.pack_together(_pair_and_other(2.0))
-    cache = np.zeros(3 * flat.SLOT_WORDS, dtype=np.int64)
+    cache = flat.view_slots((Pair, Other))
+    # Pair: a flag, three array structures of 5 words and 2 per dimension; then Other's
+    assert cache[:4].tolist() == [4, 4 + 1 + 7 + 13 + 7, 32, 32 + 1 + 7 + 7]
     # deep[0, 0, 1, 1] = flat[5] = 5 + 100, value 1, count 7, flag 10
-    assert _read_cached(*buffers, layout, cache, 1) == 105.0 + 1 + 7 + 10
-    assert cache[flat.SLOT_WORDS] == 1 and cache[2 * flat.SLOT_WORDS] == 1 and cache[0] == 0
+    assert _read_cached(*buffers, layout, cache) == 105.0 + 1 + 7 + 10
+    assert cache[4] == 1 and cache[32] == 1
     # other buffers, the flags still set: the kernel reads the first buffers' views
-    assert _read_cached(*other_buffers, other_layout, cache, 1) == 205.0 + 1 + 7 + 10
+    assert _read_cached(*other_buffers, other_layout, cache) == 205.0 + 1 + 7 + 10
     assert buffers[0][5] == 205.0 and other_buffers[0][5] == 10.0
-    cache[::flat.SLOT_WORDS] = 0
-    assert _read_cached(*other_buffers, other_layout, cache, 1) == 110.0 + 2 + 7 + 10
+    flat.clear_views(cache)
+    assert cache[4] == 0 and cache[32] == 0
+    assert _read_cached(*other_buffers, other_layout, cache) == 110.0 + 2 + 7 + 10
 
 
-def test_unpack_cached_builds_in_the_frame_when_the_cache_has_no_room():
+def test_unpack_cached_builds_in_the_frame_when_the_slot_has_no_room():
     _, buffers, layout = flat.pack_together(_pair_and_other(), declare_classes=True)
-    small = np.zeros(flat.SLOT_WORDS + 5, dtype=np.int64)  # slot 1 does not fit
-    assert _read_cached(*buffers, layout, small, 0) == 105.0 + 1 + 7 + 10
-    assert small[0] == 1   # slot 0 was kept
-    assert _read_cached(*buffers, layout, small, 1) == 205.0 + 1 + 7 + 10
-    assert small[flat.SLOT_WORDS] == 0
+    cache = flat.view_slots((Pair, Other))
+    cache[1] -= 1   # Pair's slot a word short
+    assert _read_cached(*buffers, layout, cache) == 105.0 + 1 + 7 + 10
+    assert _read_cached(*buffers, layout, cache) == 205.0 + 1 + 7 + 10
+    assert cache[4] == 0 and cache[32] == 1   # only Other's slot was used

@@ -254,8 +254,9 @@ declare(TreeState, in_order('f1 f2 f1 f1 f1 f1 f2') + [  # then joint_effort .. 
 #: arrays for them instead of their 250.
 MECHANISM_PACK = (TreeModel, TreeWork, Joints, LinkWork, Axes, Drives, Shapes, Polytopes)
 CONTACT_PACK = (Contacts, ContactWork)
-#: The slots of tree_step_packed's view cache (flat.unpack_cached): one per container.
-N_VIEW_SLOTS = 11
+#: The containers of tree_step_packed's view cache (flat.view_slots), in its order.
+VIEW_SLOTS = (TreeModel, TreeState, TreeWork, Joints, LinkWork, Axes, Drives, Shapes, Polytopes,
+              Contacts, ContactWork)
 
 #: Cap and relative tolerance of the symplectic step's fixed-point iteration.
 MAX_FIXED_POINT = 20
@@ -1558,9 +1559,9 @@ def tree_step_packed(own, own_layout, state, state_layout, mech_floats, mech_int
         contact_ints: their int64 buffer.
         contact_bools: their bool buffer.
         contact_layout: their layout.
-        views: (N_VIEW_SLOTS * flat.SLOT_WORDS,) int64: the containers' views from the last
-            call (flat.unpack_cached); the engine zeroes the slots' flags when it passes other
-            buffers.
+        views: the containers' views from the last call (flat.view_slots of
+            :data:`VIEW_SLOTS`, flat.unpack_cached); the engine zeroes the slots' flags when it
+            passes other buffers.
         param: as :func:`tree_step`.
         dt: step, s.
         gravity: (3,) m/s^2.
@@ -1576,19 +1577,20 @@ def tree_step_packed(own, own_layout, state, state_layout, mech_floats, mech_int
     mech = ((mech_floats, mech_layout), (mech_ints, mech_layout), (mech_bools, mech_layout))
     contact = ((contact_floats, contact_layout), (contact_ints, contact_layout),
                (contact_bools, contact_layout))
-    return tree_step(unpack_cached(TreeModel, mech, views, 0),
+    return tree_step(unpack_cached(TreeModel, mech, views, views[0], views[1]),
                      unpack_cached(TreeState, ((own, own_layout), (state, state_layout)), views,
-                                   1),
-                     unpack_cached(TreeWork, mech, views, 2),
-                     unpack_cached(Joints, mech, views, 3),
-                     unpack_cached(LinkWork, mech, views, 4),
-                     unpack_cached(Axes, mech, views, 5), unpack_cached(Drives, mech, views, 6),
-                     unpack_cached(Shapes, mech, views, 7),
-                     unpack_cached(Polytopes, mech, views, 8),
-                     unpack_cached(Contacts, contact, views, 9),
-                     unpack_cached(ContactWork, contact, views, 10), param, dt, gravity,
-                     integrator, iterations, tolerance, time_budget, position_tolerance, warm,
-                     info, n_steps)
+                                   views[2], views[3]),
+                     unpack_cached(TreeWork, mech, views, views[4], views[5]),
+                     unpack_cached(Joints, mech, views, views[6], views[7]),
+                     unpack_cached(LinkWork, mech, views, views[8], views[9]),
+                     unpack_cached(Axes, mech, views, views[10], views[11]),
+                     unpack_cached(Drives, mech, views, views[12], views[13]),
+                     unpack_cached(Shapes, mech, views, views[14], views[15]),
+                     unpack_cached(Polytopes, mech, views, views[16], views[17]),
+                     unpack_cached(Contacts, contact, views, views[18], views[19]),
+                     unpack_cached(ContactWork, contact, views, views[20], views[21]), param,
+                     dt, gravity, integrator, iterations, tolerance, time_budget,
+                     position_tolerance, warm, info, n_steps)
 
 
 @jit

@@ -116,7 +116,7 @@ class TreeEngine(Mechanism):
         #: every packing of the contact arrays (grown ones too: a snapshot may bring them back)
         self._contact_packs = []
         self._mechanism_pack = None
-        self._views = np.zeros(tree.N_VIEW_SLOTS * flat.SLOT_WORDS, dtype=np.int64)
+        self._views = None
         self._setup_contacts(model, solver, collision)
         # the model's, the work's and the mechanism's containers in one set of buffers
         # (tree.MECHANISM_PACK): from here on the engine's containers are views into them
@@ -268,7 +268,9 @@ class TreeEngine(Mechanism):
             return
         s = self.solver
         # other buffers: the kernel builds its views of them again (flat.unpack_cached)
-        self._views[::flat.SLOT_WORDS] = 0
+        if self._views is None:  # (every container declared by now)
+            self._views = flat.view_slots(tree.VIEW_SLOTS)
+        flat.clear_views(self._views)
         # the kernel's arguments but n
         self._call_prefix = self._packed + self._mechanism_pack + pack[2] + (
             self._views, self.contact_param, self.dt, self.gravity, self.integrator,

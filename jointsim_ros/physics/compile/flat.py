@@ -170,41 +170,39 @@ def unpack(typingctx, cls, sources):
     return result(cls, sources), codegen
 
 
-#: int64 words of a cache slot (:func:`unpack_cached`): a flag, then the views.
-SLOT_WORDS = 2048
-
-
 @intrinsic
-def unpack_cached(typingctx, cls, sources, cache, slot):
+def unpack_cached(typingctx, cls, sources, cache, start, end):
     """
-    :func:`unpack`, with the views kept in ``cache`` from one call of the kernel to the next.
+    :func:`unpack`, with the views kept in ``cache[start:end]`` from one kernel call to the next.
 
     Building a container's views writes every field's array structure (about 100 bytes each):
     for the tree step's 290 fields that was about 1 us of every call.  Here they are written into
-    slot ``slot`` of ``cache`` (an int64 array of ``SLOT_WORDS`` words per slot, the first word
-    of a slot a flag) when the flag is 0, and read from there afterwards.  The views point into
-    the buffers, which never move while their owner keeps them, so they stay valid: whoever
-    hands the kernel other buffers zeroes the flags (kernels run without numba's reference
-    counting, so a view's meminfo is never read).  A slot too small for the container falls
-    back to building it in the frame, as :func:`unpack` does.
+    the slot ``cache[start:end]`` (int64 words, the first a flag; :func:`view_slots` lays the
+    slots out) when the flag is 0, and read from there afterwards.  The views point into the
+    buffers, which never move while their owner keeps them, so they stay valid: whoever hands the
+    kernel other buffers zeroes the flags (kernels run without numba's reference counting, so a
+    view's meminfo is never read).  A slot too small for the container falls back to building it
+    in the frame, as :func:`unpack` does.
     """
     result = _declared_ref(cls, sources)
     if result is None or not isinstance(cache, types.Array) or cache.dtype != types.int64 \
-            or cache.ndim != 1 or not isinstance(slot, types.Integer):
+            or cache.ndim != 1 or not isinstance(start, types.Integer) \
+            or not isinstance(end, types.Integer):
         return None
 
     def codegen(context, builder, signature, args):
         struct = context.get_value_type(result.value)
         words = (context.get_abi_sizeof(struct) + 7) // 8
-        if words + 1 > SLOT_WORDS:
-            raise TypeError(f'{cls.instance_class.__name__}: {words} words do not fit a slot')
         frame = cgutils.alloca_once(builder, struct)
         array = make_array(signature.args[2])(context, builder, args[2])
-        start = builder.mul(context.cast(builder, args[3], signature.args[3], types.intp),
-                            context.get_constant(types.intp, SLOT_WORDS))
-        fits = builder.icmp_signed('<=', builder.add(start, context.get_constant(
-            types.intp, SLOT_WORDS)), builder.extract_value(array.shape, 0))
-        flag = builder.gep(array.data, [start])
+        first = context.cast(builder, args[3], signature.args[3], types.intp)
+        last = context.cast(builder, args[4], signature.args[4], types.intp)
+        fits = builder.and_(
+            builder.icmp_signed('>=', first, context.get_constant(types.intp, 0)),
+            builder.and_(builder.icmp_signed('<=', builder.add(first, context.get_constant(
+                types.intp, words + 1)), last), builder.icmp_signed(
+                    '<=', last, builder.extract_value(array.shape, 0))))
+        flag = builder.gep(array.data, [first])
         kept = builder.bitcast(builder.gep(flag, [context.get_constant(types.intp, 1)]),
                                struct.as_pointer())
         with builder.if_else(fits, likely=True) as (cached, uncached):
@@ -223,7 +221,33 @@ def unpack_cached(typingctx, cls, sources, cache, slot):
         fields.add_incoming(frame, block_uncached)
         return fields
 
-    return result(cls, sources, cache, slot), codegen
+    return result(cls, sources, cache, start, end), codegen
+
+
+def view_slots(classes):
+    """
+    Return the int64 cache for :func:`unpack_cached` of these declared classes, one slot each.
+
+    Words 0 .. 2 n - 1 hold each slot's (start, end); the slots follow, side by side, each a
+    flag (0: build the views) and room for the container's views: numba's array structure is
+    five words and two per dimension.  Zero a slot's flag (``cache[start] = 0``) when the
+    container's buffers change; :func:`clear_views` zeroes them all.
+    """
+    bounds = []
+    at = 2 * len(classes)
+    for cls in classes:
+        words = 1 + sum(5 + 2 * ndim for _, _, ndim in DECLARED[cls])
+        bounds.append((at, at + words))
+        at += words
+    cache = np.zeros(at, dtype=np.int64)
+    cache[:2 * len(classes)] = np.ravel(bounds)
+    return cache
+
+
+def clear_views(cache):
+    """Zero every slot's flag of a :func:`view_slots` cache: the views are built again."""
+    for n in range(0, int(cache[0]), 2):
+        cache[cache[n]] = 0
 
 
 def _declared_ref(cls, sources):
