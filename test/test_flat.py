@@ -177,3 +177,24 @@ def test_unpack_cached_builds_in_the_frame_when_the_slot_has_no_room():
     assert _read_cached(*buffers, layout, cache) == 105.0 + 1 + 7 + 10
     assert _read_cached(*buffers, layout, cache) == 205.0 + 1 + 7 + 10
     assert cache[4] == 0 and cache[32] == 1   # only Other's slot was used
+
+
+@entry
+def _read_bound(cache):
+    pair = flat.bound_view(Pair, cache, cache[0], cache[1])
+    other = flat.bound_view(Other, cache, cache[2], cache[3])
+    pair.flat[5] += 1000.0
+    return pair.deep[0, 0, 1, 1] + other.value[0] + other.count[0] + pair.flags.size
+
+
+def test_bound_view_reads_the_kept_views_without_the_buffers():
+    (pair, _), buffers, layout = flat.pack_together(_pair_and_other(), declare_classes=True)
+    cache = flat.view_slots((Pair, Other))
+    assert not flat.views_bound(cache)
+    _read_cached(*buffers, layout, cache)     # keeps the views (flat[5] = 105)
+    assert flat.views_bound(cache)
+    # flat[5] + 1000, value 1, count 7, three flags; written where Python sees it
+    assert _read_bound(cache) == 1105.0 + 1 + 7 + 3
+    assert pair.deep[0, 0, 1, 1] == 1105.0
+    flat.clear_views(cache)
+    assert not flat.views_bound(cache)

@@ -57,7 +57,7 @@ from .arrays import (Axes, Contacts, ContactWork, Drives, INFO_CONTACTS, INFO_IT
                      STOP_TOLERANCE)
 from .compile.clock import monotonic
 from .compile.containers import by_reference
-from .compile.flat import declare, in_order, unpack_cached
+from .compile.flat import bound_view, declare, in_order, unpack_cached
 from .contacts import (contact_targets, find_contacts, has_angular_rows, P_COMPLIANT,
                        prepare_push, ROW_IMPULSE, solve_contacts, warm_start_contacts)
 from .drives import (current_after_step, finish_drive, gear_gain, limited_motor_row,
@@ -246,7 +246,8 @@ TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:
 declare(TreeState, in_order('f1 f2 f1 f1 f1 f1 f2') + [  # then joint_effort .. free_impulse:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
         TreeState._fields[7:],
-        (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 2, 1, 1, 2, 1, 1, 1, 2, 2))])
+        (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 2, 1, 1, 2, 1, 1, 1, 2, 2))],
+    [np.float64] * len(TreeState._fields))
 
 #: The containers the tree engine packs together, in this order (flat.pack_together, which
 #: declares them for flat.unpack): the model's, the work's and the mechanism's, packed once,
@@ -1536,12 +1537,14 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
 
 
 @entry
-def tree_step_packed(own, own_layout, state, state_layout, mech_floats, mech_ints, mech_bools,
-                     mech_layout, contact_floats, contact_ints, contact_bools, contact_layout,
-                     views, param, dt, gravity, integrator, iterations, tolerance,
-                     time_budget, position_tolerance, warm, info, n_steps):
+def tree_bind(own, own_layout, state, state_layout, mech_floats, mech_ints, mech_bools,
+              mech_layout, contact_floats, contact_ints, contact_bools, contact_layout, views):
     """
-    :func:`tree_step` on containers packed by flat (the TreeEngine's per-call entry).
+    Keep the views of the tree step's containers in ``views`` (flat.unpack_cached).
+
+    The TreeEngine calls it after it zeroed the slots' flags (new contact arrays); then
+    :func:`tree_step_packed` reads the containers from ``views`` alone, so its call unboxes a
+    few arrays.
 
     Args:
         own: the packed TreeCoordinates' buffer (the TreeState's own arrays).
@@ -1559,9 +1562,36 @@ def tree_step_packed(own, own_layout, state, state_layout, mech_floats, mech_int
         contact_ints: their int64 buffer.
         contact_bools: their bool buffer.
         contact_layout: their layout.
-        views: the containers' views from the last call (flat.view_slots of
-            :data:`VIEW_SLOTS`, flat.unpack_cached); the engine zeroes the slots' flags when it
-            passes other buffers.
+        views: flat.view_slots of :data:`VIEW_SLOTS`.
+    """
+    mech = ((mech_floats, mech_layout), (mech_ints, mech_layout), (mech_bools, mech_layout))
+    contact = ((contact_floats, contact_layout), (contact_ints, contact_layout),
+               (contact_bools, contact_layout))
+    n = unpack_cached(TreeModel, mech, views, views[0], views[1]).parent.shape[0]
+    n += unpack_cached(TreeState, ((own, own_layout), (state, state_layout)), views, views[2],
+                       views[3]).qd.shape[0]
+    n += unpack_cached(TreeWork, mech, views, views[4], views[5]).vel.shape[0]
+    n += unpack_cached(Joints, mech, views, views[6], views[7]).type.shape[0]
+    n += unpack_cached(LinkWork, mech, views, views[8], views[9]).rows.shape[0]
+    n += unpack_cached(Axes, mech, views, views[10], views[11]).joint.shape[0]
+    n += unpack_cached(Drives, mech, views, views[12], views[13]).joint.shape[0]
+    n += unpack_cached(Shapes, mech, views, views[14], views[15]).kind.shape[0]
+    n += unpack_cached(Polytopes, mech, views, views[16], views[17]).face_vert_start.shape[0]
+    n += unpack_cached(Contacts, contact, views, views[18], views[19]).count.shape[0]
+    n += unpack_cached(ContactWork, contact, views, views[20], views[21]).k6.shape[0]
+    return n
+
+
+@entry
+def tree_step_packed(views, param, dt, gravity, integrator, iterations, tolerance, time_budget,
+                     position_tolerance, warm, info, n_steps):
+    """
+    :func:`tree_step` on the containers :func:`tree_bind` kept (the TreeEngine's per-call entry).
+
+    Takes no step (returns 0) when a slot of ``views`` holds no views (flat.views_bound).
+
+    Args:
+        views: flat.view_slots of :data:`VIEW_SLOTS`, bound by :func:`tree_bind`.
         param: as :func:`tree_step`.
         dt: step, s.
         gravity: (3,) m/s^2.
@@ -1574,23 +1604,22 @@ def tree_step_packed(own, own_layout, state, state_layout, mech_floats, mech_int
         info: (INFO_SIZE,) results.
         n_steps: steps to take.
     """
-    mech = ((mech_floats, mech_layout), (mech_ints, mech_layout), (mech_bools, mech_layout))
-    contact = ((contact_floats, contact_layout), (contact_ints, contact_layout),
-               (contact_bools, contact_layout))
-    return tree_step(unpack_cached(TreeModel, mech, views, views[0], views[1]),
-                     unpack_cached(TreeState, ((own, own_layout), (state, state_layout)), views,
-                                   views[2], views[3]),
-                     unpack_cached(TreeWork, mech, views, views[4], views[5]),
-                     unpack_cached(Joints, mech, views, views[6], views[7]),
-                     unpack_cached(LinkWork, mech, views, views[8], views[9]),
-                     unpack_cached(Axes, mech, views, views[10], views[11]),
-                     unpack_cached(Drives, mech, views, views[12], views[13]),
-                     unpack_cached(Shapes, mech, views, views[14], views[15]),
-                     unpack_cached(Polytopes, mech, views, views[16], views[17]),
-                     unpack_cached(Contacts, contact, views, views[18], views[19]),
-                     unpack_cached(ContactWork, contact, views, views[20], views[21]), param,
-                     dt, gravity, integrator, iterations, tolerance, time_budget,
-                     position_tolerance, warm, info, n_steps)
+    for k in range(0, views[0], 2):
+        if views[views[k]] == 0:
+            return 0
+    return tree_step(bound_view(TreeModel, views, views[0], views[1]),
+                     bound_view(TreeState, views, views[2], views[3]),
+                     bound_view(TreeWork, views, views[4], views[5]),
+                     bound_view(Joints, views, views[6], views[7]),
+                     bound_view(LinkWork, views, views[8], views[9]),
+                     bound_view(Axes, views, views[10], views[11]),
+                     bound_view(Drives, views, views[12], views[13]),
+                     bound_view(Shapes, views, views[14], views[15]),
+                     bound_view(Polytopes, views, views[16], views[17]),
+                     bound_view(Contacts, views, views[18], views[19]),
+                     bound_view(ContactWork, views, views[20], views[21]), param, dt, gravity,
+                     integrator, iterations, tolerance, time_budget, position_tolerance, warm,
+                     info, n_steps)
 
 
 @jit

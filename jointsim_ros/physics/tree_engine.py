@@ -15,7 +15,7 @@ import numpy as np
 from . import joints as jt
 from . import tree
 from .arrays import INFO_STATUS
-from .compile import flat
+from .compile import flat, kernels
 from .engine import _compiled_entry_point, Mechanism
 from ..errors import ConfigError
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
@@ -117,6 +117,7 @@ class TreeEngine(Mechanism):
         self._contact_packs = []
         self._mechanism_pack = None
         self._views = None
+        self._bind_fn = None
         self._setup_contacts(model, solver, collision)
         # the model's, the work's and the mechanism's containers in one set of buffers
         # (tree.MECHANISM_PACK): from here on the engine's containers are views into them
@@ -270,9 +271,12 @@ class TreeEngine(Mechanism):
         # other buffers: the kernel builds its views of them again (flat.unpack_cached)
         if self._views is None:  # (every container declared by now)
             self._views = flat.view_slots(tree.VIEW_SLOTS)
+        # other buffers: their views are kept again (tree.tree_bind) before the next step
         flat.clear_views(self._views)
+        self._bind_args = self._packed + self._mechanism_pack + pack[2] + (self._views,)
+        self._bound = False
         # the kernel's arguments but n
-        self._call_prefix = self._packed + self._mechanism_pack + pack[2] + (
+        self._call_prefix = (
             self._views, self.contact_param, self.dt, self.gravity, self.integrator,
             int(s.iterations), float(s.tolerance), float(s.time_budget),
             float(s.position_tolerance), bool(s.warm_start), self.info)
@@ -443,12 +447,28 @@ class TreeEngine(Mechanism):
         return tree.tree_step_packed, self._tree_args(1)
 
     def _tree_args(self, n):
+        if not self._bound:
+            self._bind()
         return self._call_prefix + (int(n),)
+
+    def _bind(self):
+        """Have the kernel keep the views of the containers' buffers (tree.tree_bind)."""
+        if self._bind_fn is None:
+            kernels.ensure_compiled(tree.tree_bind, self._bind_args, self.kernel_variant)
+            tree.tree_bind(*self._bind_args)
+            # later calls skip the dispatcher's type resolution
+            self._bind_fn = _compiled_entry_point(tree.tree_bind, self._bind_args)
+        else:
+            self._bind_fn(*self._bind_args)
+        if not flat.views_bound(self._views):
+            raise RuntimeError("the tree kernel could not keep its containers' views "
+                               "(flat.view_slots sized a slot too small for numba's arrays)")
+        self._bound = True
 
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
         self._impulses_current = False
-        if self._kernel_fn is not None and not self._touching:
+        if self._kernel_fn is not None and not self._touching and self._bound:
             return self._kernel_fn(*self._call_prefix, n)  # nothing to touch: no overflow
         return self._run_kernel(int(n), tree.tree_step_packed, self._tree_args)
 

@@ -10,8 +10,9 @@ plus a layout; a kernel rebuilds the container from the buffers and the layout w
 :func:`unpack`, so its call unboxes a few arrays instead of the container's.  The views are built
 by hand (``_c_view``): numba's ``reshape`` calls a C helper per view, which for the tree's 90
 arrays cost as much as the unboxing it replaces.  Building them still writes every view's array
-structure at every call (about 1 us for the tree's 290): :func:`unpack_cached` keeps them from
-one call to the next in an array the engine owns.
+structure at every call (about 1 us for the tree's 290): :func:`unpack_cached` keeps them in
+an array the engine owns (:func:`view_slots`), and a kernel that only reads them takes that
+array alone (:func:`bound_view`): the tree binds its buffers once and steps on the kept views.
 
 Layout row k (the container's k-th field): offset into its buffer, then the shape (unused
 dimensions 0).  A field's dtype chooses its buffer (float64, int64 or, with
@@ -22,6 +23,7 @@ declared once per container class for :func:`unpack` (:func:`declare`, physics/t
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+from numba.np import numpy_support
 from numba.np.arrayobj import make_array, populate_array
 import numpy as np
 
@@ -96,7 +98,7 @@ def pack_together(containers, dtypes=3, declare_classes=False):
             cls = type(container)
             if cls in DECLARED and DECLARED[cls] != tuple(spec):
                 raise ValueError(f'{cls.__name__} is declared with another layout')
-            declare(cls, spec)
+            declare(cls, spec, [_BUFFERS[source] for source, _, _ in spec])
     return packed, tuple(buffers[:dtypes]), layout
 
 
@@ -119,9 +121,11 @@ def _inside(array, which, placed, name):
 
 #: How :func:`unpack` rebuilds each container class (filled by :func:`declare`).
 DECLARED = {}
+#: Each declared class's fields' dtypes (:func:`bound_view`).
+DTYPES = {}
 
 
-def declare(cls, fields):
+def declare(cls, fields, dtypes=None):
     """
     Say how kernels rebuild the packed containers of ``cls`` with :func:`unpack`.
 
@@ -130,11 +134,17 @@ def declare(cls, fields):
         fields: for each of its fields in order, (source, layout row, dimensions): the field is
             a C-contiguous view into the ``source``-th buffer of the sources ``unpack`` gets,
             where that buffer's layout's row says.
+        dtypes: each field's numpy dtype, when :func:`bound_view` is to read the container
+            without its buffers; None: each source's place in float64, int64, bool.
     """
     fields = tuple((int(source), int(row), int(ndim)) for source, row, ndim in fields)
     if len(fields) != len(cls._fields) or any(not 1 <= ndim <= MAX_DIMS for _, _, ndim in fields):
         raise ValueError(f'{cls.__name__}: one (source, row, 1..{MAX_DIMS} dimensions) per field')
+    if dtypes is None and all(source < len(_BUFFERS) for source, _, _ in fields):
+        dtypes = [_BUFFERS[source] for source, _, _ in fields]
     DECLARED[cls] = fields
+    if dtypes is not None:
+        DTYPES[cls] = tuple(np.dtype(d) for d in dtypes)
 
 
 def in_order(kinds):
@@ -222,6 +232,39 @@ def unpack_cached(typingctx, cls, sources, cache, start, end):
         return fields
 
     return result(cls, sources, cache, start, end), codegen
+
+
+@intrinsic
+def bound_view(typingctx, cls, cache, start, end):
+    """
+    Return the container of ``cls`` whose views :func:`unpack_cached` kept in ``cache[start:end]``.
+
+    No buffers: a kernel that only reads containers bound before (by a call of another kernel
+    that unpacked them into the same slots) takes this one array instead of their buffers and
+    layouts.  The slot must hold the views (:func:`views_bound`): this reads what is there.
+    """
+    if not isinstance(cls, types.NamedTupleClass) or cls.instance_class not in DTYPES \
+            or not isinstance(cache, types.Array) or cache.dtype != types.int64 \
+            or cache.ndim != 1:
+        return None
+    spec = DECLARED[cls.instance_class]
+    field_types = [types.Array(numpy_support.from_dtype(dtype), ndim, 'C')
+                   for dtype, (_, _, ndim) in zip(DTYPES[cls.instance_class], spec)]
+    result = ContainerRef(field_types, cls.instance_class)
+
+    def codegen(context, builder, signature, args):
+        struct = context.get_value_type(result.value)
+        array = make_array(signature.args[1])(context, builder, args[1])
+        first = context.cast(builder, args[2], signature.args[2], types.intp)
+        slot = builder.gep(array.data, [builder.add(first, context.get_constant(types.intp, 1))])
+        return builder.bitcast(slot, struct.as_pointer())
+
+    return result(cls, cache, start, end), codegen
+
+
+def views_bound(cache):
+    """Return True when every slot of a :func:`view_slots` cache holds its views."""
+    return bool(np.all(cache[cache[0:cache[0]:2]] != 0))
 
 
 def view_slots(classes):
