@@ -144,39 +144,37 @@ def test_pack_together_refuses_fields_that_overlap_without_lying_inside():
 
 
 @entry
-def _read_cached(floats, ints, bools, layout, cache):
+def _keep(floats, ints, bools, layout, cache):
     sources = ((floats, layout), (ints, layout), (bools, layout))
-    pair = flat.unpack_cached(Pair, sources, cache, cache[0], cache[1])
-    other = flat.unpack_cached(Other, sources, cache, cache[2], cache[3])
-    pair.flat[5] += 100.0   # through the alias
-    flag = 10.0 if pair.flags[2] else 0.0
-    return pair.deep[0, 0, 1, 1] + other.value[0] + other.count[0] + flag
+    return (int(flat.keep_views(Pair, sources, cache, cache[0], cache[1]))
+            + int(flat.keep_views(Other, sources, cache, cache[2], cache[3])))
 
 
-def test_unpack_cached_keeps_the_views_until_their_flags_are_zeroed():
+def test_keep_views_fills_the_slots_and_sets_their_flags():
     _, buffers, layout = flat.pack_together(_pair_and_other(), declare_classes=True)
     _, other_buffers, other_layout = flat.pack_together(_pair_and_other(2.0))
     cache = flat.view_slots((Pair, Other))
     # Pair: a flag, three array structures of 5 words and 2 per dimension; then Other's
     assert cache[:4].tolist() == [4, 4 + 1 + 7 + 13 + 7, 32, 32 + 1 + 7 + 7]
-    # deep[0, 0, 1, 1] = flat[5] = 5 + 100, value 1, count 7, flag 10
-    assert _read_cached(*buffers, layout, cache) == 105.0 + 1 + 7 + 10
+    assert _keep(*buffers, layout, cache) == 2
     assert cache[4] == 1 and cache[32] == 1
-    # other buffers, the flags still set: the kernel reads the first buffers' views
-    assert _read_cached(*other_buffers, other_layout, cache) == 205.0 + 1 + 7 + 10
-    assert buffers[0][5] == 205.0 and other_buffers[0][5] == 10.0
+    # deep[0, 0, 1, 1] = flat[5] = 5 + 1000, value 1, count 7, three flags
+    assert _read_bound(cache) == 1005.0 + 1 + 7 + 3
     flat.clear_views(cache)
     assert cache[4] == 0 and cache[32] == 0
-    assert _read_cached(*other_buffers, other_layout, cache) == 110.0 + 2 + 7 + 10
+    # other buffers kept: the kernel reads them, the first buffers are left as they were
+    assert _keep(*other_buffers, other_layout, cache) == 2
+    assert _read_bound(cache) == 1010.0 + 2 + 7 + 3
+    assert buffers[0][5] == 1005.0 and other_buffers[0][5] == 1010.0
 
 
-def test_unpack_cached_builds_in_the_frame_when_the_slot_has_no_room():
+def test_keep_views_leaves_a_slot_with_no_room_unbound():
     _, buffers, layout = flat.pack_together(_pair_and_other(), declare_classes=True)
     cache = flat.view_slots((Pair, Other))
     cache[1] -= 1   # Pair's slot a word short
-    assert _read_cached(*buffers, layout, cache) == 105.0 + 1 + 7 + 10
-    assert _read_cached(*buffers, layout, cache) == 205.0 + 1 + 7 + 10
+    assert _keep(*buffers, layout, cache) == 1
     assert cache[4] == 0 and cache[32] == 1   # only Other's slot was used
+    assert not flat.views_bound(cache)
 
 
 @entry
@@ -191,10 +189,10 @@ def test_bound_view_reads_the_kept_views_without_the_buffers():
     (pair, _), buffers, layout = flat.pack_together(_pair_and_other(), declare_classes=True)
     cache = flat.view_slots((Pair, Other))
     assert not flat.views_bound(cache)
-    _read_cached(*buffers, layout, cache)     # keeps the views (flat[5] = 105)
+    _keep(*buffers, layout, cache)
     assert flat.views_bound(cache)
     # flat[5] + 1000, value 1, count 7, three flags; written where Python sees it
-    assert _read_bound(cache) == 1105.0 + 1 + 7 + 3
-    assert pair.deep[0, 0, 1, 1] == 1105.0
+    assert _read_bound(cache) == 1005.0 + 1 + 7 + 3
+    assert pair.deep[0, 0, 1, 1] == 1005.0
     flat.clear_views(cache)
     assert not flat.views_bound(cache)

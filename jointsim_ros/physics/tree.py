@@ -57,7 +57,7 @@ from .arrays import (Axes, Contacts, ContactWork, Drives, INFO_CONTACTS, INFO_IT
                      STOP_TOLERANCE)
 from .compile.clock import monotonic
 from .compile.containers import by_reference
-from .compile.flat import bound_view, declare, in_order, unpack_cached
+from .compile.flat import bound_view, declare, in_order, keep_views
 from .contacts import (contact_targets, find_contacts, has_angular_rows, P_COMPLIANT,
                        prepare_push, ROW_IMPULSE, solve_contacts, warm_start_contacts)
 from .drives import (current_after_step, finish_drive, gear_gain, limited_motor_row,
@@ -239,22 +239,17 @@ LinkWork = by_reference(namedtuple('LinkWork', [
 #: The TreeState fields the tree engine owns; the others are the facade's State arrays.
 TreeCoordinates = by_reference(namedtuple('TreeCoordinates', TreeState._fields[:7]))
 
-# How tree_step_packed rebuilds the TreeState from the buffers flat.pack made (flat.unpack):
-# from the packed TreeCoordinates (source 0, in order) and the facade's packed State (source 1:
-# each field's row is that of the State field of the same name).  The other containers are
-# declared by flat.pack_together when the engine packs them (MECHANISM_PACK, CONTACT_PACK).
+# How tree_bind rebuilds the TreeState from the buffers flat.pack made (flat.keep_views): from
+# the packed TreeCoordinates (source 0, in order) and the facade's packed State (source 1: each
+# field's row is that of the State field of the same name).  The other containers are declared
+# by flat.pack_together when the engine packs them (the model, work and mechanism together,
+# the contact arrays together).
 declare(TreeState, in_order('f1 f2 f1 f1 f1 f1 f2') + [  # then joint_effort .. free_impulse:
     (1, State._fields.index(name), ndim) for name, ndim in zip(
         TreeState._fields[7:],
         (1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1, 2, 1, 1, 2, 1, 1, 1, 2, 2))],
     [np.float64] * len(TreeState._fields))
 
-#: The containers the tree engine packs together, in this order (flat.pack_together, which
-#: declares them for flat.unpack): the model's, the work's and the mechanism's, packed once,
-#: and the contact arrays, packed again when they grow.  A call of the kernel then unboxes 8
-#: arrays for them instead of their 250.
-MECHANISM_PACK = (TreeModel, TreeWork, Joints, LinkWork, Axes, Drives, Shapes, Polytopes)
-CONTACT_PACK = (Contacts, ContactWork)
 #: The containers of tree_step_packed's view cache (flat.view_slots), in its order.
 VIEW_SLOTS = (TreeModel, TreeState, TreeWork, Joints, LinkWork, Axes, Drives, Shapes, Polytopes,
               Contacts, ContactWork)
@@ -1540,9 +1535,10 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
 def tree_bind(own, own_layout, state, state_layout, mech_floats, mech_ints, mech_bools,
               mech_layout, contact_floats, contact_ints, contact_bools, contact_layout, views):
     """
-    Keep the views of the tree step's containers in ``views`` (flat.unpack_cached).
+    Keep the views of the tree step's containers in ``views`` (flat.keep_views).
 
-    The TreeEngine calls it after it zeroed the slots' flags (new contact arrays); then
+    Returns the slots kept: all 11 of :data:`VIEW_SLOTS` unless one is too small.  The
+    TreeEngine calls it after it zeroed the slots' flags (new contact arrays); then
     :func:`tree_step_packed` reads the containers from ``views`` alone, so its call unboxes a
     few arrays.
 
@@ -1551,14 +1547,12 @@ def tree_bind(own, own_layout, state, state_layout, mech_floats, mech_ints, mech
         own_layout: its layout.
         state: the packed facade State's buffer (the TreeState's other arrays).
         state_layout: its layout.
-        mech_floats: the float64 buffer of :data:`MECHANISM_PACK` packed together
-            (flat.pack_together): the TreeModel, TreeWork, Joints, LinkWork, Axes, Drives,
-            Shapes and Polytopes.
+        mech_floats: the float64 buffer of the TreeModel, TreeWork, Joints, LinkWork, Axes,
+            Drives, Shapes and Polytopes packed together (flat.pack_together).
         mech_ints: their int64 buffer.
         mech_bools: their bool buffer.
         mech_layout: their layout.
-        contact_floats: the float64 buffer of :data:`CONTACT_PACK` packed together: the
-            Contacts and ContactWork.
+        contact_floats: the float64 buffer of the Contacts and ContactWork packed together.
         contact_ints: their int64 buffer.
         contact_bools: their bool buffer.
         contact_layout: their layout.
@@ -1567,19 +1561,19 @@ def tree_bind(own, own_layout, state, state_layout, mech_floats, mech_ints, mech
     mech = ((mech_floats, mech_layout), (mech_ints, mech_layout), (mech_bools, mech_layout))
     contact = ((contact_floats, contact_layout), (contact_ints, contact_layout),
                (contact_bools, contact_layout))
-    n = unpack_cached(TreeModel, mech, views, views[0], views[1]).parent.shape[0]
-    n += unpack_cached(TreeState, ((own, own_layout), (state, state_layout)), views, views[2],
-                       views[3]).qd.shape[0]
-    n += unpack_cached(TreeWork, mech, views, views[4], views[5]).vel.shape[0]
-    n += unpack_cached(Joints, mech, views, views[6], views[7]).type.shape[0]
-    n += unpack_cached(LinkWork, mech, views, views[8], views[9]).rows.shape[0]
-    n += unpack_cached(Axes, mech, views, views[10], views[11]).joint.shape[0]
-    n += unpack_cached(Drives, mech, views, views[12], views[13]).joint.shape[0]
-    n += unpack_cached(Shapes, mech, views, views[14], views[15]).kind.shape[0]
-    n += unpack_cached(Polytopes, mech, views, views[16], views[17]).face_vert_start.shape[0]
-    n += unpack_cached(Contacts, contact, views, views[18], views[19]).count.shape[0]
-    n += unpack_cached(ContactWork, contact, views, views[20], views[21]).k6.shape[0]
-    return n
+    state_sources = ((own, own_layout), (state, state_layout))
+    kept = int(keep_views(TreeModel, mech, views, views[0], views[1]))
+    kept += int(keep_views(TreeState, state_sources, views, views[2], views[3]))
+    kept += int(keep_views(TreeWork, mech, views, views[4], views[5]))
+    kept += int(keep_views(Joints, mech, views, views[6], views[7]))
+    kept += int(keep_views(LinkWork, mech, views, views[8], views[9]))
+    kept += int(keep_views(Axes, mech, views, views[10], views[11]))
+    kept += int(keep_views(Drives, mech, views, views[12], views[13]))
+    kept += int(keep_views(Shapes, mech, views, views[14], views[15]))
+    kept += int(keep_views(Polytopes, mech, views, views[16], views[17]))
+    kept += int(keep_views(Contacts, contact, views, views[18], views[19]))
+    kept += int(keep_views(ContactWork, contact, views, views[20], views[21]))
+    return kept
 
 
 @entry

@@ -110,23 +110,24 @@ class TreeEngine(Mechanism):
             axis_on=np.zeros(n_link, dtype=np.int64), friction_bound=np.zeros(n_link),
             drive_soft=np.zeros((n_drive, 5)), drive_ainv=np.zeros((n_drive, 2, 2, 2)),
             jrow=np.zeros((1, 2, 6)))
-        # the state's packed buffers: the kernel's first arguments
+        # the state's packed buffers: tree_bind's first arguments
         self._packed = (own_buffer, own_layout, self._state_buffer, self._state_layout)
         self._own_buffer = own_buffer
         #: every packing of the contact arrays (grown ones too: a snapshot may bring them back)
         self._contact_packs = []
         self._mechanism_pack = None
-        self._views = None
         self._bind_fn = None
         self._setup_contacts(model, solver, collision)
-        # the model's, the work's and the mechanism's containers in one set of buffers
-        # (tree.MECHANISM_PACK): from here on the engine's containers are views into them
+        # the model's, the work's and the mechanism's containers in one set of buffers: from
+        # here on the engine's containers are views into them
         mechanism, buffers, layout = flat.pack_together(
             (self.tree, self.tree_work, self.joints, self.links, self.axes, self.drives,
              self.shapes, self.polytopes), declare_classes=True)
         (self.tree, self.tree_work, self.joints, self.links, self.axes, self.drives,
          self.shapes, self.polytopes) = mechanism
         self._mechanism_pack = buffers + (layout,)
+        #: the kernels' views of the containers (tree.tree_bind; every class is declared now)
+        self._views = flat.view_slots(tree.VIEW_SLOTS)
         self._contacts_changed()
         self._touching = len(self.shapes.body) > 0
         self._kernel_fn = None
@@ -268,9 +269,6 @@ class TreeEngine(Mechanism):
         if self._mechanism_pack is None:  # (during __init__: the prefix is made after it)
             return
         s = self.solver
-        # other buffers: the kernel builds its views of them again (flat.unpack_cached)
-        if self._views is None:  # (every container declared by now)
-            self._views = flat.view_slots(tree.VIEW_SLOTS)
         # other buffers: their views are kept again (tree.tree_bind) before the next step
         flat.clear_views(self._views)
         self._bind_args = self._packed + self._mechanism_pack + pack[2] + (self._views,)

@@ -10,8 +10,8 @@ plus a layout; a kernel rebuilds the container from the buffers and the layout w
 :func:`unpack`, so its call unboxes a few arrays instead of the container's.  The views are built
 by hand (``_c_view``): numba's ``reshape`` calls a C helper per view, which for the tree's 90
 arrays cost as much as the unboxing it replaces.  Building them still writes every view's array
-structure at every call (about 1 us for the tree's 290): :func:`unpack_cached` keeps them in
-an array the engine owns (:func:`view_slots`), and a kernel that only reads them takes that
+structure at every call (about 1 us for the tree's 290): :func:`keep_views` writes them once
+into an array the engine owns (:func:`view_slots`), and a kernel that only reads them takes that
 array alone (:func:`bound_view`): the tree binds its buffers once and steps on the kept views.
 
 Layout row k (the container's k-th field): offset into its buffer, then the shape (unused
@@ -98,7 +98,7 @@ def pack_together(containers, dtypes=3, declare_classes=False):
             cls = type(container)
             if cls in DECLARED and DECLARED[cls] != tuple(spec):
                 raise ValueError(f'{cls.__name__} is declared with another layout')
-            declare(cls, spec, [_BUFFERS[source] for source, _, _ in spec])
+            declare(cls, spec)
     return packed, tuple(buffers[:dtypes]), layout
 
 
@@ -181,18 +181,19 @@ def unpack(typingctx, cls, sources):
 
 
 @intrinsic
-def unpack_cached(typingctx, cls, sources, cache, start, end):
+def keep_views(typingctx, cls, sources, cache, start, end):
     """
-    :func:`unpack`, with the views kept in ``cache[start:end]`` from one kernel call to the next.
+    Write the views of a container of ``cls`` packed by :func:`pack` into ``cache[start:end]``.
 
     Building a container's views writes every field's array structure (about 100 bytes each):
-    for the tree step's 290 fields that was about 1 us of every call.  Here they are written into
-    the slot ``cache[start:end]`` (int64 words, the first a flag; :func:`view_slots` lays the
-    slots out) when the flag is 0, and read from there afterwards.  The views point into the
-    buffers, which never move while their owner keeps them, so they stay valid: whoever hands the
-    kernel other buffers zeroes the flags (kernels run without numba's reference counting, so a
-    view's meminfo is never read).  A slot too small for the container falls back to building it
-    in the frame, as :func:`unpack` does.
+    for the tree step's 290 fields that was about 1 us of every call.  Here they are written once
+    into the slot ``cache[start:end]`` (int64 words, the first a flag, set to 1 here;
+    :func:`view_slots` lays the slots out), and :func:`bound_view` reads them from there at every
+    later call.  The views point into the buffers, which never move while their owner keeps them,
+    so they stay valid: whoever hands the kernels other buffers zeroes the flags
+    (:func:`clear_views`) and keeps their views again (kernels run without numba's reference
+    counting, so a view's meminfo is never read).  Returns False, writing nothing, when the slot
+    is too small for the container.
     """
     result = _declared_ref(cls, sources)
     if result is None or not isinstance(cache, types.Array) or cache.dtype != types.int64 \
@@ -203,7 +204,6 @@ def unpack_cached(typingctx, cls, sources, cache, start, end):
     def codegen(context, builder, signature, args):
         struct = context.get_value_type(result.value)
         words = (context.get_abi_sizeof(struct) + 7) // 8
-        frame = cgutils.alloca_once(builder, struct)
         array = make_array(signature.args[2])(context, builder, args[2])
         first = context.cast(builder, args[3], signature.args[3], types.intp)
         last = context.cast(builder, args[4], signature.args[4], types.intp)
@@ -212,32 +212,21 @@ def unpack_cached(typingctx, cls, sources, cache, start, end):
             builder.and_(builder.icmp_signed('<=', builder.add(first, context.get_constant(
                 types.intp, words + 1)), last), builder.icmp_signed(
                     '<=', last, builder.extract_value(array.shape, 0))))
-        flag = builder.gep(array.data, [first])
-        kept = builder.bitcast(builder.gep(flag, [context.get_constant(types.intp, 1)]),
-                               struct.as_pointer())
-        with builder.if_else(fits, likely=True) as (cached, uncached):
-            with cached:
-                empty = builder.icmp_signed('==', builder.load(flag),
-                                            context.get_constant(types.int64, 0))
-                with builder.if_then(empty, likely=False):
-                    _write_views(context, builder, signature.args[1], args[1], result, kept)
-                    builder.store(context.get_constant(types.int64, 1), flag)
-                block_cached = builder.block
-            with uncached:
-                _write_views(context, builder, signature.args[1], args[1], result, frame)
-                block_uncached = builder.block
-        fields = builder.phi(kept.type)
-        fields.add_incoming(kept, block_cached)
-        fields.add_incoming(frame, block_uncached)
-        return fields
+        with builder.if_then(fits, likely=True):
+            flag = builder.gep(array.data, [first])
+            kept = builder.bitcast(builder.gep(flag, [context.get_constant(types.intp, 1)]),
+                                   struct.as_pointer())
+            _write_views(context, builder, signature.args[1], args[1], result, kept)
+            builder.store(context.get_constant(types.int64, 1), flag)
+        return fits
 
-    return result(cls, sources, cache, start, end), codegen
+    return types.boolean(cls, sources, cache, start, end), codegen
 
 
 @intrinsic
 def bound_view(typingctx, cls, cache, start, end):
     """
-    Return the container of ``cls`` whose views :func:`unpack_cached` kept in ``cache[start:end]``.
+    Return the container of ``cls`` whose views :func:`keep_views` kept in ``cache[start:end]``.
 
     No buffers: a kernel that only reads containers bound before (by a call of another kernel
     that unpacked them into the same slots) takes this one array instead of their buffers and
@@ -269,12 +258,11 @@ def views_bound(cache):
 
 def view_slots(classes):
     """
-    Return the int64 cache for :func:`unpack_cached` of these declared classes, one slot each.
+    Return the int64 cache for :func:`keep_views` of these declared classes, one slot each.
 
     Words 0 .. 2 n - 1 hold each slot's (start, end); the slots follow, side by side, each a
-    flag (0: build the views) and room for the container's views: numba's array structure is
-    five words and two per dimension.  Zero a slot's flag (``cache[start] = 0``) when the
-    container's buffers change; :func:`clear_views` zeroes them all.
+    flag (0: no views kept) and room for the container's views: numba's array structure is
+    five words and two per dimension.  :func:`clear_views` zeroes the flags.
     """
     bounds = []
     at = 2 * len(classes)
@@ -288,7 +276,7 @@ def view_slots(classes):
 
 
 def clear_views(cache):
-    """Zero every slot's flag of a :func:`view_slots` cache: the views are built again."""
+    """Zero every slot's flag of a :func:`view_slots` cache (its views are to be kept again)."""
     for n in range(0, int(cache[0]), 2):
         cache[cache[n]] = 0
 
