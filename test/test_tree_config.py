@@ -28,7 +28,8 @@ def test_both_engines_are_mechanisms_and_the_tree_builds_no_maximal_solver_array
     assert len(maximal.free.joint) == len(tree.free.joint) == 0
     # one contact pipeline: both hold its arrays, each with its own mechanics' row width
     assert tree.contacts is not None and len(tree.state.row_impulse) == 0
-    assert maximal.cwork.row_J.shape[-1] == 6 and tree.cwork.row_J.shape[-1] == tree.n_dof
+    # (the tree's: its largest group's coordinates and the path form's constant slot)
+    assert maximal.cwork.row_J.shape[-1] == 6 and tree.cwork.row_J.shape[-1] == tree.n_dof + 1
 
 
 @pytest.mark.parametrize('config, key', [

@@ -262,6 +262,7 @@ ContactWork = by_reference(namedtuple('ContactWork', [
     'k_normal',     # (n_max,) the normal row's inverse effective mass J M^-1 J^T, 1/kg
     'kinv',         # (n_max, 6) inverse effective masses: along n, t1, t2; about n, t1, t2
     'target',       # (n_max,) normal velocity target, m/s
+    'speed',        # (n_max, 2) normal row's velocity now and at the step's start, m/s
     'soft',         # (n_max, 2) normal row: effective mass with softness, kg; gamma, 1/kg
     'kept',         # (n_max,) bool: the point's pair kept its points (contacts.kept_manifold)
     'k6',           # (6,) scratch

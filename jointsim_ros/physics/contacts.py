@@ -675,19 +675,37 @@ def contact_targets(contacts, cwork, x, x_start, param, dt):
     Run after the formulation's mechanics filled each point's rows (``row_seg`` .. ``row_U``,
     ``kinv``, ``k_normal``, and ``soft`` = (kinv[i, 0], 0): a rigid row).  ``x`` is the
     velocity vector now (gravity and efforts in), ``x_start`` the one at the start of the step
-    (before this step's forces), both in the formulation's coordinates.
+    (before this step's forces), both in the formulation's coordinates: the normal rows'
+    speeds (``row_dot``) go to ``cwork.speed`` and ``targets_from_speeds`` sets the targets.
     """
-    threshold = param[P_RESTITUTION_SPEED]
-    compliant = param[P_COMPLIANT] > 0.0
     seg = cwork.row_seg
     length = cwork.row_len
     row_J = cwork.row_J
     for i in range(contacts.count[0]):
         if cwork.soft[i, 0] <= 0.0:
             continue  # out of this step's solve (leave_out)
+        cwork.speed[i, 0] = row_dot(x, seg, length, row_J, i, 0)
+        cwork.speed[i, 1] = row_dot(x_start, seg, length, row_J, i, 0)
+    targets_from_speeds(contacts, cwork, param, dt)
+
+
+@jit
+def targets_from_speeds(contacts, cwork, param, dt):
+    """
+    Softness and normal velocity target of every point in the solve, from its normal speeds.
+
+    ``cwork.speed[i]``: point i's normal row velocity J x now (gravity and efforts in) and at
+    the start of the step, as the formulation's mechanics found them (``contact_targets``, or
+    the tree's rows on their paths, physics/tree_rows.py).
+    """
+    threshold = param[P_RESTITUTION_SPEED]
+    compliant = param[P_COMPLIANT] > 0.0
+    for i in range(contacts.count[0]):
+        if cwork.soft[i, 0] <= 0.0:
+            continue  # out of this step's solve (leave_out)
         depth = contacts.depth[i]
         # approach speed now (gravity and efforts already in the velocities)
-        vn = row_dot(x, seg, length, row_J, i, 0)
+        vn = cwork.speed[i, 0]
         target = 0.0
         if depth < 0.0:
             target = depth / dt  # a gap: it may close within the step, not more
@@ -697,8 +715,7 @@ def contact_targets(contacts, cwork, x, x_start, param, dt):
             # quantity symplectic Euler conserves in free flight, v^2 / 2 + g x - g dt v / 2,
             # is then the same after the bounce as before, so the apex heights repeat; the
             # speed after this step's forces, -e v, would gain g |v| dt per bounce
-            v0 = row_dot(x_start, seg, length, row_J, i, 0)
-            target = max(target, -e * v0)
+            target = max(target, -e * cwork.speed[i, 1])
         elif compliant and (depth >= 0.0 or vn * dt < depth):
             target = soften(contacts.material, cwork.soft, i, cwork.k_normal[i], depth, vn, dt)
         cwork.target[i] = target

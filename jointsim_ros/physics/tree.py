@@ -59,7 +59,8 @@ from .compile.clock import monotonic
 from .compile.containers import by_reference
 from .compile.flat import bound_view, declare, in_order, keep_views
 from .contacts import (contact_targets, find_contacts, has_angular_rows, P_COMPLIANT,
-                       prepare_push, ROW_IMPULSE, solve_contacts, warm_start_contacts)
+                       prepare_push, ROW_IMPULSE, solve_contacts, targets_from_speeds,
+                       warm_start_contacts)
 from .drives import (current_after_step, finish_drive, gear_gain, limited_motor_row,
                      output_effort)
 from .joints.placement import TREE_FREE, TREE_ROTATION, TREE_SLIDE
@@ -69,12 +70,14 @@ from .math3d import (cross, entry, invert_spd, jit, jit_inline, jit_views, quat_
 from .solver import sweep_stop
 from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
-                        forget_body_responses, free_rows, link_push_targets, link_rows,
-                        loop_axis_push_targets, loop_axis_rows, loop_coordinates,
+                        contact_rows_paths, forget_body_responses, free_rows, link_push_targets,
+                        link_rows, loop_axis_push_targets, loop_axis_rows, loop_coordinates,
                         loop_friction_rows, node_velocities, prepare_push_axes, solve_axes,
-                        solve_free, solve_loop_axes, solve_loop_friction, solve_push_axes,
-                        solve_push_loop_axes, sweep_links, warm_start_axes, warm_start_free,
-                        warm_start_links, warm_start_loop_axes, warm_start_loop_friction)
+                        solve_axes_paths, solve_free, solve_loop_axes, solve_loop_friction,
+                        solve_push_axes, solve_push_loop_axes, start_paths, sweep_links,
+                        velocities_from_paths, warm_start_axes, warm_start_axes_paths,
+                        warm_start_free, warm_start_links, warm_start_loop_axes,
+                        warm_start_loop_friction)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -176,7 +179,10 @@ TreeWork = by_reference(namedtuple('TreeWork', [
     'stage_q', 'stage_rel', 'stage_qd', 'k_q', 'k_rel', 'k_qd', 'sum_q', 'sum_rel', 'sum_qd',
     # the rows (physics/tree_rows.py)
     'body_vel',       # (n_body, 6) COM velocity, angular velocity, world
-    'axis_U',         # (n_axis, width) response of the axis' group to a unit coordinate impulse
+    'axis_U',         # (n_axis, width + 1) response of the axis' group to a unit coordinate
+                      # impulse (path form: D^-1 y and 0, tree_rows.py)
+    'axis_Y',         # (n_axis, width + 1) path form: the axis' y = L^-T e_v and its rate
+    'w_aug',          # (n_v + n_group,) path form's solve vector: per group D^-1 z and 1.0
     'axis_k',         # (n_axis,) inverse effective mass of the coordinate
     'axis_rows',      # (n_axis, 7, 5) this step's coordinate rows (axes.coordinate_rows)
     'unit', 'resp',   # (n_v,) right-hand side and result of one articulated solve
@@ -1115,6 +1121,54 @@ def _healthy(tm, ts):
 
 
 @jit
+def _solve_paths(tm, ts, wk, contacts, cwork, iterations, tolerance, time_budget, warm, info):
+    """
+    ``_solve_rows`` in the path form (physics/tree_rows.py): contacts and live axes.
+
+    The sweeps move w (``tree_rows.start_paths``), the velocities follow once after them
+    (``tree_rows.velocities_from_paths``); islands, order, stop and report as _solve_rows.
+    """
+    t0 = monotonic(wk.clock) if time_budget > 0.0 else 0.0
+    xa = wk.w_aug
+    start_paths(tm, xa)
+    warm_start_axes_paths(tm, ts, wk, warm, xa)
+    warm_start_contacts(contacts, cwork, xa, warm)
+    stop = STOP_TOLERANCE
+    residual = 0.0
+    most = 0
+    items = cwork.isl_items
+    for g in range(cwork.isl_count[0] + 1):
+        if islands.size(cwork, g) == 0:
+            continue
+        a0, a1 = islands.span(cwork, islands.AXES, g)
+        p0, p1 = islands.span(cwork, islands.POINTS, g)
+        reason = STOP_ITERATIONS
+        largest = 0.0
+        used = 0
+        for it in range(iterations):
+            largest = 0.0
+            if p1 > p0:
+                largest = solve_contacts(
+                    xa, items[islands.POINTS], p0, p1, contacts.material, contacts.impulse,
+                    cwork.row_seg, cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv,
+                    cwork.target, cwork.soft)
+            largest = max(largest, solve_axes_paths(tm, ts, wk, items[islands.AXES], a0, a1,
+                                                    xa))
+            used = it + 1
+            done = sweep_stop(largest, tolerance, time_budget, wk.clock, t0)
+            if done >= 0:
+                reason = done
+                break
+        most = max(most, used)
+        residual = max(residual, largest)
+        stop = max(stop, reason)
+    velocities_from_paths(tm, ts, wk)
+    info[INFO_ITERATIONS] = most
+    info[INFO_RESIDUAL] = residual
+    info[INFO_STOP] = stop
+
+
+@jit
 def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations, tolerance,
                 time_budget, warm, info):
     """
@@ -1433,6 +1487,10 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
     linked = links.rows.shape[0] > 0
     rows = touching or axes.joint.shape[0] > 0 or linked or tm.free_v.shape[0] > 0
     rigid = touching and param[P_COMPLIANT] <= 0.0
+    # the rows in the path form (tree_rows.py) when they are contacts and coordinate rows
+    # alone; rigid contacts' push, links and multi-DOF friction take the columns
+    paths = (not rigid and not linked and tm.free_v.shape[0] == 0
+             and tm.loop_axes.shape[0] == 0)
     for step in range(n_steps):
         # back-up for divergence
         for i in range(n_node):
@@ -1478,9 +1536,13 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
                         return step
                     info[INFO_CONTACTS] = contacts.count[0]
                     # 3. the rows on qd (tree_rows.py) and their targets (contacts.py)
-                    contact_rows(tm, wk, contacts, cwork, ts.body_pos, dt)
-                    contact_targets(contacts, cwork, ts.qd, wk.qd_backup, param, dt)
-                axis_rows(tm, ts, wk, axes, dt)
+                    if paths:
+                        contact_rows_paths(tm, ts, wk, contacts, cwork, ts.body_pos, dt)
+                        targets_from_speeds(contacts, cwork, param, dt)
+                    else:
+                        contact_rows(tm, wk, contacts, cwork, ts.body_pos, dt)
+                        contact_targets(contacts, cwork, ts.qd, wk.qd_backup, param, dt)
+                axis_rows(tm, ts, wk, axes, dt, paths)
                 rubbing = tm.free_v.shape[0] > 0
                 if rubbing:
                     free_rows(tm, ts, wk, dt)
@@ -1492,7 +1554,10 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
                         or linked or rubbing)
                 if live or rigid:
                     _find_islands(tm, wk, joints, links, contacts, cwork)
-                if live:
+                if live and paths:
+                    _solve_paths(tm, ts, wk, contacts, cwork, iterations, tolerance,
+                                 time_budget, warm, info)
+                elif live:
                     _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt,
                                 iterations, tolerance, time_budget, warm, info)
                 for x in range(axes.joint.shape[0]):

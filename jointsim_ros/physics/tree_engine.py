@@ -77,7 +77,9 @@ class TreeEngine(Mechanism):
             stage_q=np.zeros(n_node), stage_rel=np.zeros((n_node, 7)), stage_qd=np.zeros(n_v),
             k_q=np.zeros(n_node), k_rel=np.zeros((n_node, 7)), k_qd=np.zeros(n_v),
             sum_q=np.zeros(n_node), sum_rel=np.zeros((n_node, 7)), sum_qd=np.zeros(n_v),
-            body_vel=np.zeros((n_body, 6)), axis_U=np.zeros((n_axis, self._width)),
+            body_vel=np.zeros((n_body, 6)), axis_U=np.zeros((n_axis, self._width + 1)),
+            axis_Y=np.zeros((n_axis, self._width + 1)),
+            w_aug=np.zeros(n_v + len(self.tree.group_v) - 1),
             axis_k=np.zeros(n_axis), axis_rows=np.zeros((n_axis, 7, 5)), unit=np.zeros(n_v),
             resp=np.zeros(n_v), push_qd=np.zeros(n_v),
             axis_live=np.zeros(n_axis, dtype=np.int64), axis_live_n=np.zeros(1, np.int64),
@@ -156,7 +158,8 @@ class TreeEngine(Mechanism):
         return 0, len(self.free.joint)
 
     def _row_width(self):
-        return self._width  # the largest group's coordinates (physics/tree_rows.py)
+        # the largest group's coordinates and the path form's constant slot (tree_rows.py)
+        return self._width + 1
 
     def _island_sizes(self):
         tm = self.tree

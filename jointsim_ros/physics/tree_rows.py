@@ -347,47 +347,105 @@ def _body_response(tm, wk, b):
 
 
 @jit
-def _point_response(tm, wk, b, i, contacts):
+def _point_columns(tm, wk, b, i, contacts, g0, c0):
     """
-    Body b's responses to contact point i's three rows, its only rows this step.
+    Write contact point i's three unit forces on body b into wk.six_rhs[:, c0 .. c0 + 2].
 
-    As ``_body_response`` with the point's three spatial forces (p x d_k; d_k) for the unit
-    forces (d_k the point's normal and tangents): wk.body_J[b, k] and wk.body_U[b, k], k < 3,
-    are the rows' own Jacobians and responses, so the rows need no combination of six.  Marks
-    the body with 2 + i in wk.body_ready.
+    The spatial forces (p x d_k; d_k) (d_k the point's normal and tangents) seen by the
+    coordinates of b's path to the root (S^T f), zero elsewhere in b's group (from g0).
     """
-    wk.body_ready[b] = 2.0 + i
-    i0, g0, n, _, _ = _group_range(tm, b)
     f = wk.vec6b
     p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
-    for c in range(n):
-        for k in range(6):
-            wk.six_rhs[c, k] = 0.0
     for k in range(3):
         d = (contacts.frame[i, k, 0], contacts.frame[i, k, 1], contacts.frame[i, k, 2])
         moment = cross(p, d)
         for m in range(3):
             f[m] = moment[m]
             f[3 + m] = d[m]
-        node = i0
+        node = tm.body_node[b]
         while node >= 0:
             for q in range(tm.dof[node]):
                 s = 0.0
                 for m in range(6):
                     s += wk.S[node, q, m] * f[m]
-                wk.six_rhs[tm.v0[node] + q - g0, k] = s
+                wk.six_rhs[tm.v0[node] + q - g0, c0 + k] = s
             node = tm.parent[node]
-    _solve_body_columns(tm, wk, b, 3)
+
+
+@jit
+def _point_pair(tm, wk, b, i, b2, i2, contacts):
+    """
+    Bodies b's and b2's responses to their points i's and i2's rows (b2 < 0: b's alone).
+
+    Both bodies in one group, each with one point's three rows this step
+    (``_single_points``): wk.body_J[b, k] and wk.body_U[b, k], k < 3, become the rows' own
+    Jacobians and responses, found in one ``six_solves`` (b's in columns 0-2, b2's in 3-5;
+    each column's result is its own path solve's to the bit, see ``six_solves``).  Marks the
+    bodies with 2 + i in wk.body_ready.
+    """
+    i0, g0, n, n0, n1 = _group_range(tm, b)
+    for c in range(n):
+        for k in range(6):
+            wk.six_rhs[c, k] = 0.0
+    _clear_marks(wk, n0, n1)
+    _point_columns(tm, wk, b, i, contacts, g0, 0)
+    _mark_path(tm, wk, i0)
+    wk.body_ready[b] = 2.0 + i
+    if b2 >= 0:
+        _point_columns(tm, wk, b2, i2, contacts, g0, 3)
+        _mark_path(tm, wk, tm.body_node[b2])
+        wk.body_ready[b2] = 2.0 + i2
+    six_solves(tm, wk, n0, n1, g0)
+    for k in range(3):
+        for c in range(n):
+            wk.body_J[b, k, c] = wk.six_rhs[c, k]
+            wk.body_U[b, k, c] = wk.six_res[c, k]
+    if b2 >= 0:
+        for k in range(3):
+            for c in range(n):
+                wk.body_J[b2, k, c] = wk.six_rhs[c, 3 + k]
+                wk.body_U[b2, k, c] = wk.six_res[c, 3 + k]
+
+
+@jit
+def _point_responses(tm, wk, contacts):
+    """
+    Solve the responses of the bodies ``_single_points`` marked, two bodies a solve.
+
+    A body whose only rows are one point's three needs three columns of the factor: two such
+    bodies of one group (two feet of a robot) share one ``six_solves`` (``_point_pair``).
+    """
+    held = -1       # a body waiting for a partner, and its point
+    held_i = -1
+    for i in range(contacts.count[0]):
+        for side in range(2):
+            r = contacts.body[i, side]
+            if r < 0 or wk.body_ready[r] != -(1.0 + i):
+                continue
+            if held < 0:
+                held = r
+                held_i = i
+                continue
+            if tm.node_group[tm.body_node[r]] == tm.node_group[tm.body_node[held]]:
+                _point_pair(tm, wk, held, held_i, r, i, contacts)
+                held = -1
+            else:
+                _point_pair(tm, wk, held, held_i, -1, -1, contacts)
+                held = r
+                held_i = i
+    if held >= 0:
+        _point_pair(tm, wk, held, held_i, -1, -1, contacts)
 
 
 @jit
 def _single_points(tm, wk, contacts, cwork, body_pos, dt):
     """
-    Mark the bodies whose only rows this step are one point's three (``_point_response``).
+    Mark the bodies whose only rows this step are one point's three (``_point_responses``).
 
     A body touching a fixed surface (the ground, a static shape) at one point in the solve,
     without rolling or spinning rows, and whose unit responses are not made yet (a loop
-    joint's rows): wk.body_ready[b] = -(1 + i) for its point i; a body with more rows -0.5.
+    joint's rows): wk.body_ready[b] = -(1 + i) for its point i (``_point_responses`` solves
+    its rows); a body with more rows -0.5.
     Each point's ``leave_out`` answer goes to cwork.row_seg[i, 0] for ``contact_rows``: -2
     left out of the solve, -1 in it.
     """
@@ -471,7 +529,8 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
     A touching body's six unit responses are found once (``_body_response``), each row is
     their combination; a body whose only rows are one point's three against a fixed surface
     (a foot on the ground) has those rows' responses solved directly instead
-    (``_point_response``: no combination, and bodies of one point each are the common case).
+    (``_point_responses``: no combination, and bodies of one point each are the common case;
+    two of them share a solve).
     """
     seg = cwork.row_seg
     length = cwork.row_len
@@ -479,6 +538,7 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
     row_U = cwork.row_U
     f = wk.vec6b
     _single_points(tm, wk, contacts, cwork, body_pos, dt)
+    _point_responses(tm, wk, contacts)
     for i in range(contacts.count[0]):
         left = seg[i, 0] == -2     # leave_out's answer (_single_points)
         seg[i, 0] = -1
@@ -488,8 +548,7 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
         single = -1     # the body whose responses are this point's rows, if any
         for side in range(2):
             r = contacts.body[i, side]
-            if r >= 0 and wk.body_ready[r] == -(1.0 + i):
-                _point_response(tm, wk, r, i, contacts)
+            if r >= 0 and wk.body_ready[r] == 2.0 + i:
                 single = r
         slot_b = _row_segments(tm, wk, contacts.body[i, 0], contacts.body[i, 1], seg, length,
                                i)
@@ -544,9 +603,11 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
 
 
 @jit
-def axis_rows(tm, ts, wk, axes, dt):
+def axis_rows(tm, ts, wk, axes, dt, paths):
     """
     Set up this step's coordinate rows (limits, friction, speeds, prescribed) of live axes.
+
+    ``paths``: their responses in the path form (``axis_paths``) rather than as columns.
 
     An axis is live when it has friction or a speed limit, follows a prescribed motion, or its
     joint is within reach of a limit (the last step's speed twice over, as
@@ -572,6 +633,9 @@ def axis_rows(tm, ts, wk, axes, dt):
         coordinate_rows(axes, x, wk.axis_rows, q, ts.qd[v], ts.axis_rate[x],
                         ts.axis_prescribed[x], ts.axis_target_rate[x], impulses, dt, False)
     wk.axis_live_n[0] = n_live
+    if paths:
+        axis_paths(tm, ts, wk)
+        return
     # the responses, up to six live axes of a group side by side (six_solves)
     t = 0
     while t < n_live:
@@ -1359,3 +1423,271 @@ def solve_push_loop_axes(tm, links, push, push_limit, items, lo, hi):
             row_apply(push, links.seg, links.length, links.axis_Uc, m, 0, P)
             largest = max(largest, abs(P))
     return largest
+
+
+# -- the path form: rows that cost their bodies' paths, not the tree ----------------------------
+#
+# The articulated-body factor is H' = L^T D L (H' = H + A + h B; Featherstone's LTDL: the
+# articulated-body algorithm's inward sweep of a right-hand side r is L^-T r, its D_i the
+# joint-space articulated inertias, its outward sweep L^-1 D^-1), so H'^-1 = L^-1 D^-1 L^-T.
+# A row's y = L^-T J^T is its inward sweep: nonzero on its bodies' paths to the root alone.
+# With w = D^-1 z and z = sum_r y_r lambda_r, the velocities qd = qd0 + L^-1 z give a row the
+# velocity J_r qd = J_r qd0 + y_r . w, its effective mass k_r = y_r . D^-1 y_r, and an impulse
+# on it moves w by D^-1 y_r: all over the row's paths.  The sweeps run on the vector w_aug
+# (each group's w, then a 1.0 that multiplies the row's J_r qd0 stored after its y), so the
+# shared contact solve reads and moves it as any formulation's velocity vector; after them
+# qd += L^-1 z, one outward sweep (``velocities_from_paths``).  MuJoCo's sparse Delassus
+# assembly rests on the same factor (mj_solveM2: the rows' L^-T J^T, then their products).
+
+
+@jit
+def aug_start(tm, g):
+    """Group g's first entry in the path form's vector (its coordinates, then the 1.0)."""
+    return tm.group_v[g] + g
+
+
+@jit
+def _path_sweep(tm, wk, i, f, unit, sign, y, dy, g0, qd, qd_start):
+    """
+    Add sign L^-T r to y and sign D^-1 L^-T r to dy on node i's path to the root.
+
+    r: the spatial force f (moment about the origin; force, world) on node i's body seen by
+    the path's coordinates, r = B^T f (unit < 0), or the unit coordinate impulse e_unit (f
+    unused).  y and dy hold the group's coordinates from g0.  The inward sweep of
+    ``path_solve`` carried up the path alone: u_i = r_i - S_i^T p_i, p_parent = p_i +
+    U_i D_i^-1 u_i.  Returns (sign J qd, sign J qd_start, y . D^-1 y of r alone), J = r^T.
+    """
+    pa = wk.vec6a
+    du = wk.Ud[0]
+    for r in range(6):
+        pa[r] = 0.0
+    c = 0.0
+    c0 = 0.0
+    k = 0.0
+    while i >= 0:
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        for a in range(d):
+            sp = 0.0
+            for r in range(6):
+                sp += wk.S[i, a, r] * pa[r]
+            if unit < 0:
+                sf = 0.0
+                for r in range(6):
+                    sf += wk.S[i, a, r] * f[r]
+                c += sf * qd[v0 + a]
+                c0 += sf * qd_start[v0 + a]
+            else:
+                sf = 1.0 if v0 + a == unit else 0.0
+            wk.u[i, a] = sf - sp
+        for a in range(d):
+            acc = 0.0
+            for b in range(d):
+                acc += wk.Dinv[i, a, b] * wk.u[i, b]
+            du[a] = acc
+            k += wk.u[i, a] * acc
+            y[v0 + a - g0] += sign * wk.u[i, a]
+            dy[v0 + a - g0] += sign * acc
+        if tm.parent[i] >= 0:
+            for r in range(6):
+                acc = 0.0
+                for a in range(d):
+                    acc += wk.U[i, a, r] * du[a]
+                pa[r] += acc
+        i = tm.parent[i]
+    return sign * c, sign * c0, k
+
+
+@jit
+def _group_dot(tm, y, dy, g):
+    """Return y . dy over group g's coordinates (a row whose two bodies share the group)."""
+    k = 0.0
+    for m in range(tm.group_v[g + 1] - tm.group_v[g]):
+        k += y[m] * dy[m]
+    return k
+
+
+@jit
+def _body_group(tm, b):
+    """Group of body b (b >= 0)."""
+    return tm.node_group[tm.body_node[b]]
+
+
+@jit
+def contact_rows_paths(tm, ts, wk, contacts, cwork, body_pos, dt):
+    """
+    ``contact_rows`` in the path form: each row's y, D^-1 y, J qd0 and k on its paths.
+
+    Fills ContactWork.row_seg (each segment's first entry of w_aug), row_len (its group's
+    coordinates and the 1.0), row_J (y, then J qd0 on the first segment and 0 on a second),
+    row_U (D^-1 y, then 0), kinv, k_normal, the rigid softness and ``speed`` (the normal row's
+    J qd0 and J qd at the step's start, for ``contacts.targets_from_speeds``).
+    """
+    seg = cwork.row_seg
+    length = cwork.row_len
+    row_J = cwork.row_J
+    row_U = cwork.row_U
+    f = wk.vec6b
+    for i in range(contacts.count[0]):
+        seg[i, 0] = -1
+        seg[i, 1] = -1
+        if leave_out(contacts, cwork, i, wk.body_vel, body_pos, dt, True):
+            continue
+        a = contacts.body[i, 0]
+        b = contacts.body[i, 1]
+        ga = _body_group(tm, a) if a >= 0 else -1
+        gb = _body_group(tm, b) if b >= 0 else -1
+        groups = (ga if ga >= 0 else gb, gb if ga >= 0 and gb != ga else -1)
+        slot_b = 1 if groups[1] >= 0 else 0
+        for s in range(2):
+            g = groups[s]
+            if g >= 0:
+                seg[i, s] = aug_start(tm, g)
+                length[i, s] = tm.group_v[g + 1] - tm.group_v[g] + 1
+        angular = has_angular_rows(contacts.material, i)
+        p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
+        for k in range(N_ROWS):
+            cwork.kinv[i, k] = 0.0
+            if k >= 3 and not angular:
+                continue
+            d = (contacts.frame[i, k % 3, 0], contacts.frame[i, k % 3, 1],
+                 contacts.frame[i, k % 3, 2])
+            if k < 3:
+                moment = cross(p, d)
+                for m in range(3):
+                    f[m] = moment[m]
+                    f[3 + m] = d[m]
+            else:
+                for m in range(3):
+                    f[m] = d[m]
+                    f[3 + m] = 0.0
+            for s in range(2):
+                if seg[i, s] >= 0:
+                    for m in range(length[i, s]):
+                        row_J[i, k, s, m] = 0.0
+                        row_U[i, k, s, m] = 0.0
+            c = 0.0
+            c0 = 0.0
+            ktot = 0.0
+            if a >= 0:
+                c, c0, ktot = _path_sweep(tm, wk, tm.body_node[a], f, -1, 1.0, row_J[i, k, 0],
+                                          row_U[i, k, 0], tm.group_v[ga], ts.qd, wk.qd_backup)
+            if b >= 0:
+                cb, cb0, kb = _path_sweep(tm, wk, tm.body_node[b], f, -1, -1.0,
+                                          row_J[i, k, slot_b], row_U[i, k, slot_b],
+                                          tm.group_v[gb], ts.qd, wk.qd_backup)
+                c += cb
+                c0 += cb0
+                if ga == gb:    # the two paths meet: y . D^-1 y over their union
+                    ktot = _group_dot(tm, row_J[i, k, 0], row_U[i, k, 0], ga)
+                else:
+                    ktot += kb
+            row_J[i, k, 0, length[i, 0] - 1] = c
+            cwork.kinv[i, k] = 1.0 / ktot if ktot > 0.0 else 0.0
+            if k == 0:
+                cwork.k_normal[i] = ktot
+                cwork.speed[i, 0] = c
+                cwork.speed[i, 1] = c0
+        cwork.soft[i, 0] = cwork.kinv[i, 0]
+        cwork.soft[i, 1] = 0.0
+
+
+@jit
+def axis_paths(tm, ts, wk):
+    """Set the live axes' rows in the path form: axis_Y (y, then qd0[v]), axis_U (D^-1 y, 0)."""
+    for t in range(wk.axis_live_n[0]):
+        x = wk.axis_live[t]
+        v = tm.axis_v[x]
+        g = tm.node_group[tm.v_node[v]]
+        g0 = tm.group_v[g]
+        n = tm.group_v[g + 1] - g0
+        for m in range(n + 1):
+            wk.axis_Y[x, m] = 0.0
+            wk.axis_U[x, m] = 0.0
+        _, _, wk.axis_k[x] = _path_sweep(tm, wk, tm.v_node[v], wk.vec6b, v, 1.0,
+                                         wk.axis_Y[x], wk.axis_U[x], g0, ts.qd, ts.qd)
+        wk.axis_Y[x, n] = ts.qd[v]
+
+
+@jit
+def _move_axis_path(tm, wk, x, xa, impulse):
+    """Apply a coordinate impulse of axis x in the path form: w += D^-1 y impulse."""
+    g = tm.node_group[tm.v_node[tm.axis_v[x]]]
+    s = aug_start(tm, g)
+    for m in range(tm.group_v[g + 1] - tm.group_v[g]):
+        xa[s + m] += wk.axis_U[x, m] * impulse
+
+
+@jit
+def warm_start_axes_paths(tm, ts, wk, warm, xa):
+    """``warm_start_axes`` in the path form."""
+    for t in range(wk.axis_live_n[0]):
+        x = wk.axis_live[t]
+        P = 0.0
+        for r in range(ts.axis_impulse.shape[1]):
+            if not warm:
+                ts.axis_impulse[x, r] = 0.0
+            P += ts.axis_impulse[x, r]
+        if P != 0.0:
+            _move_axis_path(tm, wk, x, xa, P)
+
+
+@jit
+def solve_axes_paths(tm, ts, wk, items, lo, hi, xa):
+    """``solve_axes`` in the path form: the coordinate's rate is y . w + qd0[v]."""
+    largest = 0.0
+    rows = wk.axis_rows
+    impulses = ts.axis_impulse
+    for t in range(lo, hi):
+        x = items[t]
+        g = tm.node_group[tm.v_node[tm.axis_v[x]]]
+        s = aug_start(tm, g)
+        rate = 0.0
+        for m in range(tm.group_v[g + 1] - tm.group_v[g] + 1):
+            rate += wk.axis_Y[x, m] * xa[s + m]
+        moved, _, largest = sweep_coordinate_rows(rows, impulses, x, rate, wk.axis_k[x], 0.0,
+                                                  largest)
+        if moved != 0.0:
+            _move_axis_path(tm, wk, x, xa, moved)
+    return largest
+
+
+@jit
+def start_paths(tm, xa):
+    """Set the path form's vector to w = 0 with each group's 1.0."""
+    for g in range(tm.group_v.shape[0] - 1):
+        s = aug_start(tm, g)
+        n = tm.group_v[g + 1] - tm.group_v[g]
+        for m in range(n):
+            xa[s + m] = 0.0
+        xa[s + n] = 1.0
+
+
+@jit
+def velocities_from_paths(tm, ts, wk):
+    """
+    Add L^-1 z to qd after the sweeps, from w = D^-1 z (wk.w_aug): one outward sweep.
+
+    ``outward_solve`` with D_i^-1 u_i = w_i known: qd_i = w_i - D_i^-1 U_i^T a_parent,
+    a_i = a_parent + S_i qd_i.
+    """
+    xa = wk.w_aug
+    for i in range(tm.parent.shape[0]):
+        p = tm.parent[i]
+        d = tm.dof[i]
+        v0 = tm.v0[i]
+        s = v0 + tm.node_group[i]   # aug_start(g) + v0 - group_v[g]
+        for m in range(6):
+            wk.acc[i, m] = wk.acc[p, m] if p >= 0 else 0.0
+        for k in range(d):
+            acc = 0.0
+            for r in range(6):
+                acc += wk.U[i, k, r] * wk.acc[i, r]
+            wk.vec6a[k] = acc
+        for k in range(d):
+            acc = xa[s + k]
+            for m in range(d):
+                acc -= wk.Dinv[i, k, m] * wk.vec6a[m]
+            ts.qd[v0 + k] += acc
+            for r in range(6):
+                wk.acc[i, r] += wk.S[i, k, r] * acc
