@@ -6,7 +6,7 @@ keeps y = L^-T J^T and D^-1 y on the rows' paths (physics/tree_rows.py).  Both m
 same Delassus matrix J H'^-1 J^T (entries J_s U_r against y_s . D^-1 y_r), the same row
 velocities J qd, and one solve the same velocities and impulses: a ground contact, a contact
 between the robot and a free object (two trees), a contact between two links of one robot
-(the two paths meet) and a live joint's friction row.
+(the two paths meet), a live joint's friction row and a mimic pair's row.
 """
 from jointsim_ros import Simulator
 from jointsim_ros.physics import contacts as ct
@@ -34,6 +34,11 @@ def _rows(tm, ts, wk, axes, contacts, cwork, dt, paths):
 def _solve(tm, ts, wk, joints, links, axes, drives, contacts, cwork, param, dt, paths, info):
     """Make the rows and targets, then solve them once (one sweep from the impulses held)."""
     R.forget_body_responses(wk)
+    if links.rows.shape[0] > 0:
+        if paths:
+            R.link_rows_paths(tm, ts, wk, joints, links)
+        else:
+            R.link_rows(tm, ts, wk, joints, links)
     R.body_velocities(tm, wk, ts.qd)
     if paths:
         R.contact_rows_paths(tm, ts, wk, contacts, cwork, ts.body_pos, dt)
@@ -44,7 +49,7 @@ def _solve(tm, ts, wk, joints, links, axes, drives, contacts, cwork, param, dt, 
     R.axis_rows(tm, ts, wk, axes, dt, paths)
     T._find_islands(tm, wk, joints, links, contacts, cwork)
     if paths:
-        T._solve_paths(tm, ts, wk, contacts, cwork, 1, 0.0, 0.0, True, info)
+        T._solve_paths(tm, ts, wk, links, contacts, cwork, 1, 0.0, 0.0, True, info)
     else:
         T._solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, 1, 0.0, 0.0, True,
                       info)
@@ -89,8 +94,27 @@ def folding_arm():
     return sim
 
 
+def mimic_pair():
+    """Return two pendulums, the second mimicking the first, their balls on a rigid ground."""
+    lim = '<limit lower="-1" upper="1" effort="10" velocity="10"/>'
+    ball = ('<collision><origin xyz="0.1 0 -0.3"/><geometry><sphere radius="0.05"/></geometry>'
+            '</collision>')
+    urdf = robot('mimic', link('base'),
+                 link('a', inertial(1.0, 0.01, 0.01, 0.01, xyz='0 0 -0.2') + ball),
+                 link('b', inertial(1.0, 0.01, 0.01, 0.01, xyz='0 0 -0.2') + ball),
+                 joint('ja', 'revolute', 'base', 'a', extra=lim),
+                 joint('jb', 'revolute', 'base', 'b', xyz='0.3 0 0',
+                       extra=lim + '<mimic joint="ja" multiplier="0.5"/>'))
+    sim = Simulator.from_urdf(urdf, {
+        'solver': {'formulation': 'tree'}, 'ground': {'enabled': True, 'height': -0.345},
+        'collision': {'contact_model': 'rigid'}})
+    sim.set_joint_state({'ja': 0.0, 'jb': 0.0}, {'ja': 0.4, 'jb': 0.2})
+    return sim
+
+
 #: The scenes and the steps after which they touch.
-SCENES = {'dumbbell and ball': (dumbbell_and_ball, 1), 'folding arm': (folding_arm, 300)}
+SCENES = {'dumbbell and ball': (dumbbell_and_ball, 1), 'folding arm': (folding_arm, 300),
+          'mimic pair': (mimic_pair, 2)}
 
 
 def _touching(name):
@@ -170,7 +194,7 @@ def test_the_path_form_gives_the_column_forms_delassus_matrix_and_row_velocities
     if name == 'folding arm':  # a row between two links of the tree: its two paths meet
         bodies = engine.contacts.body[:int(engine.contacts.count[0])]
         assert ((bodies[:, 0] >= 0) & (bodies[:, 1] >= 0)).any()
-    else:  # a row between the robot and the ball: two trees, two segments
+    elif name == 'dumbbell and ball':  # a row between the robot and the ball: two trees
         assert (engine.cwork.row_seg[:int(engine.contacts.count[0]), 1] >= 0).any()
     assert np.isfinite(kinv).all()
 
@@ -188,12 +212,18 @@ def test_one_sweep_of_the_path_form_moves_the_velocities_as_the_column_form(name
         ts.qd[:] = held[0]
         engine.contacts.impulse[:] = held[1]
         ts.axis_impulse[:] = held[2]
+        ts.link_impulse[:] = 0.0
         _solve(engine.tree, ts, engine.tree_work, engine.joints, engine.links, engine.axes,
                engine.drives, engine.contacts, engine.cwork, engine.contact_param, engine.dt,
                paths, engine.info)
-        results.append((ts.qd.copy(), engine.contacts.impulse.copy(), ts.axis_impulse.copy()))
-    (qd_c, contact_c, axis_c), (qd_p, contact_p, axis_p) = results
+        results.append((ts.qd.copy(), engine.contacts.impulse.copy(), ts.axis_impulse.copy(),
+                        ts.link_impulse.copy()))
+    (qd_c, contact_c, axis_c, link_c), (qd_p, contact_p, axis_p, link_p) = results
     assert np.abs(qd_c - held[0]).max() > 1e-6    # the rows moved the velocities
     assert np.allclose(qd_p, qd_c, rtol=0, atol=1e-12 * max(1.0, np.abs(qd_c).max()))
     assert np.allclose(contact_p, contact_c, rtol=0, atol=1e-12 * np.abs(contact_c).max())
     assert np.allclose(axis_p, axis_c, rtol=0, atol=1e-12 * max(1e-9, np.abs(axis_c).max()))
+    assert np.allclose(link_p, link_c, rtol=0,
+                       atol=1e-12 * max([1e-9] + list(np.abs(link_c).ravel())))
+    if name == 'mimic pair':
+        assert np.abs(link_c).max() > 1e-6

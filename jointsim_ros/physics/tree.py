@@ -71,10 +71,11 @@ from .solver import sweep_stop
 from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
                         contact_rows_paths, forget_body_responses, free_rows, link_push_targets,
-                        link_rows, loop_axis_push_targets, loop_axis_rows, loop_coordinates,
-                        loop_friction_rows, node_velocities, prepare_push_axes, solve_axes,
-                        solve_axes_paths, solve_free, solve_loop_axes, solve_loop_friction,
-                        solve_push_axes, solve_push_loop_axes, start_paths, sweep_links,
+                        link_rows, link_rows_paths, loop_axis_push_targets, loop_axis_rows,
+                        loop_coordinates, loop_friction_rows, node_velocities,
+                        prepare_push_axes, solve_axes, solve_axes_paths, solve_free,
+                        solve_loop_axes, solve_loop_friction, solve_push_axes,
+                        solve_push_axes_paths, solve_push_loop_axes, start_paths, sweep_links,
                         velocities_from_paths, warm_start_axes, warm_start_axes_paths,
                         warm_start_free, warm_start_links, warm_start_loop_axes,
                         warm_start_loop_friction)
@@ -183,6 +184,7 @@ TreeWork = by_reference(namedtuple('TreeWork', [
                       # impulse (path form: D^-1 y and 0, tree_rows.py)
     'axis_Y',         # (n_axis, width + 1) path form: the axis' y = L^-T e_v and its rate
     'w_aug',          # (n_v + n_group,) path form's solve vector: per group D^-1 z and 1.0
+    'S_push',         # (n_node, 6, 6) the step's S kept for the push's velocities (path form)
     'axis_k',         # (n_axis,) inverse effective mass of the coordinate
     'axis_rows',      # (n_axis, 7, 5) this step's coordinate rows (axes.coordinate_rows)
     'unit', 'resp',   # (n_v,) right-hand side and result of one articulated solve
@@ -211,8 +213,8 @@ LinkWork = by_reference(namedtuple('LinkWork', [
     'seg',            # (n_link, 2) int64 first coordinate of each segment, -1 unused
     'length',         # (n_link, 2) int64 coordinates in each segment
     'rows',           # (n_link,) int64 rows this step (0: an element switched off)
-    'J',              # (n_link, 6, 2, width) the rows' Jacobians on qd
-    'U',              # (n_link, 6, 2, width) their responses (H + A + h B)^-1 J^T
+    'J',              # (n_link, 6, 2, width + 1) the rows' Jacobians on qd (path form: y, J qd0)
+    'U',              # (n_link, 6, 2, width + 1) their responses (H + A + h B)^-1 J^T (D^-1 y)
     'kinv',           # (n_link, 6) 1 / (J U), 0 for a row the tree cannot move
     'target',         # (n_link, 6) velocity target J qd+, m/s or rad/s (a moving reference)
     'error',          # (n_link, 6) position error C, m or rad
@@ -1121,17 +1123,20 @@ def _healthy(tm, ts):
 
 
 @jit
-def _solve_paths(tm, ts, wk, contacts, cwork, iterations, tolerance, time_budget, warm, info):
+def _solve_paths(tm, ts, wk, links, contacts, cwork, iterations, tolerance, time_budget, warm,
+                 info):
     """
-    ``_solve_rows`` in the path form (physics/tree_rows.py): contacts and live axes.
+    ``_solve_rows`` in the path form (physics/tree_rows.py): contacts, live axes and links.
 
     The sweeps move w (``tree_rows.start_paths``), the velocities follow once after them
     (``tree_rows.velocities_from_paths``); islands, order, stop and report as _solve_rows.
     """
     t0 = monotonic(wk.clock) if time_budget > 0.0 else 0.0
     xa = wk.w_aug
-    start_paths(tm, xa)
+    start_paths(tm, xa, 1.0)
     warm_start_axes_paths(tm, ts, wk, warm, xa)
+    if links.rows.shape[0] > 0:
+        warm_start_links(ts, links, xa, warm)
     warm_start_contacts(contacts, cwork, xa, warm)
     stop = STOP_TOLERANCE
     residual = 0.0
@@ -1141,6 +1146,7 @@ def _solve_paths(tm, ts, wk, contacts, cwork, iterations, tolerance, time_budget
         if islands.size(cwork, g) == 0:
             continue
         a0, a1 = islands.span(cwork, islands.AXES, g)
+        m0, m1 = islands.span(cwork, islands.ROWS, g)
         p0, p1 = islands.span(cwork, islands.POINTS, g)
         reason = STOP_ITERATIONS
         largest = 0.0
@@ -1154,6 +1160,9 @@ def _solve_paths(tm, ts, wk, contacts, cwork, iterations, tolerance, time_budget
                     cwork.target, cwork.soft)
             largest = max(largest, solve_axes_paths(tm, ts, wk, items[islands.AXES], a0, a1,
                                                     xa))
+            if m1 > m0:
+                largest = max(largest, sweep_links(xa, links, ts.link_impulse, links.target,
+                                                   items[islands.ROWS], m0, m1))
             used = it + 1
             done = sweep_stop(largest, tolerance, time_budget, wk.clock, t0)
             if done >= 0:
@@ -1162,7 +1171,7 @@ def _solve_paths(tm, ts, wk, contacts, cwork, iterations, tolerance, time_budget
         most = max(most, used)
         residual = max(residual, largest)
         stop = max(stop, reason)
-    velocities_from_paths(tm, ts, wk)
+    velocities_from_paths(tm, wk, wk.S, xa, ts.qd)
     info[INFO_ITERATIONS] = most
     info[INFO_RESIDUAL] = residual
     info[INFO_STOP] = stop
@@ -1352,7 +1361,7 @@ def _project_limits(tm, ts, axes, tolerance):
 
 @jit
 def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, iterations,
-              tolerance, position_tolerance, rigid, info):
+              tolerance, position_tolerance, rigid, paths, info):
     """
     Split impulse on the pseudo-velocities u (positions only): penetration and the links' drift.
 
@@ -1362,7 +1371,9 @@ def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, itera
     live limits keep the push from crossing them; then q += dt u.  The tree's joints are exact;
     the velocities are untouched.  Island by island (``_find_islands``): only the islands with
     something to remove are solved, each until its own tolerance, and move.  Returns True when
-    there was something to remove.
+    there was something to remove.  ``paths``: the rows are in the path form (tree_rows.py):
+    the sweeps move its vector from zero (constant slots 0: no J qd0 in a push) and the
+    pseudo-velocities follow from it.
     """
     n_contact = contacts.count[0] if rigid else 0
     deepest = prepare_push(contacts, cwork, ts, param, dt) if n_contact > 0 else 0.0
@@ -1398,6 +1409,9 @@ def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, itera
         flag[g, 0] = 1.0 if push else 0.0
     for v in range(ts.qd.shape[0]):
         wk.push_qd[v] = 0.0
+    x = wk.w_aug if paths else wk.push_qd
+    if paths:
+        start_paths(tm, x, 0.0)
     prepare_push_axes(tm, ts, wk, axes, cwork.push_limit, dt)
     for g in range(count + 1):
         if flag[g, 0] == 0.0:
@@ -1407,23 +1421,28 @@ def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, itera
         x0, x1 = islands.span(cwork, islands.LOOP_AXES, g)
         p0, p1 = islands.span(cwork, islands.POINTS, g) if n_contact > 0 else (0, 0)
         for it in range(iterations):
-            largest = solve_push_axes(tm, wk, wk.push_qd, cwork.push_limit, items[islands.AXES],
-                                      a0, a1)
+            if paths:
+                largest = solve_push_axes_paths(tm, wk, x, cwork.push_limit,
+                                                items[islands.AXES], a0, a1)
+            else:
+                largest = solve_push_axes(tm, wk, x, cwork.push_limit, items[islands.AXES],
+                                          a0, a1)
             if m1 > m0:
-                largest = max(largest, sweep_links(wk.push_qd, links, links.push,
-                                                   links.push_target, items[islands.ROWS], m0,
-                                                   m1))
+                largest = max(largest, sweep_links(x, links, links.push, links.push_target,
+                                                   items[islands.ROWS], m0, m1))
             if x1 > x0:
                 largest = max(largest, solve_push_loop_axes(tm, links, wk.push_qd,
                                                             cwork.push_limit,
                                                             items[islands.LOOP_AXES], x0, x1))
             if p1 > p0:
                 largest = max(largest, solve_contacts(
-                    wk.push_qd, items[islands.POINTS], p0, p1, contacts.material, cwork.push,
+                    x, items[islands.POINTS], p0, p1, contacts.material, cwork.push,
                     cwork.row_seg, cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv,
                     cwork.push_target, cwork.push_soft))
             if largest < tolerance:
                 break
+    if paths:
+        velocities_from_paths(tm, wk, wk.S_push, x, wk.push_qd)
     # each pushed island's trees move (the others' coordinates stay as they are, bit for bit)
     for u in range(tm.group_node.shape[0] - 1):
         if flag[cwork.isl_label[u], 0] > 0.0:
@@ -1487,10 +1506,9 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
     linked = links.rows.shape[0] > 0
     rows = touching or axes.joint.shape[0] > 0 or linked or tm.free_v.shape[0] > 0
     rigid = touching and param[P_COMPLIANT] <= 0.0
-    # the rows in the path form (tree_rows.py) when they are contacts and coordinate rows
-    # alone; rigid contacts' push, links and multi-DOF friction take the columns
-    paths = (not rigid and not linked and tm.free_v.shape[0] == 0
-             and tm.loop_axes.shape[0] == 0)
+    # the rows in the path form (tree_rows.py) unless there are spherical or planar joints'
+    # friction or loop joints' coordinate rows (they take the columns)
+    paths = tm.free_v.shape[0] == 0 and tm.loop_axes.shape[0] == 0
     for step in range(n_steps):
         # back-up for divergence
         for i in range(n_node):
@@ -1518,7 +1536,9 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
             if rows:
                 if touching or linked:
                     forget_body_responses(wk)
-                if linked:
+                if linked and paths:
+                    link_rows_paths(tm, ts, wk, joints, links)
+                elif linked:
                     link_rows(tm, ts, wk, joints, links)
                 # the loop joints' efforts and coordinate rows (through their joints' rows;
                 # the efforts before the contacts' targets, as the tree's own efforts are in
@@ -1555,7 +1575,7 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
                 if live or rigid:
                     _find_islands(tm, wk, joints, links, contacts, cwork)
                 if live and paths:
-                    _solve_paths(tm, ts, wk, contacts, cwork, iterations, tolerance,
+                    _solve_paths(tm, ts, wk, links, contacts, cwork, iterations, tolerance,
                                  time_budget, warm, info)
                 elif live:
                     _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt,
@@ -1571,13 +1591,19 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
             tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt, 0, n_node)
             if axes.joint.shape[0] > 0:
                 _project_limits(tm, ts, axes, position_tolerance)
+        if paths and (rigid or linked) and integrator != RK4:
+            # the push's rows were made with the step's factor, and so its velocities
+            for i in range(n_node):
+                for k in range(tm.dof[i]):
+                    for m in range(6):
+                        wk.S_push[i, k, m] = wk.S[i, k, m]
         tree_kinematics(tm, ts.node_rel, wk)
         tree_fill_state(tm, ts, wk, ts.qd)
         # 8. the rigid contacts' penetration and the links' drift, by positions only
         info[INFO_POS_ERROR] = 0.0
         if (rigid or linked) and integrator != RK4:
             if _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt,
-                         iterations, tolerance, position_tolerance, rigid, info):
+                         iterations, tolerance, position_tolerance, rigid, paths, info):
                 if axes.joint.shape[0] > 0:
                     _project_limits(tm, ts, axes, position_tolerance)
                 tree_kinematics(tm, ts.node_rel, wk)

@@ -79,7 +79,7 @@ class TreeEngine(Mechanism):
             sum_q=np.zeros(n_node), sum_rel=np.zeros((n_node, 7)), sum_qd=np.zeros(n_v),
             body_vel=np.zeros((n_body, 6)), axis_U=np.zeros((n_axis, self._width + 1)),
             axis_Y=np.zeros((n_axis, self._width + 1)),
-            w_aug=np.zeros(n_v + len(self.tree.group_v) - 1),
+            w_aug=np.zeros(n_v + len(self.tree.group_v) - 1), S_push=z66.copy(),
             axis_k=np.zeros(n_axis), axis_rows=np.zeros((n_axis, 7, 5)), unit=np.zeros(n_v),
             resp=np.zeros(n_v), push_qd=np.zeros(n_v),
             axis_live=np.zeros(n_axis, dtype=np.int64), axis_live_n=np.zeros(1, np.int64),
@@ -97,7 +97,8 @@ class TreeEngine(Mechanism):
         self.links = tree.LinkWork(
             seg=np.full((n_link, 2), -1, dtype=np.int64),
             length=np.zeros((n_link, 2), dtype=np.int64), rows=np.zeros(n_link, dtype=np.int64),
-            J=np.zeros((n_link, 6, 2, self._width)), U=np.zeros((n_link, 6, 2, self._width)),
+            J=np.zeros((n_link, 6, 2, self._width + 1)),
+            U=np.zeros((n_link, 6, 2, self._width + 1)),
             kinv=rows.copy(), target=rows.copy(), error=rows.copy(), push_target=rows.copy(),
             push=rows.copy(), body_rows=np.zeros((n_link, 6, 2, 6)),
             carry=np.array([0.0] * len(self.tree.mimic_v) + [

@@ -1535,15 +1535,9 @@ def contact_rows_paths(tm, ts, wk, contacts, cwork, body_pos, dt):
             continue
         a = contacts.body[i, 0]
         b = contacts.body[i, 1]
+        groups, slot_b = _link_segments(tm, seg, length, i, a, b)
         ga = _body_group(tm, a) if a >= 0 else -1
         gb = _body_group(tm, b) if b >= 0 else -1
-        groups = (ga if ga >= 0 else gb, gb if ga >= 0 and gb != ga else -1)
-        slot_b = 1 if groups[1] >= 0 else 0
-        for s in range(2):
-            g = groups[s]
-            if g >= 0:
-                seg[i, s] = aug_start(tm, g)
-                length[i, s] = tm.group_v[g + 1] - tm.group_v[g] + 1
         angular = has_angular_rows(contacts.material, i)
         p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
         for k in range(N_ROWS):
@@ -1653,25 +1647,160 @@ def solve_axes_paths(tm, ts, wk, items, lo, hi, xa):
 
 
 @jit
-def start_paths(tm, xa):
-    """Set the path form's vector to w = 0 with each group's 1.0."""
+def solve_push_axes_paths(tm, wk, xa, push_limit, items, lo, hi):
+    """``solve_push_axes`` in the path form: the coordinate's pseudo-velocity is y . w."""
+    largest = 0.0
+    for t in range(lo, hi):
+        x = items[t]
+        k = wk.axis_k[x]
+        if not k > 0.0:
+            continue
+        g = tm.node_group[tm.v_node[tm.axis_v[x]]]
+        s = aug_start(tm, g)
+        rate = 0.0
+        for m in range(tm.group_v[g + 1] - tm.group_v[g]):
+            rate += wk.axis_Y[x, m] * xa[s + m]
+        P = push_limit_change(push_limit, x, rate, k)
+        if P != 0.0:
+            _move_axis_path(tm, wk, x, xa, P)
+            largest = max(largest, abs(P))
+    return largest
+
+
+@jit
+def _link_segments(tm, seg, length, m, a, b):
+    """
+    Set row set m's segments of the path form's vector for bodies a and b (-1: fixed).
+
+    Returns (the group of each segment, -1 unused; B's segment).  One segment when both
+    bodies are in one group.
+    """
+    ga = _body_group(tm, a) if a >= 0 else -1
+    gb = _body_group(tm, b) if b >= 0 else -1
+    groups = (ga if ga >= 0 else gb, gb if ga >= 0 and gb != ga else -1)
+    for s in range(2):
+        g = groups[s]
+        seg[m, s] = aug_start(tm, g) if g >= 0 else -1
+        length[m, s] = tm.group_v[g + 1] - tm.group_v[g] + 1 if g >= 0 else 0
+    return groups, 1 if groups[1] >= 0 else 0
+
+
+@jit
+def link_rows_paths(tm, ts, wk, joints, links):
+    """``link_rows`` in the path form: each row's y, D^-1 y and J qd0 (``contact_rows_paths``)."""
+    for m in range(links.rows.shape[0]):
+        j = tm.link_joint[m]
+        if j < 0:
+            _mimic_row_paths(tm, ts, wk, links, m)
+        elif ts.joint_active[j] == 0.0:
+            links.rows[m] = 0
+            for k in range(6):
+                ts.link_impulse[m, k] = 0.0
+                links.carried[m, k] = 0.0
+        else:
+            _loop_rows_paths(tm, ts, wk, joints, links, m, j)
+
+
+@jit
+def _mimic_row_paths(tm, ts, wk, links, m):
+    """Set mimic pair m's row in the path form: y = L^-T (e_f - r e_l)."""
+    f = tm.mimic_v[m, 0]
+    leader = tm.mimic_v[m, 1]
+    r = tm.mimic_ratio[m]
+    g = tm.node_group[tm.v_node[f]]
+    g0 = tm.group_v[g]
+    n = tm.group_v[g + 1] - g0
+    links.seg[m, 0] = aug_start(tm, g)
+    links.length[m, 0] = n + 1
+    links.seg[m, 1] = -1
+    links.length[m, 1] = 0
+    y = links.J[m, 0, 0]
+    dy = links.U[m, 0, 0]
+    for c in range(n + 1):
+        y[c] = 0.0
+        dy[c] = 0.0
+    _path_sweep(tm, wk, tm.v_node[f], wk.vec6b, f, 1.0, y, dy, g0, ts.qd, ts.qd)
+    _path_sweep(tm, wk, tm.v_node[leader], wk.vec6b, leader, -r, y, dy, g0, ts.qd, ts.qd)
+    k = _group_dot(tm, y, dy, g)
+    y[n] = ts.qd[f] - r * ts.qd[leader]
+    links.kinv[m, 0] = 1.0 / k if k > 0.0 else 0.0
+    links.target[m, 0] = 0.0
+    links.rows[m] = 1
+
+
+@jit
+def _loop_rows_paths(tm, ts, wk, joints, links, m, j):
+    """Set loop joint j's rows (link m) in the path form (``_loop_rows``' rows)."""
+    frames = frames_of_joint(j, joints, ts.joint_anchor, wk.body_x, wk.body_q)
+    d = jt.constraint(joints.type[j], frames, links.error[m], links.body_rows[m],
+                      ts.joint_length[j])
+    links.rows[m] = d
+    length = links.length
+    a = joints.body[j, 0]
+    b = joints.body[j, 1]
+    groups, slot_b = _link_segments(tm, links.seg, length, m, a, b)
+    f = wk.vec6b
+    largest = 0.0
+    for k in range(d):
+        for s in range(2):
+            for c in range(length[m, s]):
+                links.J[m, k, s, c] = 0.0
+                links.U[m, k, s, c] = 0.0
+        c_now = 0.0
+        ktot = 0.0
+        for side in range(2):
+            body = a if side == 0 else b
+            if body < 0:
+                continue
+            slot = 0 if side == 0 else slot_b
+            lin = (links.body_rows[m, k, side, 0], links.body_rows[m, k, side, 1],
+                   links.body_rows[m, k, side, 2])
+            moment = cross((wk.body_x[body, 0], wk.body_x[body, 1], wk.body_x[body, 2]), lin)
+            for c in range(3):
+                f[c] = moment[c] + links.body_rows[m, k, side, 3 + c]
+                f[3 + c] = lin[c]
+            rate, _, own = _path_sweep(tm, wk, tm.body_node[body], f, -1, 1.0,
+                                       links.J[m, k, slot], links.U[m, k, slot],
+                                       tm.group_v[_body_group(tm, body)], ts.qd, ts.qd)
+            c_now += rate
+            ktot += own
+        if a >= 0 and b >= 0 and groups[1] < 0:   # one group: the two paths meet
+            ktot = _group_dot(tm, links.J[m, k, 0], links.U[m, k, 0], groups[0])
+        links.J[m, k, 0, length[m, 0] - 1] = c_now
+        links.kinv[m, k] = ktot
+        largest = max(largest, ktot)
+        links.target[m, k] = ts.joint_row_rate[j, k] - links.carried[m, k]
+    for k in range(d):
+        ktot = links.kinv[m, k]
+        links.kinv[m, k] = 1.0 / ktot if ktot > LINK_DEGENERATE * largest else 0.0
+
+
+@jit
+def start_paths(tm, xa, one):
+    """
+    Set the path form's vector to w = 0, each group's constant slot to ``one``.
+
+    1.0 for the velocity solve (a row's velocity is J qd0 + y . w), 0.0 for the push, whose
+    pseudo-velocities start from zero.
+    """
     for g in range(tm.group_v.shape[0] - 1):
         s = aug_start(tm, g)
         n = tm.group_v[g + 1] - tm.group_v[g]
         for m in range(n):
             xa[s + m] = 0.0
-        xa[s + n] = 1.0
+        xa[s + n] = one
 
 
 @jit
-def velocities_from_paths(tm, ts, wk):
+def velocities_from_paths(tm, wk, S, xa, out):
     """
-    Add L^-1 z to qd after the sweeps, from w = D^-1 z (wk.w_aug): one outward sweep.
+    Add L^-1 z to out (qd, or the push's pseudo-velocities) from w = D^-1 z in xa.
 
-    ``outward_solve`` with D_i^-1 u_i = w_i known: qd_i = w_i - D_i^-1 U_i^T a_parent,
-    a_i = a_parent + S_i qd_i.
+    One outward sweep after the sweeps: ``outward_solve`` with D_i^-1 u_i = w_i known,
+    out_i += w_i - D_i^-1 U_i^T a_parent, a_i = a_parent + S_i (that change).  S: the
+    motion subspaces the factor was made with (wk.S in the velocity solve; the push runs after
+    the kinematics moved on: the step's copy, wk.S_push).
     """
-    xa = wk.w_aug
     for i in range(tm.parent.shape[0]):
         p = tm.parent[i]
         d = tm.dof[i]
@@ -1688,6 +1817,6 @@ def velocities_from_paths(tm, ts, wk):
             acc = xa[s + k]
             for m in range(d):
                 acc -= wk.Dinv[i, k, m] * wk.vec6a[m]
-            ts.qd[v0 + k] += acc
+            out[v0 + k] += acc
             for r in range(6):
-                wk.acc[i, r] += wk.S[i, k, r] * acc
+                wk.acc[i, r] += S[i, k, r] * acc
