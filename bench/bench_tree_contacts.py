@@ -16,7 +16,10 @@ At rest: each engine falls, lands and settles for ``--settle`` s (default 2; the
 engine: a robot still moving at 2 s, as G1 whose light joints settle for several seconds, is
 measured at rest with a longer one), then STEPS steps are timed per engine
 (``step(1)`` / ``mj_step`` in a loop, the mean per step of a run); the engines alternate run by
-run and the median over ``--runs`` runs is reported (smallest and largest run in the CSV).  After
+run and the median over ``--runs`` runs is reported (smallest and largest run in the CSV).  The
+tree's engine is also timed alone (``tree engine``: its ``step(1)`` without the simulator's
+sensor samples and report, as ``mj_step`` is: a URDF's IMUs and cameras, which the simulator
+samples at their rates and MuJoCo's URDF import leaves out; ``sensors sampled`` names them).  After
 the timing, each formulation's state at rest: the last step's StepReport (iterations, residual,
 stop reason), the contact points that carried load (``Simulator.contacts()``) and their total
 normal force over the robot's weight m g, the largest joint-anchor error
@@ -42,6 +45,7 @@ Run: .venv/bin/python bench/bench_tree_contacts.py [--runs 3] [--steps 1000] [--
 Writes tree_contacts.csv and tree_contacts.md in bench/results/ (or --out).
 """
 import logging
+import time
 
 from bench_compliant import drop_jointsim, drop_mujoco, drop_start, mujoco, MUJOCO_DROP_SET
 from bench_drop import ROBOTS_DIR
@@ -59,6 +63,7 @@ QUICK_ROBOTS = 2
 G = 9.81
 #: Columns of the markdown table (the CSV has every column).
 SHOWN = ['robot', 'maximal us/step', 'tree us/step', 'MuJoCo us/step', 'tree / MuJoCo',
+         'tree engine us/step', 'tree engine / MuJoCo', 'sensors sampled',
          'tree iterations at rest', 'tree residual at rest', 'tree converged steps at rest',
          'contact points max/tree/MuJoCo',
          'anchor error maximal m', 'anchor error tree m', 'load / m g max/tree (last step)',
@@ -154,6 +159,24 @@ def landing_run(path, extra):
     return float(np.mean(time_calls(sim.step, LANDING_STEPS)))
 
 
+def engine_timer(sim, steps):
+    """Return a timing function of the engine's own step(1) on sim (us a step)."""
+    engine = sim._engine
+
+    def run():
+        start = time.perf_counter()
+        for _ in range(steps):
+            engine.step(1)
+        return (time.perf_counter() - start) / steps * 1e6
+    return run
+
+
+def sensor_names(sim):
+    """Return the sensors the simulator samples as it steps (the URDF's and the config's)."""
+    sensing = sim.sensors
+    return list(sensing.names) + list(sensing.imu_names) + list(sensing.range_names)
+
+
 def robot_row(name, relative, runs, steps, settle=2.0, damping=0.0):
     """Measure one robot in the three engines; return its table row."""
     path = ROBOTS_DIR / relative
@@ -178,6 +201,10 @@ def robot_row(name, relative, runs, steps, settle=2.0, damping=0.0):
                                                                       configs[label], settle)
         except JointsimError as error:
             fail(label, error)
+    if 'tree' in sims:
+        # the engine's step alone, as mj_step is: without the simulator's sensor samples and
+        # report (a URDF's IMUs and cameras, which MuJoCo's import leaves out)
+        timers['tree engine'] = engine_timer(sims['tree'], steps)
     mujoco_note = 'no MuJoCo'
     if mujoco is not None:
         with quiet_c_output():
@@ -216,12 +243,18 @@ def robot_row(name, relative, runs, steps, settle=2.0, damping=0.0):
 
     row = {'robot': name, 'joints': len(sims[next(iter(sims))].joint_names) if sims else ''}
     timed = {label: median(label, rest) for label in ('maximal', 'tree', 'MuJoCo')}
+    engine_only = median('tree engine', rest)[0] if 'tree' not in failed else float('nan')
     for label, (mid, low, high) in timed.items():
         row[f'{label} us/step'] = cell(label, mid)
         row[f'{label} min-max'] = f'{low:.0f}-{high:.0f}' if mid == mid else ''
     tree, peer, maximal = timed['tree'][0], timed['MuJoCo'][0], timed['maximal'][0]
     row['tree / MuJoCo'] = round(tree / peer, 2) if tree == tree and peer == peer else ''
     row['tree / maximal'] = round(tree / maximal, 2) if tree == tree and maximal == maximal else ''
+    row['tree engine us/step'] = cell('tree', engine_only)
+    row['tree engine / MuJoCo'] = (round(engine_only / peer, 2)
+                                   if engine_only == engine_only and peer == peer else '')
+    row['sensors sampled'] = (', '.join(sensor_names(sims['tree'])) or 'none'
+                              if 'tree' in sims else '')
 
     def fact(label, key, form=lambda v: v):
         return form(facts[label][key]) if label in facts else failed.get(label, '')

@@ -514,3 +514,20 @@ def test_contact_arrays_grow_when_a_step_finds_more_than_they_hold(formulation):
     assert len(sim.contacts()) == len(reference.contacts()) == 36
     for name in objects:
         assert sim.link_pose(name)[0] == pytest.approx(reference.link_pose(name)[0], abs=1e-6)
+
+
+@both
+def test_contact_arrays_grow_when_bodies_first_touch_between_single_steps(formulation):
+    # the boxes fall 0.2 m first: the arrays overflow in a later step(1) call, not the first
+    objects = {f'box{k}': box(position=(0.25 * (k % 3), 0.25 * (k // 3), 0.3)) for k in range(9)}
+    reference = scene(objects, formulation=formulation)
+    sim = scene(objects, formulation=formulation)
+    sim._engine._allocate_contacts(4, 2)
+    reference.step(400)
+    for _ in range(400):
+        sim.step(1)
+    assert sim.time == pytest.approx(reference.time)
+    assert len(sim._engine.contacts.id) >= 36
+    assert len(sim.contacts()) == len(reference.contacts()) == 36
+    for name in objects:
+        assert sim.link_pose(name)[0] == pytest.approx(reference.link_pose(name)[0], abs=1e-6)

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import joints as jt
 from . import tree
-from .arrays import INFO_STATUS
+from .arrays import INFO_STATUS, STATUS_CONTACT_OVERFLOW
 from .compile import flat, kernels
 from .engine import _compiled_entry_point, Mechanism
 from ..errors import ConfigError
@@ -470,8 +470,13 @@ class TreeEngine(Mechanism):
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
         self._impulses_current = False
-        if self._kernel_fn is not None and not self._touching and self._bound:
-            return self._kernel_fn(*self._call_prefix, n)  # nothing to touch: no overflow
+        if self._kernel_fn is not None and self._bound:
+            taken = self._kernel_fn(*self._call_prefix, n)
+            if not self._touching or self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
+                return taken    # nothing to touch, or the contact arrays held: no overflow
+            # the arrays grow and the rest is retaken (_run_kernel meets the overflow again)
+            return taken + self._run_kernel(int(n) - taken, tree.tree_step_packed,
+                                            self._tree_args)
         return self._run_kernel(int(n), tree.tree_step_packed, self._tree_args)
 
     def joint_wrench(self, j):
