@@ -97,7 +97,10 @@ class Simulator:
         # compare joint speeds with the URDF limits when any is finite and none is enforced
         self._speed_check = (bool(np.isfinite(self._velocity_limits).any())
                              and not config.limits.enforce_velocity)
-        self._speed_bound = self._velocity_limits * (1 + 1e-6)
+        # the joints with a finite limit: their positions in joint_names and engine indices
+        self._speed_checked = np.nonzero(np.isfinite(self._velocity_limits))[0]
+        self._speed_joints = np.asarray(self._scalar)[self._speed_checked]
+        self._speed_bound = self._velocity_limits[self._speed_checked] * (1 + 1e-6)
         #: Joints seen beyond their URDF velocity limit (each reported once in the log).
         self.velocity_limit_exceeded = set()
         self._next_speed_check = 0.0
@@ -240,9 +243,9 @@ class Simulator:
                 + 'or check the inertias, drives and commands of that link, then reset.')
             raise DivergenceError(self._diverged)
         if self._speed_check:
-            now = self.time
+            now = self._engine.state.time[0]
             if now >= self._next_speed_check:
-                self._next_speed_check = now + VELOCITY_CHECK_PERIOD
+                self._next_speed_check = float(now) + VELOCITY_CHECK_PERIOD
                 self._check_velocity_limits()
         return self.last_step
 
@@ -508,19 +511,19 @@ class Simulator:
 
     def _check_velocity_limits(self):
         """Log, once per joint, a joint moving faster than its URDF velocity limit."""
-        speeds = np.abs(self.joint_velocities())
+        speeds = np.abs(self._engine.joint_rates()[self._speed_joints])
         beyond = speeds > self._speed_bound
         if not beyond.any():   # the usual case, every 10 ms: kept cheap
             return
-        over = np.nonzero(beyond)[0]
-        for k in over:
+        for c in np.nonzero(beyond)[0]:
+            k = self._speed_checked[c]
             name = self.joint_names[k]
             if name not in self.velocity_limit_exceeded:
                 self.velocity_limit_exceeded.add(name)
                 LOGGER.warning(
                     'joint %r moves at %.3g, beyond its URDF velocity limit %.3g (rad/s or '
                     'm/s) at t = %.3f s; reported once.  Set limits.enforce_velocity: true to '
-                    'hold joints below their limits.', name, speeds[k], self._velocity_limits[k],
+                    'hold joints below their limits.', name, speeds[c], self._velocity_limits[k],
                     self.time)
 
     # -- poses --------------------------------------------------------------------------------
