@@ -35,10 +35,7 @@ def _solve(tm, ts, wk, joints, links, axes, drives, contacts, cwork, param, dt, 
     """Make the rows and targets, then solve them once (one sweep from the impulses held)."""
     R.forget_body_responses(wk)
     if links.rows.shape[0] > 0:
-        if paths:
-            R.link_rows_paths(tm, ts, wk, joints, links)
-        else:
-            R.link_rows(tm, ts, wk, joints, links)
+        R.link_rows(tm, ts, wk, joints, links, paths)
     R.body_velocities(tm, wk, ts.qd)
     if paths:
         R.contact_rows_paths(tm, ts, wk, contacts, cwork, ts.body_pos, dt)
@@ -48,11 +45,8 @@ def _solve(tm, ts, wk, joints, links, axes, drives, contacts, cwork, param, dt, 
         ct.contact_targets(contacts, cwork, ts.qd, wk.qd_backup, param, dt)
     R.axis_rows(tm, ts, wk, axes, dt, paths)
     T._find_islands(tm, wk, joints, links, contacts, cwork)
-    if paths:
-        T._solve_paths(tm, ts, wk, links, contacts, cwork, 1, 0.0, 0.0, True, info)
-    else:
-        T._solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, 1, 0.0, 0.0, True,
-                      info)
+    T._solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, 1, 0.0, 0.0, True, paths,
+                  info)
 
 
 def dumbbell_and_ball():

@@ -71,14 +71,12 @@ from .solver import sweep_stop
 from .step import store_body_states
 from .tree_rows import (articulated_solve, axis_rows, body_velocities, contact_rows,
                         contact_rows_paths, forget_body_responses, free_rows, link_push_targets,
-                        link_rows, link_rows_paths, loop_axis_push_targets, loop_axis_rows,
-                        loop_coordinates, loop_friction_rows, node_velocities,
-                        prepare_push_axes, solve_axes, solve_axes_paths, solve_free,
-                        solve_loop_axes, solve_loop_friction, solve_push_axes,
-                        solve_push_axes_paths, solve_push_loop_axes, start_paths, sweep_links,
-                        velocities_from_paths, warm_start_axes, warm_start_axes_paths,
-                        warm_start_free, warm_start_links, warm_start_loop_axes,
-                        warm_start_loop_friction)
+                        link_rows, loop_axis_push_targets, loop_axis_rows, loop_coordinates,
+                        loop_friction_rows, node_velocities, prepare_push_axes, solve_axes,
+                        solve_free, solve_loop_axes, solve_loop_friction, solve_push_axes,
+                        solve_push_loop_axes, start_paths, sweep_links, velocities_from_paths,
+                        warm_start_axes, warm_start_free, warm_start_links,
+                        warm_start_loop_axes, warm_start_loop_friction)
 
 #: Static tree data, one node per tree joint in parents-first order (the floating base is node 0).
 TreeModel = by_reference(namedtuple('TreeModel', [
@@ -1123,69 +1121,17 @@ def _healthy(tm, ts):
 
 
 @jit
-def _solve_paths(tm, ts, wk, links, contacts, cwork, iterations, tolerance, time_budget, warm,
-                 info):
-    """
-    ``_solve_rows`` in the path form (physics/tree_rows.py): contacts, live axes and links.
-
-    The sweeps move w (``tree_rows.start_paths``), the velocities follow once after them
-    (``tree_rows.velocities_from_paths``); islands, order, stop and report as _solve_rows.
-    """
-    t0 = monotonic(wk.clock) if time_budget > 0.0 else 0.0
-    xa = wk.w_aug
-    start_paths(tm, xa, 1.0)
-    warm_start_axes_paths(tm, ts, wk, warm, xa)
-    if links.rows.shape[0] > 0:
-        warm_start_links(ts, links, xa, warm)
-    warm_start_contacts(contacts, cwork, xa, warm)
-    stop = STOP_TOLERANCE
-    residual = 0.0
-    most = 0
-    items = cwork.isl_items
-    for g in range(cwork.isl_count[0] + 1):
-        if islands.size(cwork, g) == 0:
-            continue
-        a0, a1 = islands.span(cwork, islands.AXES, g)
-        m0, m1 = islands.span(cwork, islands.ROWS, g)
-        p0, p1 = islands.span(cwork, islands.POINTS, g)
-        reason = STOP_ITERATIONS
-        largest = 0.0
-        used = 0
-        for it in range(iterations):
-            largest = 0.0
-            if p1 > p0:
-                largest = solve_contacts(
-                    xa, items[islands.POINTS], p0, p1, contacts.material, contacts.impulse,
-                    cwork.row_seg, cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv,
-                    cwork.target, cwork.soft)
-            largest = max(largest, solve_axes_paths(tm, ts, wk, items[islands.AXES], a0, a1,
-                                                    xa))
-            if m1 > m0:
-                largest = max(largest, sweep_links(xa, links, ts.link_impulse, links.target,
-                                                   items[islands.ROWS], m0, m1))
-            used = it + 1
-            done = sweep_stop(largest, tolerance, time_budget, wk.clock, t0)
-            if done >= 0:
-                reason = done
-                break
-        most = max(most, used)
-        residual = max(residual, largest)
-        stop = max(stop, reason)
-    velocities_from_paths(tm, wk, wk.S, xa, ts.qd)
-    info[INFO_ITERATIONS] = most
-    info[INFO_RESIDUAL] = residual
-    info[INFO_STOP] = stop
-
-
-@jit
 def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations, tolerance,
-                time_budget, warm, info):
+                time_budget, warm, paths, info):
     """
     Sequential impulses on qd: axes, multi-DOF friction, links and contacts, warm-started.
 
     The live axes' rows, the spherical and planar joints' friction, the links, the loop
     joints' own rows (coordinate rows and drives, a spherical one's friction) and the
-    contacts.
+    contacts.  ``paths``: the rows are in the path form (physics/tree_rows.py; no multi-DOF
+    friction and no loop joints' own rows then): the sweeps move its vector w
+    (``tree_rows.start_paths``) and the velocities follow once after them
+    (``tree_rows.velocities_from_paths``).
 
     Island by island (``_find_islands``), each until its own tolerance (largest impulse change,
     N s or N m s), the iteration cap or the wall-clock budget, as the maximal solver; writes the
@@ -1198,19 +1144,22 @@ def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations
     and the capped solves cycled (docs/benchmarks.md, "Why G1, A1 and Go2 did not converge").
     """
     t0 = monotonic(wk.clock) if time_budget > 0.0 else 0.0
-    warm_start_axes(tm, ts, wk, warm)
+    x = wk.w_aug if paths else ts.qd
+    if paths:
+        start_paths(tm, x, 1.0)
+    warm_start_axes(tm, ts, wk, warm, x, paths)
     n_free = tm.free_v.shape[0]
     if n_free > 0:
         warm_start_free(tm, ts, wk, warm)
     n_link = links.rows.shape[0]
     if n_link > 0:
-        warm_start_links(ts, links, ts.qd, warm)
+        warm_start_links(ts, links, x, warm)
     looped = tm.loop_axes.shape[0] > 0
     if looped:
         warm_start_loop_axes(tm, ts, links, axes, drives, warm)
     if n_free > 0:
         warm_start_loop_friction(tm, ts, links, warm)
-    warm_start_contacts(contacts, cwork, ts.qd, warm)
+    warm_start_contacts(contacts, cwork, x, warm)
     stop = STOP_TOLERANCE
     residual = 0.0
     most = 0
@@ -1231,14 +1180,15 @@ def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations
             largest = 0.0
             if p1 > p0:
                 largest = solve_contacts(
-                    ts.qd, items[islands.POINTS], p0, p1, contacts.material, contacts.impulse,
+                    x, items[islands.POINTS], p0, p1, contacts.material, contacts.impulse,
                     cwork.row_seg, cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv,
                     cwork.target, cwork.soft)
-            largest = max(largest, solve_axes(tm, ts, wk, items[islands.AXES], a0, a1))
+            largest = max(largest, solve_axes(tm, ts, wk, items[islands.AXES], a0, a1, x,
+                                              paths))
             if f1 > f0:
                 largest = max(largest, solve_free(tm, ts, wk, items[islands.FREE], f0, f1))
             if m1 > m0:
-                largest = max(largest, sweep_links(ts.qd, links, ts.link_impulse, links.target,
+                largest = max(largest, sweep_links(x, links, ts.link_impulse, links.target,
                                                    items[islands.ROWS], m0, m1))
             if x1 > x0:
                 largest = max(largest, solve_loop_axes(tm, ts, wk, links, axes, drives,
@@ -1254,6 +1204,8 @@ def _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt, iterations
         most = max(most, used)
         residual = max(residual, largest)
         stop = max(stop, reason)
+    if paths:
+        velocities_from_paths(tm, wk, wk.S, x, ts.qd)
     info[INFO_ITERATIONS] = most
     info[INFO_RESIDUAL] = residual
     info[INFO_STOP] = stop
@@ -1421,12 +1373,8 @@ def _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt, itera
         x0, x1 = islands.span(cwork, islands.LOOP_AXES, g)
         p0, p1 = islands.span(cwork, islands.POINTS, g) if n_contact > 0 else (0, 0)
         for it in range(iterations):
-            if paths:
-                largest = solve_push_axes_paths(tm, wk, x, cwork.push_limit,
-                                                items[islands.AXES], a0, a1)
-            else:
-                largest = solve_push_axes(tm, wk, x, cwork.push_limit, items[islands.AXES],
-                                          a0, a1)
+            largest = solve_push_axes(tm, wk, x, cwork.push_limit, items[islands.AXES], a0,
+                                      a1, paths)
             if m1 > m0:
                 largest = max(largest, sweep_links(x, links, links.push, links.push_target,
                                                    items[islands.ROWS], m0, m1))
@@ -1536,10 +1484,8 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
             if rows:
                 if touching or linked:
                     forget_body_responses(wk)
-                if linked and paths:
-                    link_rows_paths(tm, ts, wk, joints, links)
-                elif linked:
-                    link_rows(tm, ts, wk, joints, links)
+                if linked:
+                    link_rows(tm, ts, wk, joints, links, paths)
                 # the loop joints' efforts and coordinate rows (through their joints' rows;
                 # the efforts before the contacts' targets, as the tree's own efforts are in
                 # the free step)
@@ -1574,12 +1520,9 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
                         or linked or rubbing)
                 if live or rigid:
                     _find_islands(tm, wk, joints, links, contacts, cwork)
-                if live and paths:
-                    _solve_paths(tm, ts, wk, links, contacts, cwork, iterations, tolerance,
-                                 time_budget, warm, info)
-                elif live:
+                if live:
                     _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt,
-                                iterations, tolerance, time_budget, warm, info)
+                                iterations, tolerance, time_budget, warm, paths, info)
                 for x in range(axes.joint.shape[0]):
                     if tm.axis_v[x] >= 0:  # a loop joint's: from its bodies after the step
                         ts.axis_rate[x] = ts.qd[tm.axis_v[x]]

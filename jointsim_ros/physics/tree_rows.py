@@ -355,13 +355,8 @@ def _point_columns(tm, wk, b, i, contacts, g0, c0):
     coordinates of b's path to the root (S^T f), zero elsewhere in b's group (from g0).
     """
     f = wk.vec6b
-    p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
     for k in range(3):
-        d = (contacts.frame[i, k, 0], contacts.frame[i, k, 1], contacts.frame[i, k, 2])
-        moment = cross(p, d)
-        for m in range(3):
-            f[m] = moment[m]
-            f[3 + m] = d[m]
+        row_force(contacts, i, k, f)
         node = tm.body_node[b]
         while node >= 0:
             for q in range(tm.dof[node]):
@@ -518,6 +513,26 @@ def _row_segments(tm, wk, body_a, body_b, seg, length, i):
 
 
 @jit
+def row_force(contacts, i, k, f):
+    """
+    Write row k of contact point i as a spatial force on f (moment about the origin; force).
+
+    Rows 0-2: a unit force along the normal and the tangents at the point, (p x d; d); rows
+    3-5: a unit torque about them, (d; 0).
+    """
+    d = (contacts.frame[i, k % 3, 0], contacts.frame[i, k % 3, 1], contacts.frame[i, k % 3, 2])
+    if k < 3:
+        moment = cross((contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2]), d)
+        for m in range(3):
+            f[m] = moment[m]
+            f[3 + m] = d[m]
+    else:
+        for m in range(3):
+            f[m] = d[m]
+            f[3 + m] = 0.0
+
+
+@jit
 def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
     """
     Rows of every contact point on the generalized velocities (module docstring).
@@ -553,22 +568,11 @@ def contact_rows(tm, wk, contacts, cwork, body_pos, dt):
         slot_b = _row_segments(tm, wk, contacts.body[i, 0], contacts.body[i, 1], seg, length,
                                i)
         angular = has_angular_rows(contacts.material, i)
-        p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
         for k in range(N_ROWS):
             cwork.kinv[i, k] = 0.0
             if k >= 3 and not angular:
                 continue
-            d = (contacts.frame[i, k % 3, 0], contacts.frame[i, k % 3, 1],
-                 contacts.frame[i, k % 3, 2])
-            if k < 3:
-                moment = cross(p, d)
-                for m in range(3):
-                    f[m] = moment[m]
-                    f[3 + m] = d[m]
-            else:
-                for m in range(3):
-                    f[m] = d[m]
-                    f[3 + m] = 0.0
+            row_force(contacts, i, k, f)
             a = contacts.body[i, 0]
             b = contacts.body[i, 1]
             if single >= 0:   # the row's own response (k < 3: no angular rows; one segment)
@@ -699,7 +703,39 @@ def _move_group(tm, wk, x, qd, impulse):
 
 
 @jit
-def warm_start_axes(tm, ts, wk, warm):
+def _axis_rate(tm, wk, x, vec, paths, constant):
+    """
+    Return axis x's coordinate rate in vec (qd or the push's pseudo-velocities): vec[v].
+
+    In the path form (``paths``) y . w over its group, plus its J qd0 with ``constant`` (the
+    velocity solve; not the push, whose pseudo-velocities start from zero).
+    """
+    v = tm.axis_v[x]
+    if not paths:
+        return vec[v]
+    g = tm.node_group[tm.v_node[v]]
+    s = aug_start(tm, g)
+    n = tm.group_v[g + 1] - tm.group_v[g]
+    rate = wk.axis_Y[x, n] if constant else 0.0
+    for m in range(n):
+        rate += wk.axis_Y[x, m] * vec[s + m]
+    return rate
+
+
+@jit
+def _axis_move(tm, wk, x, vec, impulse, paths):
+    """Apply a coordinate impulse of axis x to vec: qd += U impulse, or w += D^-1 y impulse."""
+    if paths:
+        g = tm.node_group[tm.v_node[tm.axis_v[x]]]
+        s = aug_start(tm, g)
+        for m in range(tm.group_v[g + 1] - tm.group_v[g]):
+            vec[s + m] += wk.axis_U[x, m] * impulse
+    else:
+        _move_group(tm, wk, x, vec, impulse)
+
+
+@jit
+def warm_start_axes(tm, ts, wk, warm, vec, paths):
     """Apply the live axes' last impulses again (or clear them without warm start)."""
     for t in range(wk.axis_live_n[0]):
         x = wk.axis_live[t]
@@ -709,23 +745,26 @@ def warm_start_axes(tm, ts, wk, warm):
                 ts.axis_impulse[x, r] = 0.0
             P += ts.axis_impulse[x, r]
         if P != 0.0:
-            _move_group(tm, wk, x, ts.qd, P)
+            _axis_move(tm, wk, x, vec, P, paths)
 
 
 @jit
-def solve_axes(tm, ts, wk, items, lo, hi):
-    """One Gauss-Seidel pass over live axes items[lo:hi]' rows (``axes.sweep_coordinate_rows``)."""
+def solve_axes(tm, ts, wk, items, lo, hi, vec, paths):
+    """
+    One Gauss-Seidel pass over live axes items[lo:hi]' rows (``axes.sweep_coordinate_rows``).
+
+    On qd, or in the path form on w (``paths``: the rate y . w + qd0[v]).
+    """
     largest = 0.0
     rows = wk.axis_rows
     impulses = ts.axis_impulse
     for t in range(lo, hi):
         x = items[t]
-        v = tm.axis_v[x]
-        k = wk.axis_k[x]
-        moved, _, largest = sweep_coordinate_rows(rows, impulses, x, ts.qd[v], k, 0.0,
-                                                  largest)
+        moved, _, largest = sweep_coordinate_rows(
+            rows, impulses, x, _axis_rate(tm, wk, x, vec, paths, True), wk.axis_k[x], 0.0,
+            largest)
         if moved != 0.0:
-            _move_group(tm, wk, x, ts.qd, moved)
+            _axis_move(tm, wk, x, vec, moved, paths)
     return largest
 
 
@@ -738,12 +777,13 @@ def prepare_push_axes(tm, ts, wk, axes, push_limit, dt):
 
 
 @jit
-def solve_push_axes(tm, wk, push, push_limit, items, lo, hi):
+def solve_push_axes(tm, wk, push, push_limit, items, lo, hi, paths):
     """
     One pass over the limit rows of live axes items[lo:hi] in the push (pseudo-velocities).
 
     As ``axes.solve_push_limits`` (the same clamp, ``axes.push_limit_change``), on the
-    coordinate itself: a push may close a limit's gap, never cross it.
+    coordinate itself: a push may close a limit's gap, never cross it.  ``push``: the
+    pseudo-velocities, or in the path form (``paths``) its vector w.
     """
     largest = 0.0
     for t in range(lo, hi):
@@ -751,9 +791,9 @@ def solve_push_axes(tm, wk, push, push_limit, items, lo, hi):
         k = wk.axis_k[x]
         if not k > 0.0:
             continue
-        P = push_limit_change(push_limit, x, push[tm.axis_v[x]], k)
+        P = push_limit_change(push_limit, x, _axis_rate(tm, wk, x, push, paths, False), k)
         if P != 0.0:
-            _move_group(tm, wk, x, push, P)
+            _axis_move(tm, wk, x, push, P, paths)
             largest = max(largest, abs(P))
     return largest
 
@@ -861,25 +901,29 @@ def solve_free(tm, ts, wk, items, lo, hi):
 
 
 @jit
-def link_rows(tm, ts, wk, joints, links):
+def link_rows(tm, ts, wk, joints, links, paths):
     """
     Set up the links' rows at the step's start (module docstring): mimic pairs, loop joints.
 
     Kinematics and the factor of the step's velocity change must be current, the body
     responses forgotten (``forget_body_responses``).  A switched-off element gets no rows and
-    its impulses are cleared.
+    its impulses are cleared.  ``paths``: in the path form (y, D^-1 y and J qd0 of each row,
+    as ``contact_rows_paths``).
     """
     for m in range(links.rows.shape[0]):
         j = tm.link_joint[m]
         if j < 0:
-            _mimic_row(tm, wk, links, m)
+            if paths:
+                _mimic_row_paths(tm, ts, wk, links, m)
+            else:
+                _mimic_row(tm, wk, links, m)
         elif ts.joint_active[j] == 0.0:
             links.rows[m] = 0
             for k in range(6):
                 ts.link_impulse[m, k] = 0.0
                 links.carried[m, k] = 0.0
         else:
-            _loop_rows(tm, ts, wk, joints, links, m, j)
+            _loop_rows(tm, ts, wk, joints, links, m, j, paths)
 
 
 @jit
@@ -910,21 +954,27 @@ def _mimic_row(tm, wk, links, m):
 
 
 @jit
-def _loop_rows(tm, ts, wk, joints, links, m, j):
+def _loop_rows(tm, ts, wk, joints, links, m, j, paths):
     """
     Set the rows of loop joint j (link m): its type's rows on the two bodies, through the tree.
 
     Each row (lin_A, ang_A; lin_B, ang_B) on the bodies' twists (joints.constraint at the
     step's start) is the spatial force f = (x x lin + ang; lin) on each body, combined from the
-    body's six unit responses as a contact row's.
+    body's six unit responses as a contact row's, or in the path form (``paths``) swept up the
+    body's path (``_path_sweep``: y, D^-1 y, and J qd0 in the constant slot).
     """
     frames = frames_of_joint(j, joints, ts.joint_anchor, wk.body_x, wk.body_q)
     d = jt.constraint(joints.type[j], frames, links.error[m], links.body_rows[m],
                       ts.joint_length[j])
     links.rows[m] = d
     length = links.length
-    slot_a = 0
-    slot_b = _row_segments(tm, wk, joints.body[j, 0], joints.body[j, 1], links.seg, length, m)
+    a = joints.body[j, 0]
+    b = joints.body[j, 1]
+    if paths:
+        groups, slot_b = _link_segments(tm, links.seg, length, m, a, b)
+    else:
+        groups = (-1, -1)
+        slot_b = _row_segments(tm, wk, a, b, links.seg, length, m)
     f = wk.vec6b
     largest = 0.0
     for k in range(d):
@@ -932,23 +982,36 @@ def _loop_rows(tm, ts, wk, joints, links, m, j):
             for c in range(length[m, s]):
                 links.J[m, k, s, c] = 0.0
                 links.U[m, k, s, c] = 0.0
+        rate = 0.0
+        ktot = 0.0
         for side in range(2):
-            b = joints.body[j, side]
-            if b < 0:
+            body = a if side == 0 else b
+            if body < 0:
                 continue
-            slot = slot_a if side == 0 else slot_b
+            slot = 0 if side == 0 else slot_b
             lin = (links.body_rows[m, k, side, 0], links.body_rows[m, k, side, 1],
                    links.body_rows[m, k, side, 2])
-            moment = cross((wk.body_x[b, 0], wk.body_x[b, 1], wk.body_x[b, 2]), lin)
+            moment = cross((wk.body_x[body, 0], wk.body_x[body, 1], wk.body_x[body, 2]), lin)
             for c in range(3):
                 f[c] = moment[c] + links.body_rows[m, k, side, 3 + c]
                 f[3 + c] = lin[c]
-            _add_body_row(wk, b, f, 1.0, links.J[m, k, slot], links.U[m, k, slot],
-                          length[m, slot])
-        ktot = 0.0
-        for s in range(2):
-            for c in range(length[m, s]):
-                ktot += links.J[m, k, s, c] * links.U[m, k, s, c]
+            if paths:
+                side_rate, _, own = _path_sweep(tm, wk, tm.body_node[body], f, -1, 1.0,
+                                                links.J[m, k, slot], links.U[m, k, slot],
+                                                tm.group_v[_body_group(tm, body)], ts.qd, ts.qd)
+                rate += side_rate
+                ktot += own
+            else:
+                _add_body_row(wk, body, f, 1.0, links.J[m, k, slot], links.U[m, k, slot],
+                              length[m, slot])
+        if paths:
+            if a >= 0 and b >= 0 and groups[1] < 0:   # one group: the two paths meet
+                ktot = _group_dot(tm, links.J[m, k, 0], links.U[m, k, 0], groups[0])
+            links.J[m, k, 0, length[m, 0] - 1] = rate
+        else:
+            for s in range(2):
+                for c in range(length[m, s]):
+                    ktot += links.J[m, k, s, c] * links.U[m, k, s, c]
         links.kinv[m, k] = ktot
         largest = max(largest, ktot)
         # a moving reference's rows anticipate the step's curvature (the last step's error
@@ -1539,22 +1602,11 @@ def contact_rows_paths(tm, ts, wk, contacts, cwork, body_pos, dt):
         ga = _body_group(tm, a) if a >= 0 else -1
         gb = _body_group(tm, b) if b >= 0 else -1
         angular = has_angular_rows(contacts.material, i)
-        p = (contacts.pos[i, 0], contacts.pos[i, 1], contacts.pos[i, 2])
         for k in range(N_ROWS):
             cwork.kinv[i, k] = 0.0
             if k >= 3 and not angular:
                 continue
-            d = (contacts.frame[i, k % 3, 0], contacts.frame[i, k % 3, 1],
-                 contacts.frame[i, k % 3, 2])
-            if k < 3:
-                moment = cross(p, d)
-                for m in range(3):
-                    f[m] = moment[m]
-                    f[3 + m] = d[m]
-            else:
-                for m in range(3):
-                    f[m] = d[m]
-                    f[3 + m] = 0.0
+            row_force(contacts, i, k, f)
             for s in range(2):
                 if seg[i, s] >= 0:
                     for m in range(length[i, s]):
@@ -1604,70 +1656,6 @@ def axis_paths(tm, ts, wk):
 
 
 @jit
-def _move_axis_path(tm, wk, x, xa, impulse):
-    """Apply a coordinate impulse of axis x in the path form: w += D^-1 y impulse."""
-    g = tm.node_group[tm.v_node[tm.axis_v[x]]]
-    s = aug_start(tm, g)
-    for m in range(tm.group_v[g + 1] - tm.group_v[g]):
-        xa[s + m] += wk.axis_U[x, m] * impulse
-
-
-@jit
-def warm_start_axes_paths(tm, ts, wk, warm, xa):
-    """``warm_start_axes`` in the path form."""
-    for t in range(wk.axis_live_n[0]):
-        x = wk.axis_live[t]
-        P = 0.0
-        for r in range(ts.axis_impulse.shape[1]):
-            if not warm:
-                ts.axis_impulse[x, r] = 0.0
-            P += ts.axis_impulse[x, r]
-        if P != 0.0:
-            _move_axis_path(tm, wk, x, xa, P)
-
-
-@jit
-def solve_axes_paths(tm, ts, wk, items, lo, hi, xa):
-    """``solve_axes`` in the path form: the coordinate's rate is y . w + qd0[v]."""
-    largest = 0.0
-    rows = wk.axis_rows
-    impulses = ts.axis_impulse
-    for t in range(lo, hi):
-        x = items[t]
-        g = tm.node_group[tm.v_node[tm.axis_v[x]]]
-        s = aug_start(tm, g)
-        rate = 0.0
-        for m in range(tm.group_v[g + 1] - tm.group_v[g] + 1):
-            rate += wk.axis_Y[x, m] * xa[s + m]
-        moved, _, largest = sweep_coordinate_rows(rows, impulses, x, rate, wk.axis_k[x], 0.0,
-                                                  largest)
-        if moved != 0.0:
-            _move_axis_path(tm, wk, x, xa, moved)
-    return largest
-
-
-@jit
-def solve_push_axes_paths(tm, wk, xa, push_limit, items, lo, hi):
-    """``solve_push_axes`` in the path form: the coordinate's pseudo-velocity is y . w."""
-    largest = 0.0
-    for t in range(lo, hi):
-        x = items[t]
-        k = wk.axis_k[x]
-        if not k > 0.0:
-            continue
-        g = tm.node_group[tm.v_node[tm.axis_v[x]]]
-        s = aug_start(tm, g)
-        rate = 0.0
-        for m in range(tm.group_v[g + 1] - tm.group_v[g]):
-            rate += wk.axis_Y[x, m] * xa[s + m]
-        P = push_limit_change(push_limit, x, rate, k)
-        if P != 0.0:
-            _move_axis_path(tm, wk, x, xa, P)
-            largest = max(largest, abs(P))
-    return largest
-
-
-@jit
 def _link_segments(tm, seg, length, m, a, b):
     """
     Set row set m's segments of the path form's vector for bodies a and b (-1: fixed).
@@ -1683,22 +1671,6 @@ def _link_segments(tm, seg, length, m, a, b):
         seg[m, s] = aug_start(tm, g) if g >= 0 else -1
         length[m, s] = tm.group_v[g + 1] - tm.group_v[g] + 1 if g >= 0 else 0
     return groups, 1 if groups[1] >= 0 else 0
-
-
-@jit
-def link_rows_paths(tm, ts, wk, joints, links):
-    """``link_rows`` in the path form: each row's y, D^-1 y and J qd0 (``contact_rows_paths``)."""
-    for m in range(links.rows.shape[0]):
-        j = tm.link_joint[m]
-        if j < 0:
-            _mimic_row_paths(tm, ts, wk, links, m)
-        elif ts.joint_active[j] == 0.0:
-            links.rows[m] = 0
-            for k in range(6):
-                ts.link_impulse[m, k] = 0.0
-                links.carried[m, k] = 0.0
-        else:
-            _loop_rows_paths(tm, ts, wk, joints, links, m, j)
 
 
 @jit
@@ -1726,53 +1698,6 @@ def _mimic_row_paths(tm, ts, wk, links, m):
     links.kinv[m, 0] = 1.0 / k if k > 0.0 else 0.0
     links.target[m, 0] = 0.0
     links.rows[m] = 1
-
-
-@jit
-def _loop_rows_paths(tm, ts, wk, joints, links, m, j):
-    """Set loop joint j's rows (link m) in the path form (``_loop_rows``' rows)."""
-    frames = frames_of_joint(j, joints, ts.joint_anchor, wk.body_x, wk.body_q)
-    d = jt.constraint(joints.type[j], frames, links.error[m], links.body_rows[m],
-                      ts.joint_length[j])
-    links.rows[m] = d
-    length = links.length
-    a = joints.body[j, 0]
-    b = joints.body[j, 1]
-    groups, slot_b = _link_segments(tm, links.seg, length, m, a, b)
-    f = wk.vec6b
-    largest = 0.0
-    for k in range(d):
-        for s in range(2):
-            for c in range(length[m, s]):
-                links.J[m, k, s, c] = 0.0
-                links.U[m, k, s, c] = 0.0
-        c_now = 0.0
-        ktot = 0.0
-        for side in range(2):
-            body = a if side == 0 else b
-            if body < 0:
-                continue
-            slot = 0 if side == 0 else slot_b
-            lin = (links.body_rows[m, k, side, 0], links.body_rows[m, k, side, 1],
-                   links.body_rows[m, k, side, 2])
-            moment = cross((wk.body_x[body, 0], wk.body_x[body, 1], wk.body_x[body, 2]), lin)
-            for c in range(3):
-                f[c] = moment[c] + links.body_rows[m, k, side, 3 + c]
-                f[3 + c] = lin[c]
-            rate, _, own = _path_sweep(tm, wk, tm.body_node[body], f, -1, 1.0,
-                                       links.J[m, k, slot], links.U[m, k, slot],
-                                       tm.group_v[_body_group(tm, body)], ts.qd, ts.qd)
-            c_now += rate
-            ktot += own
-        if a >= 0 and b >= 0 and groups[1] < 0:   # one group: the two paths meet
-            ktot = _group_dot(tm, links.J[m, k, 0], links.U[m, k, 0], groups[0])
-        links.J[m, k, 0, length[m, 0] - 1] = c_now
-        links.kinv[m, k] = ktot
-        largest = max(largest, ktot)
-        links.target[m, k] = ts.joint_row_rate[j, k] - links.carried[m, k]
-    for k in range(d):
-        ktot = links.kinv[m, k]
-        links.kinv[m, k] = 1.0 / ktot if ktot > LINK_DEGENERATE * largest else 0.0
 
 
 @jit
