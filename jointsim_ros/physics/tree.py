@@ -1482,8 +1482,8 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
             else:
                 _symplectic_step(tm, ts, wk, dt, gravity, info)
             if rows:
-                if touching or linked:
-                    forget_body_responses(wk)
+                if (touching or linked) and not paths:
+                    forget_body_responses(wk)   # the column form's per-body responses
                 if linked:
                     link_rows(tm, ts, wk, joints, links, paths)
                 # the loop joints' efforts and coordinate rows (through their joints' rows;

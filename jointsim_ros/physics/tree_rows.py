@@ -1599,8 +1599,6 @@ def contact_rows_paths(tm, ts, wk, contacts, cwork, body_pos, dt):
         a = contacts.body[i, 0]
         b = contacts.body[i, 1]
         groups, slot_b = _link_segments(tm, seg, length, i, a, b)
-        ga = _body_group(tm, a) if a >= 0 else -1
-        gb = _body_group(tm, b) if b >= 0 else -1
         angular = has_angular_rows(contacts.material, i)
         for k in range(N_ROWS):
             cwork.kinv[i, k] = 0.0
@@ -1617,15 +1615,16 @@ def contact_rows_paths(tm, ts, wk, contacts, cwork, body_pos, dt):
             ktot = 0.0
             if a >= 0:
                 c, c0, ktot = _path_sweep(tm, wk, tm.body_node[a], f, -1, 1.0, row_J[i, k, 0],
-                                          row_U[i, k, 0], tm.group_v[ga], ts.qd, wk.qd_backup)
+                                          row_U[i, k, 0], tm.group_v[groups[0]], ts.qd,
+                                          wk.qd_backup)
             if b >= 0:
                 cb, cb0, kb = _path_sweep(tm, wk, tm.body_node[b], f, -1, -1.0,
                                           row_J[i, k, slot_b], row_U[i, k, slot_b],
-                                          tm.group_v[gb], ts.qd, wk.qd_backup)
+                                          tm.group_v[groups[slot_b]], ts.qd, wk.qd_backup)
                 c += cb
                 c0 += cb0
-                if ga == gb:    # the two paths meet: y . D^-1 y over their union
-                    ktot = _group_dot(tm, row_J[i, k, 0], row_U[i, k, 0], ga)
+                if a >= 0 and slot_b == 0:  # one group: the two paths meet
+                    ktot = _group_dot(tm, row_J[i, k, 0], row_U[i, k, 0], groups[0])
                 else:
                     ktot += kb
             row_J[i, k, 0, length[i, 0] - 1] = c
