@@ -131,6 +131,7 @@ for entry in "${todo[@]}"; do
     -DCMAKE_INSTALL_PREFIX="$venv" \
     -DPython3_EXECUTABLE="$python" \
     -DBUILD_TESTING=OFF \
+    -DJOINTSIM_PYTHON_ONLY=ON \
     >"$build_root/$pkg-configure.log" 2>&1 || { cat "$build_root/$pkg-configure.log"; exit 1; }
   echo "Building $pkg"
   cmake --build "$build_dir" -j "$(nproc)" >"$build_root/$pkg-build.log" 2>&1 \
