@@ -3,7 +3,7 @@ Compile the physics kernels once, into numba's cache: ``jointsim_precompile``.
 
     python -m jointsim_ros.tools.precompile [--variant maximal|tree ...] [--jobs N] [--quiet]
 
-The engine is a few large numba kernels.  Compiling them takes about 130 s of CPU, about 80 s
+The engine is a few large numba kernels.  Compiling them takes about 150 s of CPU, about 85 s
 of wall time on a 2-core machine (the tree's kernel, with its contact pipeline, the longer share;
 physics/compile/compiler.py says where the time goes); loading them from the cache (``__pycache__``
 beside the engine sources, or numba's user-wide cache for a read-only install) takes about a
@@ -21,10 +21,11 @@ robot uses, so two small robots cover every robot:
 - ``tree``: ``solver.formulation: tree``.
 
 With two or more cores the compile is shared by two worker processes (``--jobs``, default: the
-number of cores): one compiles ``maximal`` (the step's stages first, then the step and the
-sensor's ray kernel), the other first the step's contact stages and a few others and the ray
-kernel of any rays (``stages``: the maximal worker then loads them from the cache) and then
-``tree``.  That splits the CPU time about evenly.  This process then compiles
+number of cores): one compiles ``maximal`` (the step's stages first, then the step), then what
+is left of the step's contact stages and the ray kernel (``stages``); the other ``tree``, whose
+one kernel with its contact pipeline is the longer share (on this project's 2-core machine,
+2026-11-30: 85 s of wall time this way, 100 s with the contact stages on the tree's worker as
+before the tree's rows grew).  This process then compiles
 whatever a worker did not leave in the cache (when one failed, it loads every kernel once more).
 Runs of this command wait for each other (a lock file in the cache folder), so concurrent first
 runs compile once.
@@ -44,13 +45,12 @@ from ..physics.compile.kernels import TYPICAL_BOTH_SECONDS, TYPICAL_SECONDS, WOR
 VARIANTS = tuple(TYPICAL_SECONDS)
 
 #: Each worker's share of a compile with two or more workers, in order (see the module docstring).
-SHARES = (('maximal',), ('stages', 'tree'))
+SHARES = (('maximal', 'stages'), ('tree',))
 
-#: The step's stages the ``stages`` job compiles besides the contact ones (physics/contacts.py),
-#: about 3 s of CPU taken from the ``maximal`` worker so that both finish together: the step's
-#: last ones, which that worker reaches last, and one that calls no helper another stage calls
-#: (a stage sharing helpers costs the other worker more than it saves: precompile, 3 pairs of
-#: runs each, 2026-11-26).
+#: The step's stages the ``stages`` job compiles besides the contact ones (physics/contacts.py).
+#: The split dates from when ``stages`` ran on the tree's worker (it balanced the two workers:
+#: precompile, 3 pairs of runs each, 2026-11-26); since the tree's kernel grew, both jobs run on
+#: one worker (:data:`SHARES`) and the split only orders them.
 SHARED_STAGES = ('prepare_free_friction', 'settle_flags', 'diverged_body',
                  'update_joint_coordinates', 'project_limits')
 
