@@ -95,6 +95,7 @@ def model(variant):
         'drives': {'shoulder': dict(_DRIVE), 'slide': dict(_DRIVE)},
         'solver': {'formulation': 'tree' if variant == 'tree' else 'maximal'},
         'force_torque_sensors': {'ft': {'joint': 'shoulder', 'rate': 0}},
+        'imu_sensors': {'imu': {'link': 'hand', 'rate': 0}},   # sensors.imu_reading
     }
     if ground:
         config['range_sensors'] = {'scan': {'link': 'hand', 'horizontal': {'samples': 8}}}
