@@ -94,6 +94,17 @@ run_pip() {
   return "$status"
 }
 
+# The installed packages' modules, byte-compiled on all cores (pip --no-compile, then this): pip
+# compiles them one at a time (40 of its 84 s for the pinned requirements here), and a run must
+# not be left to compile them as it imports them, since PYTHONDONTWRITEBYTECODE=1 on some
+# machines (this project's among them) keeps what it compiles from being written, so every
+# process would compile them again (a test run took 2 minutes longer that way).
+byte_compile() {
+  local site
+  site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  "$venv/bin/python" -m compileall -q -j 0 "$site" >/dev/null || true
+}
+
 if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$input_hash" ]; then
   rm -f "$stamp"
   # The interface builds compile C and C++ against the wheels' headers.
@@ -118,10 +129,9 @@ if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")
     "$python_cmd" -m venv "$venv"
   fi
 
-  # --no-compile: pip byte-compiled every module of every package (40 of its 84 s here); Python
-  # compiles the modules a run imports, once, as it first imports them
   echo "Installing pinned requirements"
   run_pip install --quiet --no-compile -r requirements.txt -r requirements-dev.txt -c constraints.txt
+  byte_compile
 
   echo "Building tf2_msgs, control_msgs and simulation_interfaces (no wheels)"
   "$repo_root/scripts/build_interfaces.sh" "$venv"
@@ -145,6 +155,7 @@ fi
 if [ "${TEST_DEPS:-0}" = 1 ] && { [ "${FORCE:-0}" = 1 ] || ! test_deps_ok; }; then
   echo "Installing test-only requirements (robot collections, about 500 MB; once)"
   run_pip install --quiet --no-compile -r requirements-test.txt -c constraints.txt
+  byte_compile
   (cd / && "$venv/bin/python" -c '
 import os, sysconfig, pybullet_data
 robots = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share",
