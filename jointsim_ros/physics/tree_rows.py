@@ -913,10 +913,7 @@ def link_rows(tm, ts, wk, joints, links, paths):
     for m in range(links.rows.shape[0]):
         j = tm.link_joint[m]
         if j < 0:
-            if paths:
-                _mimic_row_paths(tm, ts, wk, links, m)
-            else:
-                _mimic_row(tm, wk, links, m)
+            _mimic_row(tm, ts, wk, links, m, paths)
         elif ts.joint_active[j] == 0.0:
             links.rows[m] = 0
             for k in range(6):
@@ -927,27 +924,45 @@ def link_rows(tm, ts, wk, joints, links, paths):
 
 
 @jit
-def _mimic_row(tm, wk, links, m):
-    """Set the row of mimic pair m: J = e_f - r e_l, U its column of (H + A + h B)^-1."""
+def _mimic_row(tm, ts, wk, links, m, paths):
+    """
+    Set the row of mimic pair m, J = e_f - r e_l.
+
+    With U its column of (H + A + h B)^-1, or in the path form (``paths``) y = L^-T J^T,
+    D^-1 y and J qd0 in the constant slot.
+    """
     f = tm.mimic_v[m, 0]
     leader = tm.mimic_v[m, 1]
     r = tm.mimic_ratio[m]
     g = tm.node_group[tm.v_node[f]]
     g0 = tm.group_v[g]
     n = tm.group_v[g + 1] - g0
-    links.seg[m, 0] = g0
-    links.length[m, 0] = n
     links.seg[m, 1] = -1
     links.length[m, 1] = 0
-    for c in range(n):
-        wk.unit[g0 + c] = 0.0
-    wk.unit[f] = 1.0
-    wk.unit[leader] -= r
-    articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
-    for c in range(n):
-        links.J[m, 0, 0, c] = wk.unit[g0 + c]
-        links.U[m, 0, 0, c] = wk.resp[g0 + c]
-    k = wk.resp[f] - r * wk.resp[leader]
+    if paths:
+        links.seg[m, 0] = aug_start(tm, g)
+        links.length[m, 0] = n + 1
+        y = links.J[m, 0, 0]
+        dy = links.U[m, 0, 0]
+        for c in range(n + 1):
+            y[c] = 0.0
+            dy[c] = 0.0
+        _path_sweep(tm, wk, tm.v_node[f], wk.vec6b, f, 1.0, y, dy, g0, ts.qd, ts.qd)
+        _path_sweep(tm, wk, tm.v_node[leader], wk.vec6b, leader, -r, y, dy, g0, ts.qd, ts.qd)
+        k = _group_dot(tm, y, dy, g)
+        y[n] = ts.qd[f] - r * ts.qd[leader]
+    else:
+        links.seg[m, 0] = g0
+        links.length[m, 0] = n
+        for c in range(n):
+            wk.unit[g0 + c] = 0.0
+        wk.unit[f] = 1.0
+        wk.unit[leader] -= r
+        articulated_solve(tm, wk, wk.unit, wk.resp, tm.group_node[g], tm.group_node[g + 1])
+        for c in range(n):
+            links.J[m, 0, 0, c] = wk.unit[g0 + c]
+            links.U[m, 0, 0, c] = wk.resp[g0 + c]
+        k = wk.resp[f] - r * wk.resp[leader]
     links.kinv[m, 0] = 1.0 / k if k > 0.0 else 0.0
     links.target[m, 0] = 0.0
     links.rows[m] = 1
@@ -1670,33 +1685,6 @@ def _link_segments(tm, seg, length, m, a, b):
         seg[m, s] = aug_start(tm, g) if g >= 0 else -1
         length[m, s] = tm.group_v[g + 1] - tm.group_v[g] + 1 if g >= 0 else 0
     return groups, 1 if groups[1] >= 0 else 0
-
-
-@jit
-def _mimic_row_paths(tm, ts, wk, links, m):
-    """Set mimic pair m's row in the path form: y = L^-T (e_f - r e_l)."""
-    f = tm.mimic_v[m, 0]
-    leader = tm.mimic_v[m, 1]
-    r = tm.mimic_ratio[m]
-    g = tm.node_group[tm.v_node[f]]
-    g0 = tm.group_v[g]
-    n = tm.group_v[g + 1] - g0
-    links.seg[m, 0] = aug_start(tm, g)
-    links.length[m, 0] = n + 1
-    links.seg[m, 1] = -1
-    links.length[m, 1] = 0
-    y = links.J[m, 0, 0]
-    dy = links.U[m, 0, 0]
-    for c in range(n + 1):
-        y[c] = 0.0
-        dy[c] = 0.0
-    _path_sweep(tm, wk, tm.v_node[f], wk.vec6b, f, 1.0, y, dy, g0, ts.qd, ts.qd)
-    _path_sweep(tm, wk, tm.v_node[leader], wk.vec6b, leader, -r, y, dy, g0, ts.qd, ts.qd)
-    k = _group_dot(tm, y, dy, g)
-    y[n] = ts.qd[f] - r * ts.qd[leader]
-    links.kinv[m, 0] = 1.0 / k if k > 0.0 else 0.0
-    links.target[m, 0] = 0.0
-    links.rows[m] = 1
 
 
 @jit
