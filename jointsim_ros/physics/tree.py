@@ -816,7 +816,7 @@ def _articulated_factor(tm, wk, dof_extra):
 
 
 @jit
-def _symplectic_step(tm, ts, wk, dt, gravity, info):
+def _symplectic_step(tm, ts, wk, dt, gravity, info, posed):
     """
     Symplectic Euler in (q, p): the discrete Euler-Lagrange equations of L_d = h L(q, dq/h).
 
@@ -824,9 +824,11 @@ def _symplectic_step(tm, ts, wk, dt, gravity, info):
         p_{n+1} = (H(q_n) + A) qd_{n+1},    q_{n+1} = q_n + h qd_{n+1}
     The implicit dL/dq is found by fixed-point iteration (contraction ~ h |omega|), each
     iteration two O(n) vector sweeps over the articulated inertias factored once per step.
+    ``posed``: as :func:`_velocity_step`.
     """
     n_v = ts.qd.shape[0]
-    tree_kinematics(tm, ts.node_rel, wk)
+    if not posed:
+        tree_kinematics(tm, ts.node_rel, wk)
     _isolated_inertias(tm, wk)
     _dof_terms(tm, ts, ts.qd, dt, wk.force, wk.damp)
     for v in range(n_v):
@@ -879,14 +881,16 @@ def _velocity_change_step(tm, ts, wk, dt, gravity):
 
 
 @jit
-def _velocity_step(tm, ts, wk, dt, gravity, info):
+def _velocity_step(tm, ts, wk, dt, gravity, info, posed):
     """
     Semi-implicit Euler in (q, qd): qd+ = qd + dqd(q, qd), then q+ = q + h qd+.
 
     The articulated-body recursion in impulse form (module docstring) with the damping and
-    the drives' back-EMF implicit on D.
+    the drives' back-EMF implicit on D.  ``posed``: wk's kinematics are those of ts.node_rel
+    already (the last step's end, in the same call).
     """
-    tree_kinematics(tm, ts.node_rel, wk)
+    if not posed:
+        tree_kinematics(tm, ts.node_rel, wk)
     _dof_terms(tm, ts, ts.qd, dt, wk.force, wk.damp)
     for v in range(ts.qd.shape[0]):
         wk.extra[v] = tm.armature[v] + dt * wk.damp[v]
@@ -1452,7 +1456,8 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
     n_v = ts.qd.shape[0]
     touching = shapes.body.shape[0] > 0
     linked = links.rows.shape[0] > 0
-    rows = touching or axes.joint.shape[0] > 0 or linked or tm.free_v.shape[0] > 0
+    limited = _axes_can_act(tm, ts, axes)
+    rows = touching or limited or linked or tm.free_v.shape[0] > 0
     rigid = touching and param[P_COMPLIANT] <= 0.0
     # the rows in the path form (tree_rows.py) unless there are spherical or planar joints'
     # friction or loop joints' coordinate rows (they take the columns)
@@ -1477,10 +1482,11 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
             info[2] = 0.0
         else:
             # 1. the free velocity change: forces, gravity, drives (the factor stays in wk)
+            # (after the first step, wk holds the kinematics the last step ended with)
             if integrator == SEMI_IMPLICIT_EULER:
-                _velocity_step(tm, ts, wk, dt, gravity, info)
+                _velocity_step(tm, ts, wk, dt, gravity, info, step > 0)
             else:
-                _symplectic_step(tm, ts, wk, dt, gravity, info)
+                _symplectic_step(tm, ts, wk, dt, gravity, info, step > 0)
             if rows:
                 if (touching or linked) and not paths:
                     forget_body_responses(wk)   # the column form's per-body responses
@@ -1532,7 +1538,7 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
             # 6. drives, 7. positions
             _finish_drives(tm, ts, drives, wk.qd_backup, ts.qd, dt)
             tree_integrate_positions(tm, ts.node_q, ts.node_rel, ts.qd, dt, 0, n_node)
-            if axes.joint.shape[0] > 0:
+            if limited:
                 _project_limits(tm, ts, axes, position_tolerance)
         if paths and (rigid or linked) and integrator != RK4:
             # the push's rows were made with the step's factor, and so its velocities
@@ -1547,7 +1553,7 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
         if (rigid or linked) and integrator != RK4:
             if _push_out(tm, ts, wk, joints, links, axes, contacts, cwork, param, dt,
                          iterations, tolerance, position_tolerance, rigid, paths, info):
-                if axes.joint.shape[0] > 0:
+                if limited:
                     _project_limits(tm, ts, axes, position_tolerance)
                 tree_kinematics(tm, ts.node_rel, wk)
                 tree_fill_state(tm, ts, wk, ts.qd)
@@ -1561,8 +1567,38 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
             info[5] = bad
             return step
         ts.time[0] += dt
+    if not rows:
+        _rest_axes(tm, ts, axes)
     info[4] = _OK
     return n_steps
+
+
+@jit
+def _axes_can_act(tm, ts, axes):
+    """
+    Return True when a tree axis may have rows this call.
+
+    An axis with a finite limit, friction or a speed limit (``axis_always``) or a prescribed
+    motion.  Without any (an arm of continuous joints), the steps skip the axes' reach checks
+    and the limits' projection.
+    """
+    for x in range(axes.joint.shape[0]):
+        if tm.axis_v[x] >= 0 and (tm.axis_always[x] > 0 or ts.axis_prescribed[x] > 0.0
+                                  or np.isfinite(axes.lower[x])
+                                  or np.isfinite(axes.upper[x])):
+            return True
+    return False
+
+
+@jit
+def _rest_axes(tm, ts, axes):
+    """After a call without the axes' rows: their impulses none, their rates the last step's."""
+    for x in range(axes.joint.shape[0]):
+        v = tm.axis_v[x]
+        if v >= 0:
+            ts.axis_rate[x] = ts.qd[v]
+            for r in range(ts.axis_impulse.shape[1]):
+                ts.axis_impulse[x, r] = 0.0
 
 
 @entry
