@@ -194,6 +194,8 @@ TreeWork = by_reference(namedtuple('TreeWork', [
                          # its response (tree_rows._body_response)
     'body_ready',     # (n_body,) 1.0 once body_J, body_U hold this step's
     'body_start',     # (n_body, 13) the bodies at the step's start: pos, quat, lin vel, L
+    'rel_posed',      # (n_node, 7) the relative poses the kinematics in wk are of (body_x,
+                      # body_q, body_rot, S, joint_origin: tree_kinematics), NaN at first
     'free_U',         # (n_free, 3, width) each friction row's response on its group's qd
     'free_kinv',      # (n_free, 3, 3) inverse of the rows' block J U
     'free_bound',     # (n_free,) the impulse vector's norm bound this step, N m s or N s
@@ -283,7 +285,8 @@ def tree_kinematics(tm, node_rel, wk):
         node_rel: (n_node, 7) relative pose r (m), Q (wxyz) of each child joint frame in its
             parent joint frame.
         wk: TreeWork; fills body_x (COM, world, m), body_q (wxyz), body_rot, S (n_node, 6, 6:
-            column k in row k, world axes about the origin), joint_origin.
+            column k in row k, world axes about the origin), joint_origin, and rel_posed (a
+            copy of node_rel: what they are of).
     """
     for i in range(tm.parent.shape[0]):
         pb = tm.parent_body[i]
@@ -327,6 +330,18 @@ def tree_kinematics(tm, node_rel, wk):
             for m in range(3):
                 wk.S[i, k, m] = a[m]
                 wk.S[i, k, 3 + m] = pa[m] + lin[m]
+        for m in range(7):
+            wk.rel_posed[i, m] = node_rel[i, m]
+
+
+@jit
+def _posed(tm, node_rel, wk):
+    """Return True when wk's kinematics are those of node_rel already (tree_kinematics)."""
+    for i in range(tm.parent.shape[0]):
+        for m in range(7):
+            if node_rel[i, m] != wk.rel_posed[i, m]:
+                return False
+    return True
 
 
 @jit
@@ -887,7 +902,7 @@ def _velocity_step(tm, ts, wk, dt, gravity, info, posed):
 
     The articulated-body recursion in impulse form (module docstring) with the damping and
     the drives' back-EMF implicit on D.  ``posed``: wk's kinematics are those of ts.node_rel
-    already (the last step's end, in the same call).
+    already (the last step's end).
     """
     if not posed:
         tree_kinematics(tm, ts.node_rel, wk)
@@ -1482,11 +1497,13 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
             info[2] = 0.0
         else:
             # 1. the free velocity change: forces, gravity, drives (the factor stays in wk)
-            # (after the first step, wk holds the kinematics the last step ended with)
+            # (wk holds the kinematics the last step ended with, unless the coordinates were
+            # set between calls)
+            posed = step > 0 or _posed(tm, ts.node_rel, wk)
             if integrator == SEMI_IMPLICIT_EULER:
-                _velocity_step(tm, ts, wk, dt, gravity, info, step > 0)
+                _velocity_step(tm, ts, wk, dt, gravity, info, posed)
             else:
-                _symplectic_step(tm, ts, wk, dt, gravity, info, step > 0)
+                _symplectic_step(tm, ts, wk, dt, gravity, info, posed)
             if rows:
                 if (touching or linked) and not paths:
                     forget_body_responses(wk)   # the column form's per-body responses

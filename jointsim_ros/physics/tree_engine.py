@@ -85,7 +85,7 @@ class TreeEngine(Mechanism):
             axis_live=np.zeros(n_axis, dtype=np.int64), axis_live_n=np.zeros(1, np.int64),
             clock=np.zeros(2, dtype=np.int64), body_J=np.zeros((n_body, 6, self._width)),
             body_U=np.zeros((n_body, 6, self._width)), body_ready=np.zeros(n_body),
-            body_start=np.zeros((n_body, 13)),
+            body_start=np.zeros((n_body, 13)), rel_posed=np.full((n_node, 7), np.nan),
             free_U=np.zeros((len(self.tree.free_v), 3, self._width)),
             free_kinv=np.zeros((len(self.tree.free_v), 3, 3)),
             free_bound=np.zeros(len(self.tree.free_v)), six_u=z66.copy(), six_pa=z66.copy(),
