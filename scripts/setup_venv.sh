@@ -105,18 +105,6 @@ byte_compile() {
   "$venv/bin/python" -m compileall -q -j 0 "$site" >/dev/null || true
 }
 
-# The kernels' compile needs numba and the package only (no ROS interface), so on a fresh
-# machine it starts as soon as the package is installed and runs beside the interface build and
-# the test requirements' download; the set-up waits for it at the end (about a minute less).
-precompile_pid=""
-start_precompile() {
-  if [ "${FORCE:-0}" = 1 ] || ! kernels_ok; then
-    rm -f "$kernels_stamp"
-    (cd / && exec "$venv/bin/python" -m jointsim_ros.tools.precompile) &
-    precompile_pid=$!
-  fi
-}
-
 if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$input_hash" ]; then
   rm -f "$stamp"
   # The interface builds compile C and C++ against the wheels' headers.
@@ -145,12 +133,11 @@ if [ "${FORCE:-0}" = 1 ] || ! venv_ok || [ ! -f "$stamp" ] || [ "$(cat "$stamp")
   run_pip install --quiet --no-compile -r requirements.txt -r requirements-dev.txt -c constraints.txt
   byte_compile
 
-  echo "Installing jointsim_ros (editable)"
-  run_pip install --quiet --no-deps --no-build-isolation -e "$repo_root"
-  start_precompile
-
   echo "Building tf2_msgs, control_msgs and simulation_interfaces (no wheels)"
   "$repo_root/scripts/build_interfaces.sh" "$venv"
+
+  echo "Installing jointsim_ros (editable)"
+  run_pip install --quiet --no-deps --no-build-isolation -e "$repo_root"
 
   # Import everything once from outside the repo, so a broken install fails here and not in a test.
   (cd / && "$venv/bin/python" -c '
@@ -188,10 +175,7 @@ if [ "${TEST_DEPS:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
     echo "note: no chromium and no root to install it: the browser view's test will skip"
   fi
 fi
-if [ -n "$precompile_pid" ]; then
-  wait "$precompile_pid"   # (its failure fails the set-up, as in the foreground)
-  echo "$kernels_hash" > "$kernels_stamp"
-elif [ "${FORCE:-0}" = 1 ] || ! kernels_ok; then
+if [ "${FORCE:-0}" = 1 ] || ! kernels_ok; then
   rm -f "$kernels_stamp"
   # jointsim_precompile prints what it does and how long it usually takes
   (cd / && "$venv/bin/python" -m jointsim_ros.tools.precompile)
