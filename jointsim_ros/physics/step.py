@@ -131,14 +131,16 @@ def block_bias(k, blocks, joints, mimics, state, work, dt):
 
 
 @jit_inline
-def curvature_bias(blocks, joints, mimics, state, work, dt, items, lo, hi):
-    """Set the biases of blocks items[lo:hi] (an island's) again at their bodies' velocities."""
-    for n in range(lo, hi):
-        k = items[n]
-        for s in range(4):
-            b = blocks.body[k, s]
-            if b >= 0:
-                predict_pose(state, work, dt, b)
+def curvature_bias(blocks, joints, mimics, state, work, dt, labels, g, items, lo, hi):
+    """
+    Set the biases of blocks items[lo:hi] (island g's) again at their bodies' velocities.
+
+    The poses predicted once per body of the island (``labels``: each body's island), not
+    once per block it belongs to.
+    """
+    for b in range(state.body_pos.shape[0]):
+        if labels[b] == g:
+            predict_pose(state, work, dt, b)
     for n in range(lo, hi):
         block_bias(items[n], blocks, joints, mimics, state, work, dt)
 
@@ -261,7 +263,8 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
                     cwork.row_seg, cwork.row_len, cwork.row_J, cwork.row_U, cwork.kinv,
                     cwork.target, cwork.soft))
             if it == 0 and iterations > 1 and b1 > b0:
-                curvature_bias(blocks, joints, mimics, state, work, dt, block_items, b0, b1)
+                curvature_bias(blocks, joints, mimics, state, work, dt, cwork.isl_label, g,
+                               block_items, b0, b1)
             used = it + 1
             done = sweep_stop(largest, tolerance, time_budget, work.clock, t0)
             if done >= 0:
