@@ -1546,9 +1546,7 @@ def tree_step(tm, ts, wk, joints, links, axes, drives, shapes, polys, contacts, 
                 if live:
                     _solve_rows(tm, ts, wk, links, axes, drives, contacts, cwork, dt,
                                 iterations, tolerance, time_budget, warm, paths, info)
-                for x in range(axes.joint.shape[0]):
-                    if tm.axis_v[x] >= 0:  # a loop joint's: from its bodies after the step
-                        ts.axis_rate[x] = ts.qd[tm.axis_v[x]]
+                _store_axis_rates(tm, ts, axes)
             if integrator == SYMPLECTIC_EULER:
                 node_velocities(tm, ts.qd, wk)
                 tree_momentum(tm, ts.qd, wk, ts.p)
@@ -1608,12 +1606,19 @@ def _axes_can_act(tm, ts, axes):
 
 
 @jit
+def _store_axis_rates(tm, ts, axes):
+    """Set the tree axes' rates from the step's velocities (a loop joint's: its bodies)."""
+    for x in range(axes.joint.shape[0]):
+        if tm.axis_v[x] >= 0:
+            ts.axis_rate[x] = ts.qd[tm.axis_v[x]]
+
+
+@jit
 def _rest_axes(tm, ts, axes):
     """After a call without the axes' rows: their impulses none, their rates the last step's."""
+    _store_axis_rates(tm, ts, axes)
     for x in range(axes.joint.shape[0]):
-        v = tm.axis_v[x]
-        if v >= 0:
-            ts.axis_rate[x] = ts.qd[v]
+        if tm.axis_v[x] >= 0:
             for r in range(ts.axis_impulse.shape[1]):
                 ts.axis_impulse[x, r] = 0.0
 
