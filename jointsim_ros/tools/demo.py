@@ -71,6 +71,18 @@ VALVE_REAL_TIME_FACTOR = 0.5
 WRIST_SENSORS = (('l', 'l_wrist_ft'), ('r', 'r_wrist_ft'))
 
 
+def say(text, file=None):
+    """Write ``text`` and its newline to stdout (or ``file``) in one write, then flush.
+
+    The node and the controller write to the same pipe: with ``PYTHONUNBUFFERED`` set, print()
+    writes the text and its newline apart and another process's log line can land between them
+    (a CI run saw ``fell: no[INFO] ...``), breaking the result line other tools read.
+    """
+    file = file or sys.stdout
+    file.write(f'{text}\n')
+    file.flush()
+
+
 def parse_args(argv):
     """Command-line arguments."""
     parser = argparse.ArgumentParser(description=__doc__.strip().split('\n')[0])
@@ -263,16 +275,16 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, kee
                     track['last_t'] >= until or track['fell'] is not None):
                 p = where['xyz']
                 if valve:
-                    print(valve_result(latest_valve[0], track['fell']), flush=True)
+                    say(valve_result(latest_valve[0], track['fell']))
                 else:
-                    print(result_line({'walked': p.x - track['start'][0],
-                                       'lateral': p.y - track['start'][1],
-                                       'fell': track['fell']}), flush=True)
+                    say(result_line({'walked': p.x - track['start'][0],
+                                     'lateral': p.y - track['start'][1],
+                                     'fell': track['fell']}))
                 if not keep:
                     return
                 until = None
-                print('jointsim demo: done; the simulation runs on (the view shows it) until '
-                      'Ctrl-C', flush=True)
+                say('jointsim demo: done; the simulation runs on (the view shows it) until '
+                    'Ctrl-C')
             now = time.monotonic()
             # four lines a second during the first simulated second (the motion shows at once),
             # then one
@@ -305,7 +317,7 @@ def watch(seconds, processes, base=None, pushes=(), until=None, valve=False, kee
                         + ']' for name in robots if name in latest_of) + ' rad'
                 else:
                     shown = 'q = [' + ' '.join(f'{v:+.2f}' for v in msg.position) + '] rad'
-                print(f't = {t:7.2f} s  {shown}{rate}', flush=True)
+                say(f't = {t:7.2f} s  {shown}{rate}')
                 last_print, last_sim = now, t
     finally:
         node.destroy_node()
@@ -341,7 +353,7 @@ def main(argv=None):
         return rover(args)
     robot = args.robot or str(resources.share_file(*resources.DEFAULT_ROBOT))
     if args.effort and args.voltage:
-        print('jointsim demo: give --effort or --voltage, not both', file=sys.stderr)
+        say('jointsim demo: give --effort or --voltage, not both', file=sys.stderr)
         return 2
     config = args.config or str(resources.share_file(
         'config', 'default.yaml' if args.effort else 'jointsim_arm.yaml'))
@@ -349,11 +361,11 @@ def main(argv=None):
     domain = os.environ.get('ROS_DOMAIN_ID', '0')
     what = {'auto': 'voltage control if it has drives, else effort', 'voltage': 'voltage control',
             'effort': 'effort control'}[mode]
-    print(f'jointsim demo: {robot} with {config}, {what}; ROS_DOMAIN_ID={domain}\n'
-          f'  watch it from another shell:  ROS_DOMAIN_ID={domain} '
-          f'{Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
-          f'  (on a ROS install: ROS_DOMAIN_ID={domain} ros2 topic echo /joint_states)\n'
-          f'  Ctrl-C stops.', flush=True)
+    say(f'jointsim demo: {robot} with {config}, {what}; ROS_DOMAIN_ID={domain}\n'
+        f'  watch it from another shell:  ROS_DOMAIN_ID={domain} '
+        f'{Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
+        f'  (on a ROS install: ROS_DOMAIN_ID={domain} ros2 topic echo /joint_states)\n'
+        f'  Ctrl-C stops.')
     return run_node_and_controller(
         node_args(args, robot_description_file=robot, config_file=config),
         ['jointsim_ros.tools.example_controller', '--mode', mode], args.seconds,
@@ -408,11 +420,11 @@ def run_node_and_controller(node_args, controller, seconds, base=None, pushes=()
               keep=view is not None, robots=robots, scan=scan)
         if node.poll() is not None:
             status = node.returncode or 1
-            print(f'jointsim demo: the node ended with status {node.returncode}',
-                  file=sys.stderr)
+            say(f'jointsim demo: the node ended with status {node.returncode}',
+                file=sys.stderr)
     finally:
         stop(processes)
-    print('jointsim demo: stopped', flush=True)
+    say('jointsim demo: stopped')
     return status
 
 
@@ -435,21 +447,21 @@ def world_robots(path):
 def world(args):
     """``make run ARGS='--world PATH'``: the world's node, a controller per robot, the view."""
     if args.effort and args.voltage:
-        print('jointsim demo: give --effort or --voltage, not both', file=sys.stderr)
+        say('jointsim demo: give --effort or --voltage, not both', file=sys.stderr)
         return 2
     path = os.path.abspath(os.path.expanduser(args.world))
     try:
         robots = world_robots(path)
     except (OSError, ValueError) as error:
-        print(f'jointsim demo: {error}', file=sys.stderr)
+        say(f'jointsim demo: {error}', file=sys.stderr)
         return 2
     mode = 'effort' if args.effort else ('voltage' if args.voltage else 'auto')
     domain = os.environ.get('ROS_DOMAIN_ID', '0')
-    print(f'jointsim demo: the world {path}: robots {", ".join(robots)}, one example '
-          f'controller each in its namespace; ROS_DOMAIN_ID={domain}\n'
-          f'  watch one from another shell:  ROS_DOMAIN_ID={domain} '
-          f'{Path(sys.executable)} -m jointsim_ros.tools.echo {robots[0]}/joint_states\n'
-          f'  Ctrl-C stops.', flush=True)
+    say(f'jointsim demo: the world {path}: robots {", ".join(robots)}, one example '
+        f'controller each in its namespace; ROS_DOMAIN_ID={domain}\n'
+        f'  watch one from another shell:  ROS_DOMAIN_ID={domain} '
+        f'{Path(sys.executable)} -m jointsim_ros.tools.echo {robots[0]}/joint_states\n'
+        f'  Ctrl-C stops.')
     controllers = [['jointsim_ros.tools.example_controller', '--mode', mode, '--ros-args',
                     '-r', f'__ns:=/{name}'] for name in robots]
     return run_node_and_controller(
@@ -462,12 +474,12 @@ def rover(args):
     robot = args.robot or str(resources.share_file('urdf', 'jointsim_rover.urdf.xacro'))
     config = args.config or str(resources.share_file('config', 'jointsim_rover.yaml'))
     domain = os.environ.get('ROS_DOMAIN_ID', '0')
-    print(f'jointsim demo: the rover {robot} with {config}: it drives among the boxes of its '
-          f'arena on its 12 V wheel drives, steering away from what its lidar sees '
-          f'(jointsim_rover_controller); ROS_DOMAIN_ID={domain}\n'
-          f'  watch the scan from another shell:  ROS_DOMAIN_ID={domain} '
-          f'{Path(sys.executable)} -m jointsim_ros.tools.echo lidar/scan\n'
-          f'  Ctrl-C stops.', flush=True)
+    say(f'jointsim demo: the rover {robot} with {config}: it drives among the boxes of its '
+        f'arena on its 12 V wheel drives, steering away from what its lidar sees '
+        f'(jointsim_rover_controller); ROS_DOMAIN_ID={domain}\n'
+        f'  watch the scan from another shell:  ROS_DOMAIN_ID={domain} '
+        f'{Path(sys.executable)} -m jointsim_ros.tools.echo lidar/scan\n'
+        f'  Ctrl-C stops.')
     return run_node_and_controller(
         node_args(args, robot_description_file=robot, config_file=config),
         ['jointsim_ros.tools.rover_controller'], args.seconds, base='base_link',
@@ -492,11 +504,11 @@ def humanoid(args):
         noisy.close()
         config = noisy.name
     domain = os.environ.get('ROS_DOMAIN_ID', '0')
-    print(f'jointsim demo: the humanoid {robot} with {config}, walking {args.steps} steps on '
-          f'its DC drives; ROS_DOMAIN_ID={domain}\n'
-          f'  watch it in rviz2 (fixed frame world, RobotModel on /robot_description) or\n'
-          f'  {Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
-          f'  Ctrl-C stops.', flush=True)
+    say(f'jointsim demo: the humanoid {robot} with {config}, walking {args.steps} steps on '
+        f'its DC drives; ROS_DOMAIN_ID={domain}\n'
+        f'  watch it in rviz2 (fixed frame world, RobotModel on /robot_description) or\n'
+        f'  {Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
+        f'  Ctrl-C stops.')
     settings = GaitSettings.for_steps(args.steps)
     # 200 joint states a second: the controller's rate (docs/humanoid.md, "Walking")
     return run_node_and_controller(
@@ -517,8 +529,8 @@ def valve_scenario(args):
     from jointsim_ros.description import load_model
     from jointsim_ros.tools.humanoid_controller import CONFIG, ROBOT
     if args.sensor_noise:
-        print('jointsim demo: --sensor-noise is for the walk; the valve scenario runs its '
-              "config's sensors as they are", file=sys.stderr)
+        say('jointsim demo: --sensor-noise is for the walk; the valve scenario runs its '
+            "config's sensors as they are", file=sys.stderr)
         return 2
     robot = args.robot or str(resources.share_file('urdf', 'jointsim_humanoid_valve.urdf.xacro'))
     config = args.config or str(resources.share_file('config', 'jointsim_humanoid_valve.yaml'))
@@ -530,13 +542,13 @@ def valve_scenario(args):
     # need more than two cores at real time, and a starved controller answers late
     rate = VALVE_REAL_TIME_FACTOR if args.real_time_factor is None else args.real_time_factor
     domain = os.environ.get('ROS_DOMAIN_ID', '0')
-    print(f'jointsim demo: the valve scenario {robot} with {config}: the humanoid turns the '
-          f'valve {math.degrees(v.turn):.0f} deg with a squeeze of {v.squeeze:g} N '
-          f'(about {controller.duration():.0f} s simulated, at {rate:g} of real time); '
-          f'ROS_DOMAIN_ID={domain}\n'
-          f'  watch it in rviz2 (fixed frame world, RobotModel on /robot_description) or\n'
-          f'  {Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
-          f'  Ctrl-C stops.', flush=True)
+    say(f'jointsim demo: the valve scenario {robot} with {config}: the humanoid turns the '
+        f'valve {math.degrees(v.turn):.0f} deg with a squeeze of {v.squeeze:g} N '
+        f'(about {controller.duration():.0f} s simulated, at {rate:g} of real time); '
+        f'ROS_DOMAIN_ID={domain}\n'
+        f'  watch it in rviz2 (fixed frame world, RobotModel on /robot_description) or\n'
+        f'  {Path(sys.executable)} -m jointsim_ros.tools.echo joint_states\n'
+        f'  Ctrl-C stops.')
     return run_node_and_controller(
         node_args(args, robot_description_file=robot, config_file=config, publish_rate=200.0,
                   real_time_factor=rate, catch_up_ticks=1.0),
