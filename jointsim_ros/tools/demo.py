@@ -72,7 +72,8 @@ WRIST_SENSORS = (('l', 'l_wrist_ft'), ('r', 'r_wrist_ft'))
 
 
 def say(text, file=None):
-    """Write ``text`` and its newline to stdout (or ``file``) in one write, then flush.
+    """
+    Write ``text`` and its newline to stdout (or ``file``) in one write, then flush.
 
     The node and the controller write to the same pipe: with ``PYTHONUNBUFFERED`` set, print()
     writes the text and its newline apart and another process's log line can land between them
