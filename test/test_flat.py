@@ -196,3 +196,72 @@ def test_bound_view_reads_the_kept_views_without_the_buffers():
     assert pair.deep[0, 0, 1, 1] == 1005.0
     flat.clear_views(cache)
     assert not flat.views_bound(cache)
+
+
+# -- containers bound unpacked (flat.keep_container: the maximal step's) --------------------------
+Loose = by_reference(namedtuple('Loose', ['pos', 'index']))
+
+
+def _loose(value):
+    return Loose(pos=np.full((3, 2), value), index=np.arange(4, dtype=np.int64))
+
+
+@entry
+def _keep_loose(loose, cache):
+    return flat.keep_container(loose, cache, cache[0], cache[1])
+
+
+@entry
+def _read_loose(cache):
+    loose = flat.bound_view(Loose, cache, cache[0], cache[1])
+    loose.pos[2, 1] += 100.0
+    return loose.pos[0, 0] + loose.index[3] + loose.pos.shape[0]
+
+
+def test_keep_container_keeps_the_arrays_a_kernel_was_passed_for_later_calls():
+    flat.bind_types(_loose(0.0))
+    cache = flat.view_slots((Loose,))
+    # a flag, then a 2-dimensional array's 9 words and a 1-dimensional array's 7
+    assert cache[:2].tolist() == [2, 2 + 1 + 9 + 7]
+    first, second = _loose(1.0), _loose(2.0)
+    assert _keep_loose(first, cache) and flat.views_bound(cache)
+    # read and written where Python sees them, without being passed
+    assert _read_loose(cache) == 1.0 + 3 + 3
+    assert first.pos[2, 1] == 101.0
+    flat.clear_views(cache)
+    assert not flat.views_bound(cache)
+    assert _keep_loose(second, cache)
+    assert _read_loose(cache) == 2.0 + 3 + 3
+    assert second.pos[2, 1] == 102.0 and first.pos[2, 1] == 101.0
+    cache[1] -= 1   # a word short: nothing kept
+    flat.clear_views(cache)
+    assert not _keep_loose(first, cache) and not flat.views_bound(cache)
+
+
+def test_bind_types_refuses_a_class_whose_fields_type_otherwise():
+    flat.bind_types(_loose(0.0))
+    with pytest.raises(TypeError, match='Loose: its fields type as'):
+        flat.bind_types(Loose(pos=np.zeros(3), index=np.arange(4, dtype=np.int64)))
+
+
+def test_the_maximal_step_binds_again_when_its_contact_arrays_grow_or_come_back():
+    # a box dropped on the ground with room for 4 points: the step meets the overflow, the
+    # arrays grow, the kernel keeps the new ones; a restore brings back the old ones
+    box = """<robot name="b"><link name="box"><inertial><mass value="1"/><inertia ixx="0.01"
+      iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial><collision><geometry>
+      <box size="0.2 0.2 0.2"/></geometry></collision></link></robot>"""
+    sim = Simulator.from_urdf(box, {'base': 'floating', 'base_pose': {'position': [0, 0, 0.1]},
+                                    'solver': {'formulation': 'maximal'}})
+    engine = sim._engine
+    snapshot = engine.snapshot()
+    engine._allocate_contacts(1, 1)
+    small = engine.contacts
+    assert not engine._bound
+    sim.step(20)
+    assert engine.contacts is not small and len(engine.contacts.id) > 1 and engine._bound
+    resting = engine.state.body_pos[0, 2]
+    assert resting == pytest.approx(0.1, abs=2e-3)    # on its four corners, not through
+    engine.restore(snapshot)
+    assert not engine._bound
+    sim.step(20)
+    assert engine._bound and engine.state.body_pos[0, 2] == pytest.approx(resting, abs=2e-3)

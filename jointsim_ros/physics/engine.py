@@ -15,7 +15,7 @@ from .arrays import (Axes, BLOCK_JOINT, BLOCK_MIMIC, Blocks, Bodies, Contacts, C
 from .compile import flat
 from .compile import kernels
 from .sensors import joint_impulse_on_child
-from .step import joint_rates, step as compiled_step
+from .step import joint_rates, step_bind, step_bound, VIEW_SLOTS
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
 
 
@@ -652,6 +652,8 @@ class Engine(Mechanism):
             free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
             free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)),
             block_error=np.zeros(n_block))
+        self._views = None     # the kernel's view slots (step.step_bind), made at first bind
+        self._bind_fn = None
         self._setup_contacts(model, solver, collision)
         self._kernel_fn = None
 
@@ -671,6 +673,9 @@ class Engine(Mechanism):
 
     def _contacts_changed(self):
         self._args_prefix = None  # the step's arguments name the new arrays
+        self._bound = False       # and the kernel keeps them again (step.step_bind)
+        if getattr(self, '_views', None) is not None:
+            flat.clear_views(self._views)
 
     def _contact_velocities(self):
         n_body = len(self.state.body_pos)
@@ -745,17 +750,61 @@ class Engine(Mechanism):
                 bool(s.warm_start), self.info)
         return prefix + (int(n),)
 
+    def _bind_args(self):
+        """Return :func:`step.step_bind`'s arguments: the step's containers and the view slots."""
+        if getattr(self, '_views', None) is None:
+            # every container class's field types, as the kernels read them from the slots
+            for container in self._step_args(1)[:len(VIEW_SLOTS)]:
+                flat.bind_types(container)
+            self._views = flat.view_slots(VIEW_SLOTS)
+        return self._step_args(1)[:len(VIEW_SLOTS)] + (self._views,)
+
+    def _call_args(self, n):
+        """Return :func:`step.step_bound`'s arguments (the containers bound first if need be)."""
+        if not self._bound:
+            self._bind()
+        return self._call_prefix + (int(n),)
+
+    def _bind(self):
+        """Have the kernel keep the step's containers (step.step_bind)."""
+        args = self._bind_args()
+        if self._bind_fn is None:
+            kernels.ensure_compiled(step_bind, args, self.kernel_variant)
+            step_bind(*args)
+            # later calls skip the dispatcher's type resolution
+            self._bind_fn = _compiled_entry_point(step_bind, args)
+        else:
+            self._bind_fn(*args)
+        if not flat.views_bound(self._views):
+            raise RuntimeError('the maximal kernel could not keep its containers '
+                               "(flat.view_slots sized a slot too small for numba's arrays)")
+        # the containers stay referenced while their arrays are bound (the prefix holds them)
+        self._call_prefix = (self._views,) + self._step_args(1)[len(VIEW_SLOTS):-1]
+        self._bound = True
+
     #: The precompile variant (jointsim_ros.tools.precompile) that compiles this step: one for
     #: every maximal robot, with or without collision shapes.
     kernel_variant = 'maximal'
 
     def kernel(self):
-        """Return (numba dispatcher, arguments) of the step kernel, for the compile check."""
-        return compiled_step, self._step_args(1)
+        """
+        Return (numba dispatcher, arguments) of the step kernel, for the compile check.
+
+        The kernel that takes the containers, so their types: :func:`step.step_bind`, which
+        keeps them for :func:`step.step_bound` (whose arguments type alike for every robot) to
+        pass to :func:`step.step`.
+        """
+        return step_bind, self._bind_args()
 
     def step(self, n=1):
         """Advance n steps; returns the number of steps taken (fewer on divergence)."""
-        return self._run_kernel(int(n), compiled_step, self._step_args)
+        if self._kernel_fn is not None and self._bound:
+            taken = self._kernel_fn(*self._call_prefix, n)
+            if self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
+                return taken
+            # the arrays grow and the rest is retaken (_run_kernel meets the overflow again)
+            return taken + self._run_kernel(int(n) - taken, step_bound, self._call_args)
+        return self._run_kernel(int(n), step_bound, self._call_args)
 
     def joint_wrench(self, j):
         """

@@ -192,15 +192,16 @@ def warm_start(blocks, work, impulse, enabled):
 
 @jit_inline
 def sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, body, row0, dim, impulse, items, lo,
-                 hi):
+                 hi, direct):
     """
     One Gauss-Seidel sweep over blocks items[lo:hi] (an island's); returns the largest change.
 
     Plain arrays, taken out of the containers once per step (see ``axes.solve_axes``).
+    ``direct``: the items are lo .. hi - 1 in order (``in_order``), read as the loop's index.
     """
     largest = 0.0
     for n in range(lo, hi):
-        k = items[n]
+        k = n if direct else items[n]
         d = dim[k]
         r0 = row0[k]
         for i in range(d):
@@ -225,6 +226,15 @@ def sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, body, row0, dim, imp
                     for c in range(6):
                         vel[b, c] += row_MJ[r0 + i, s, c] * delta[i]
     return largest
+
+
+@jit_inline
+def in_order(items, lo, hi):
+    """Return True when items[lo:hi] are lo .. hi - 1 (one island holding every block)."""
+    for n in range(lo, hi):
+        if items[n] != n:
+            return False
+    return True
 
 
 @jit

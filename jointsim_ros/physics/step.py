@@ -15,23 +15,25 @@ import numpy as np
 
 from . import islands
 from . import joints as jt
-from .arrays import (BLOCK_JOINT, INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW,
+from .arrays import (Axes, BLOCK_JOINT, Blocks, Bodies, Contacts, ContactWork, Drives,
+                     FreeFriction, INFO_BODY, INFO_CONTACTS, INFO_ITERATIONS, INFO_OVERFLOW,
                      INFO_PENETRATION, INFO_POS_ERROR, INFO_RESIDUAL, INFO_STATUS, INFO_STOP,
-                     STATUS_CONTACT_OVERFLOW, STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS,
-                     STOP_TOLERANCE)
+                     Joints, Mimics, Polytopes, Shapes, State, STATUS_CONTACT_OVERFLOW,
+                     STATUS_DIVERGED, STATUS_OK, STOP_ITERATIONS, STOP_TOLERANCE, Work)
 from .axes import (prepare_axes, prepare_push_limits, project_limits, solve_axes,
                    solve_push_limits, warm_start_axes)
 from .body_mechanics import (find_body_contacts, prepare_body_contacts, store_start_velocities,
                              warm_start_body_contacts)
 from .compile.clock import monotonic
+from .compile.flat import bound_view, keep_container
 from .contacts import I_NORMAL, P_COMPLIANT, P_DRIFT, prepare_push, solve_contacts
 from .drives import finish_drives, prepare_drives, warm_start_drives
 from .free_friction import prepare_free_friction, solve_free_friction, warm_start_free_friction
 from .math3d import (entry, jit_inline, mat_sandwich, mat_vec, quat_from_rotvec, quat_mul,
                      quat_normalized, quat_to_mat, read3, read4, read_mat, rotate_by, vadd, vscale,
                      write3, write4, write_mat)
-from .solver import (block_constraint, block_mass_terms, block_velocity, joint_coordinate,
-                     sweep_blocks, sweep_stop, warm_start)
+from .solver import (block_constraint, block_mass_terms, block_velocity, in_order,
+                     joint_coordinate, sweep_blocks, sweep_stop, warm_start)
 
 #: Speeds beyond these are divergence (m/s, rad/s): nothing in a robot gets near them.
 MAX_LINEAR_SPEED = 1.0e4
@@ -245,9 +247,10 @@ def solve_velocities(joints, mimics, blocks, axes, drives, free, state, work, bo
         reason = STOP_ITERATIONS
         largest = 0.0
         used = 0
+        direct = in_order(block_items, b0, b1)
         for it in range(iterations):
             largest = sweep_blocks(vel, row_J, row_MJ, bias, kinv, jv, delta, block_body, row0,
-                                   dim, row_impulse, block_items, b0, b1)
+                                   dim, row_impulse, block_items, b0, b1, direct)
             if a1 > a0:
                 largest = max(largest, solve_axes(
                     vel, coord_J, response, inv_k, geared, reaction, rows, axis_impulse,
@@ -359,7 +362,8 @@ def push_out_penetration(blocks, joints, mimics, axes, state, work, bodies, cont
         for it in range(iterations):
             largest = sweep_blocks(push, work.row_J, work.row_MJ, bias, work.block_kinv,
                                    work.vec6a, work.vec6b, blocks.body, blocks.row0, blocks.dim,
-                                   cwork.push_impulse, block_items, b0, b1)
+                                   cwork.push_impulse, block_items, b0, b1,
+                                   in_order(block_items, b0, b1))
             if a1 > a0:
                 largest = max(largest, solve_push_limits(
                     push, work.axis_J, work.axis_u, work.axis_k, cwork.push_limit, axis_items,
@@ -653,6 +657,68 @@ def step(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes
     info[INFO_STATUS] = STATUS_OK
     info[INFO_BODY] = -1
     return n_steps
+
+
+#: The containers :func:`step_bind` keeps for :func:`step_bound` (flat.view_slots), in the
+#: order of :func:`step`'s arguments.
+VIEW_SLOTS = (Bodies, Joints, Mimics, Blocks, Axes, Drives, FreeFriction, State, Work, Shapes,
+              Polytopes, Contacts, ContactWork)
+
+
+@entry
+def step_bind(bodies, joints, mimics, blocks, axes, drives, free, state, work, shapes, polys,
+              contacts, cwork, views):
+    """
+    Keep the step's containers in ``views`` (flat.keep_container) for :func:`step_bound`.
+
+    Returns the slots kept: all 13 of :data:`VIEW_SLOTS` unless one is too small.  A call of
+    :func:`step` unboxes its containers' arrays, about 190 for a robot with collision shapes
+    (about 1 us per call, 4 % of a 7-DOF arm's step); the Engine binds them once (again when
+    it hands the kernel new contact arrays) and steps with :func:`step_bound`.
+    """
+    kept = int(keep_container(bodies, views, views[0], views[1]))
+    kept += int(keep_container(joints, views, views[2], views[3]))
+    kept += int(keep_container(mimics, views, views[4], views[5]))
+    kept += int(keep_container(blocks, views, views[6], views[7]))
+    kept += int(keep_container(axes, views, views[8], views[9]))
+    kept += int(keep_container(drives, views, views[10], views[11]))
+    kept += int(keep_container(free, views, views[12], views[13]))
+    kept += int(keep_container(state, views, views[14], views[15]))
+    kept += int(keep_container(work, views, views[16], views[17]))
+    kept += int(keep_container(shapes, views, views[18], views[19]))
+    kept += int(keep_container(polys, views, views[20], views[21]))
+    kept += int(keep_container(contacts, views, views[22], views[23]))
+    kept += int(keep_container(cwork, views, views[24], views[25]))
+    return kept
+
+
+@entry
+def step_bound(views, contact_param, dt, gravity, iterations, tolerance, time_budget,
+               position_iterations, position_tolerance, warm, info, n_steps):
+    """
+    :func:`step` on the containers :func:`step_bind` kept (the Engine's per-call entry).
+
+    Takes no step (returns 0) when a slot of ``views`` holds no containers (flat.views_bound).
+    The other arguments are :func:`step`'s.
+    """
+    for k in range(0, views[0], 2):
+        if views[views[k]] == 0:
+            return 0
+    return step(bound_view(Bodies, views, views[0], views[1]),
+                bound_view(Joints, views, views[2], views[3]),
+                bound_view(Mimics, views, views[4], views[5]),
+                bound_view(Blocks, views, views[6], views[7]),
+                bound_view(Axes, views, views[8], views[9]),
+                bound_view(Drives, views, views[10], views[11]),
+                bound_view(FreeFriction, views, views[12], views[13]),
+                bound_view(State, views, views[14], views[15]),
+                bound_view(Work, views, views[16], views[17]),
+                bound_view(Shapes, views, views[18], views[19]),
+                bound_view(Polytopes, views, views[20], views[21]),
+                bound_view(Contacts, views, views[22], views[23]),
+                bound_view(ContactWork, views, views[24], views[25]), contact_param, dt,
+                gravity, iterations, tolerance, time_budget, position_iterations,
+                position_tolerance, warm, info, n_steps)
 
 
 @entry

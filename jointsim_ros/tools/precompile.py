@@ -233,7 +233,7 @@ def variant_cached(variant):
     if variant == 'tree':
         from ..physics.tree import tree_step_packed as kernel
     else:
-        from ..physics.step import step as kernel
+        from ..physics.step import step_bound as kernel
     return kernels.in_cache(kernel)
 
 

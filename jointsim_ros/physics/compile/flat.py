@@ -13,6 +13,9 @@ arrays cost as much as the unboxing it replaces.  Building them still writes eve
 structure at every call (about 1 us for the tree's 290): :func:`keep_views` writes them once
 into an array the engine owns (:func:`view_slots`), and a kernel that only reads them takes that
 array alone (:func:`bound_view`): the tree binds its buffers once and steps on the kept views.
+A container that is not packed can be kept too (:func:`keep_container`: the maximal step's, whose
+about 190 arrays cost about 1 us of unboxing per call): its class's field types are recorded
+once (:func:`bind_types`) so that :func:`bound_view` can type it.
 
 Layout row k (the container's k-th field): offset into its buffer, then the shape (unused
 dimensions 0).  A field's dtype chooses its buffer (float64, int64 or, with
@@ -123,6 +126,9 @@ def _inside(array, which, placed, name):
 DECLARED = {}
 #: Each declared class's fields' dtypes (:func:`bound_view`).
 DTYPES = {}
+#: The numba types of the fields of each class :func:`keep_container` binds unpacked
+#: (:func:`bind_types`).
+BOUND_TYPES = {}
 
 
 def declare(cls, fields, dtypes=None):
@@ -232,13 +238,12 @@ def bound_view(typingctx, cls, cache, start, end):
     that unpacked them into the same slots) takes this one array instead of their buffers and
     layouts.  The slot must hold the views (:func:`views_bound`): this reads what is there.
     """
-    if not isinstance(cls, types.NamedTupleClass) or cls.instance_class not in DTYPES \
-            or not isinstance(cache, types.Array) or cache.dtype != types.int64 \
-            or cache.ndim != 1:
+    if not isinstance(cls, types.NamedTupleClass) or not isinstance(cache, types.Array) \
+            or cache.dtype != types.int64 or cache.ndim != 1:
         return None
-    spec = DECLARED[cls.instance_class]
-    field_types = [types.Array(numpy_support.from_dtype(dtype), ndim, 'C')
-                   for dtype, (_, _, ndim) in zip(DTYPES[cls.instance_class], spec)]
+    field_types = _bound_field_types(cls.instance_class)
+    if field_types is None:
+        return None
     result = ContainerRef(field_types, cls.instance_class)
 
     def codegen(context, builder, signature, args):
@@ -251,6 +256,80 @@ def bound_view(typingctx, cls, cache, start, end):
     return result(cls, cache, start, end), codegen
 
 
+@intrinsic
+def keep_container(typingctx, container, cache, start, end):
+    """
+    Write a container a kernel received (by reference) into ``cache[start:end]``.
+
+    :func:`keep_views` for containers that are not packed: the arrays' structures numba built
+    when it unboxed them at this call are copied into the slot (flag set to 1), and
+    :func:`bound_view` reads them at later calls, which then unbox nothing.  The arrays must
+    outlive the slot: their owner keeps them, and zeroes the flags (:func:`clear_views`) when it
+    hands the kernels other arrays.  The class's field types must be :func:`bind_types`' (a
+    container of other types is refused at typing).  Returns False, writing nothing, when the
+    slot is too small.
+    """
+    if not isinstance(container, ContainerRef) or not isinstance(cache, types.Array) \
+            or cache.dtype != types.int64 or cache.ndim != 1 \
+            or not isinstance(start, types.Integer) or not isinstance(end, types.Integer) \
+            or BOUND_TYPES.get(container.instance_class) != container.types:
+        return None
+
+    def codegen(context, builder, signature, args):
+        struct = context.get_value_type(container.value)
+        words = (context.get_abi_sizeof(struct) + 7) // 8
+        array = make_array(signature.args[1])(context, builder, args[1])
+        first = context.cast(builder, args[2], signature.args[2], types.intp)
+        last = context.cast(builder, args[3], signature.args[3], types.intp)
+        fits = builder.and_(
+            builder.icmp_signed('>=', first, context.get_constant(types.intp, 0)),
+            builder.and_(builder.icmp_signed('<=', builder.add(first, context.get_constant(
+                types.intp, words + 1)), last), builder.icmp_signed(
+                    '<=', last, builder.extract_value(array.shape, 0))))
+        with builder.if_then(fits, likely=True):
+            flag = builder.gep(array.data, [first])
+            kept = builder.bitcast(builder.gep(flag, [context.get_constant(types.intp, 1)]),
+                                   struct.as_pointer())
+            builder.store(builder.load(args[0]), kept)
+            builder.store(context.get_constant(types.int64, 1), flag)
+        return fits
+
+    return types.boolean(container, cache, start, end), codegen
+
+
+def bind_types(container):
+    """
+    Record the field types of ``container``'s class for :func:`keep_container` and return them.
+
+    Every container of a class must type alike (the kernels read the slots with these types):
+    a class recorded, or declared, with other types is refused.
+    """
+    from numba import typeof
+    cls = type(container)
+    field_types = typeof(container).types
+    known = BOUND_TYPES.get(cls) or (_declared_field_types(cls) if cls in DTYPES else None)
+    if known is not None and tuple(known) != field_types:
+        raise TypeError(f'{cls.__name__}: its fields type as {field_types}, bound before as '
+                        f'{tuple(known)}')
+    BOUND_TYPES[cls] = field_types
+    return field_types
+
+
+def _declared_field_types(cls):
+    """Return the array types of a class declared with dtypes (:func:`declare`)."""
+    return tuple(types.Array(numpy_support.from_dtype(dtype), ndim, 'C')
+                 for dtype, (_, _, ndim) in zip(DTYPES[cls], DECLARED[cls]))
+
+
+def _bound_field_types(cls):
+    """Return the field types :func:`bound_view` gives ``cls``, or None if none are known."""
+    if cls in BOUND_TYPES:
+        return BOUND_TYPES[cls]
+    if cls in DTYPES:
+        return _declared_field_types(cls)
+    return None
+
+
 def views_bound(cache):
     """Return True when every slot of a :func:`view_slots` cache holds its views."""
     return bool(np.all(cache[cache[0:cache[0]:2]] != 0))
@@ -258,7 +337,9 @@ def views_bound(cache):
 
 def view_slots(classes):
     """
-    Return the int64 cache for :func:`keep_views` of these declared classes, one slot each.
+    Return the int64 cache for :func:`keep_views` of these classes, one slot each.
+
+    Each class declared with dtypes (:func:`declare`) or bound (:func:`bind_types`).
 
     Words 0 .. 2 n - 1 hold each slot's (start, end); the slots follow, side by side, each a
     flag (0: no views kept) and room for the container's views: numba's array structure is
@@ -267,7 +348,7 @@ def view_slots(classes):
     bounds = []
     at = 2 * len(classes)
     for cls in classes:
-        words = 1 + sum(5 + 2 * ndim for _, _, ndim in DECLARED[cls])
+        words = 1 + sum(5 + 2 * t.ndim for t in _bound_field_types(cls))
         bounds.append((at, at + words))
         at += words
     cache = np.zeros(at, dtype=np.int64)
