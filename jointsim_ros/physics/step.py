@@ -25,7 +25,7 @@ from .axes import (prepare_axes, prepare_push_limits, project_limits, solve_axes
 from .body_mechanics import (find_body_contacts, prepare_body_contacts, store_start_velocities,
                              warm_start_body_contacts)
 from .compile.clock import monotonic
-from .compile.flat import bound_view, keep_container
+from .compile.flat import bound_view, keep_container, slots_bound
 from .contacts import I_NORMAL, P_COMPLIANT, P_DRIFT, prepare_push, solve_contacts
 from .drives import finish_drives, prepare_drives, warm_start_drives
 from .free_friction import prepare_free_friction, solve_free_friction, warm_start_free_friction
@@ -701,9 +701,8 @@ def step_bound(views, contact_param, dt, gravity, iterations, tolerance, time_bu
     Takes no step (returns 0) when a slot of ``views`` holds no containers (flat.views_bound).
     The other arguments are :func:`step`'s.
     """
-    for k in range(0, views[0], 2):
-        if views[views[k]] == 0:
-            return 0
+    if not slots_bound(views):
+        return 0
     return step(bound_view(Bodies, views, views[0], views[1]),
                 bound_view(Joints, views, views[2], views[3]),
                 bound_view(Mimics, views, views[4], views[5]),

@@ -57,7 +57,7 @@ from .arrays import (Axes, Contacts, ContactWork, Drives, INFO_CONTACTS, INFO_IT
                      STOP_TOLERANCE)
 from .compile.clock import monotonic
 from .compile.containers import by_reference
-from .compile.flat import bound_view, declare, in_order, keep_views
+from .compile.flat import bound_view, declare, in_order, keep_views, slots_bound
 from .contacts import (contact_targets, find_contacts, has_angular_rows, P_COMPLIANT,
                        prepare_push, ROW_IMPULSE, solve_contacts, targets_from_speeds,
                        warm_start_contacts)
@@ -1690,9 +1690,8 @@ def tree_step_packed(views, param, dt, gravity, integrator, iterations, toleranc
         info: (INFO_SIZE,) results.
         n_steps: steps to take.
     """
-    for k in range(0, views[0], 2):
-        if views[views[k]] == 0:
-            return 0
+    if not slots_bound(views):
+        return 0
     return tree_step(bound_view(TreeModel, views, views[0], views[1]),
                      bound_view(TreeState, views, views[2], views[3]),
                      bound_view(TreeWork, views, views[4], views[5]),

@@ -30,6 +30,7 @@ from numba.np import numpy_support
 from numba.np.arrayobj import make_array, populate_array
 import numpy as np
 
+from .compiler import jit
 from .containers import ContainerRef
 
 #: The buffers' dtypes, in the order of their source numbers (``f``, ``i``, ``b``).
@@ -208,25 +209,36 @@ def keep_views(typingctx, cls, sources, cache, start, end):
         return None
 
     def codegen(context, builder, signature, args):
-        struct = context.get_value_type(result.value)
-        words = (context.get_abi_sizeof(struct) + 7) // 8
-        array = make_array(signature.args[2])(context, builder, args[2])
-        first = context.cast(builder, args[3], signature.args[3], types.intp)
-        last = context.cast(builder, args[4], signature.args[4], types.intp)
-        fits = builder.and_(
-            builder.icmp_signed('>=', first, context.get_constant(types.intp, 0)),
-            builder.and_(builder.icmp_signed('<=', builder.add(first, context.get_constant(
-                types.intp, words + 1)), last), builder.icmp_signed(
-                    '<=', last, builder.extract_value(array.shape, 0))))
-        with builder.if_then(fits, likely=True):
-            flag = builder.gep(array.data, [first])
-            kept = builder.bitcast(builder.gep(flag, [context.get_constant(types.intp, 1)]),
-                                   struct.as_pointer())
+        def write(kept):
             _write_views(context, builder, signature.args[1], args[1], result, kept)
-            builder.store(context.get_constant(types.int64, 1), flag)
-        return fits
+        return _into_slot(context, builder, result, signature.args[2:], args[2:], write)
 
     return types.boolean(cls, sources, cache, start, end), codegen
+
+
+def _into_slot(context, builder, result, slot_types, slot_args, write):
+    """
+    Write a container of ``result``'s type into ``cache[start:end]`` if it fits; return fits.
+
+    ``slot_args``: (cache, start, end) and their types.  ``write(pointer)`` writes the fields
+    where the pointer points; then the slot's flag is set to 1.
+    """
+    struct = context.get_value_type(result.value)
+    words = (context.get_abi_sizeof(struct) + 7) // 8
+    array = make_array(slot_types[0])(context, builder, slot_args[0])
+    first = context.cast(builder, slot_args[1], slot_types[1], types.intp)
+    last = context.cast(builder, slot_args[2], slot_types[2], types.intp)
+    fits = builder.and_(
+        builder.icmp_signed('>=', first, context.get_constant(types.intp, 0)),
+        builder.and_(builder.icmp_signed('<=', builder.add(first, context.get_constant(
+            types.intp, words + 1)), last), builder.icmp_signed(
+                '<=', last, builder.extract_value(array.shape, 0))))
+    with builder.if_then(fits, likely=True):
+        flag = builder.gep(array.data, [first])
+        write(builder.bitcast(builder.gep(flag, [context.get_constant(types.intp, 1)]),
+                              struct.as_pointer()))
+        builder.store(context.get_constant(types.int64, 1), flag)
+    return fits
 
 
 @intrinsic
@@ -276,23 +288,9 @@ def keep_container(typingctx, container, cache, start, end):
         return None
 
     def codegen(context, builder, signature, args):
-        struct = context.get_value_type(container.value)
-        words = (context.get_abi_sizeof(struct) + 7) // 8
-        array = make_array(signature.args[1])(context, builder, args[1])
-        first = context.cast(builder, args[2], signature.args[2], types.intp)
-        last = context.cast(builder, args[3], signature.args[3], types.intp)
-        fits = builder.and_(
-            builder.icmp_signed('>=', first, context.get_constant(types.intp, 0)),
-            builder.and_(builder.icmp_signed('<=', builder.add(first, context.get_constant(
-                types.intp, words + 1)), last), builder.icmp_signed(
-                    '<=', last, builder.extract_value(array.shape, 0))))
-        with builder.if_then(fits, likely=True):
-            flag = builder.gep(array.data, [first])
-            kept = builder.bitcast(builder.gep(flag, [context.get_constant(types.intp, 1)]),
-                                   struct.as_pointer())
+        def write(kept):
             builder.store(builder.load(args[0]), kept)
-            builder.store(context.get_constant(types.int64, 1), flag)
-        return fits
+        return _into_slot(context, builder, container, signature.args[1:], args[1:], write)
 
     return types.boolean(container, cache, start, end), codegen
 
@@ -328,6 +326,15 @@ def _bound_field_types(cls):
     if cls in DTYPES:
         return _declared_field_types(cls)
     return None
+
+
+@jit
+def slots_bound(views):
+    """Return True when every slot of a :func:`view_slots` cache holds its views (in kernels)."""
+    for k in range(0, views[0], 2):
+        if views[views[k]] == 0:
+            return False
+    return True
 
 
 def views_bound(cache):
