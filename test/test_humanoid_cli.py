@@ -4,9 +4,15 @@
 The line is ``result: walked D m forward, lateral offset L m, fell: no`` (or ``fell: yes at
 t = T s``), always last (issue 29).
 """
+import io
+import os
+from pathlib import Path
 import re
+import shutil
+import subprocess
+import sys
 
-from jointsim_ros.tools import headless
+from jointsim_ros.tools import demo, headless
 import pytest
 
 RESULT = re.compile(r'^result: walked (-?\d+\.\d+) m forward, lateral offset (-?\d+\.\d+) m, '
@@ -70,3 +76,32 @@ def test_the_valve_command_with_twice_the_friction_says_it_stopped_and_ends_on_i
     assert float(match.group(4)) < 1.0
     assert any('turn stopped at' in line and 'does not turn at 5.0 N m' in line
                for line in lines)
+
+
+def test_the_demo_writes_each_line_whole_so_a_child_log_cannot_split_it():
+    # make run's demo shares its stdout pipe with the node and the controller: under
+    # PYTHONUNBUFFERED, print() writes a line and its newline apart, and a CI run read
+    # 'fell: no[INFO] ...'.  One write(2) per line (a pipe keeps writes under PIPE_BUF whole)
+    # keeps the result line whole
+    line = 'result: walked 0.000 m forward, lateral offset 0.000 m, fell: no'
+    if shutil.which('strace'):
+        code = f'from jointsim_ros.tools import demo\ndemo.say({line!r})\n'
+        traced = subprocess.run(
+            ['strace', '-f', '-s', '256', '-e', 'trace=write', '-o', '/dev/stderr',
+             sys.executable, '-c', code], cwd=Path(__file__).resolve().parents[1],
+            env=dict(os.environ, PYTHONUNBUFFERED='1'), capture_output=True, text=True,
+            timeout=60)
+        if traced.returncode == 0:  # (a container may forbid ptrace)
+            writes = [w for w in traced.stderr.splitlines() if 'write(1,' in w]
+            assert len(writes) == 1 and writes[0].count('fell: no\\n') == 1, traced.stderr
+
+    # without strace too: the write calls the helper makes on its file
+    class Writes(io.StringIO):
+        calls = []
+
+        def write(self, text):
+            self.calls.append(text)
+            return super().write(text)
+    out = Writes()
+    demo.say(line, file=out)
+    assert out.calls == [line + '\n']

@@ -6,7 +6,6 @@ Each test starts its own node(s) over real DDS on a domain of its own (test/node
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -241,37 +240,6 @@ def test_make_run_humanoid_with_the_view_keeps_running_after_the_walk():
     assert len(after) == 3 and after[0] < after[1] < after[2], text
     assert len(children) == 3, text  # node, controller and view still running
     assert 'jointsim demo: stopped' in out and 'Traceback' not in text, text
-
-
-def test_the_demo_writes_each_line_whole_so_a_child_log_cannot_split_it():
-    # the node and the controller share the demo's stdout pipe: under PYTHONUNBUFFERED, print()
-    # writes a line and its newline apart, and a CI run read 'fell: no[INFO] ...'.  One write(2)
-    # per line (a pipe keeps writes under PIPE_BUF whole) keeps the result line whole
-    code = ('import os, sys\n'
-            'from jointsim_ros.tools.demo import say\n'
-            'say("result: walked 0.000 m forward, lateral offset 0.000 m, fell: no")\n')
-    env = dict(os.environ, PYTHONUNBUFFERED='1')
-    if shutil.which('strace'):
-        traced = subprocess.run(
-            ['strace', '-f', '-s', '256', '-e', 'trace=write', '-o', '/dev/stderr',
-             sys.executable, '-c', code], cwd=PACKAGE_ROOT, env=env, capture_output=True,
-            text=True, timeout=60)
-        if traced.returncode == 0:  # (a container may forbid ptrace)
-            writes = [line for line in traced.stderr.splitlines() if 'write(1,' in line]
-            assert len(writes) == 1 and writes[0].count('fell: no\\n') == 1, traced.stderr
-    # without strace: the write calls the helper makes on its file
-    import io
-    from jointsim_ros.tools.demo import say
-
-    class Writes(io.StringIO):
-        calls = []
-
-        def write(self, text):
-            self.calls.append(text)
-            return super().write(text)
-    out = Writes()
-    say('result: walked 0.000 m forward, lateral offset 0.000 m, fell: no', file=out)
-    assert out.calls == ['result: walked 0.000 m forward, lateral offset 0.000 m, fell: no\n']
 
 
 def test_through_the_node_the_balancing_walk_survives_pushes_with_all_sensor_noise(tmp_path):
