@@ -474,6 +474,7 @@ class Mechanism:
                              'jointsim_ros.description.build_model')
         # built by the description (description/shape_tables.py): the engine takes them ready
         self.shapes, self.polytopes = model.collision_tables
+        self._touching = len(self.shapes.body) > 0   # else no contact arrays can overflow
         self.contact_param = self._contact_param(collision)
         self.contact_param[ct.P_DRIFT] = getattr(solver, 'contact_position_tolerance', 1e-7)
         self._allocate_contacts(self._contact_capacity(), self._pair_capacity())
@@ -616,6 +617,55 @@ class Mechanism:
             # every call: the step(1) path is kept short)
             self.info[INFO_OVERFLOW] = 0.0
 
+    # -- the bound kernels: each formulation's containers kept once by a bind kernel, read by a
+    # per-call step kernel that takes their slots (physics/compile/flat.py, view_slots)
+    #: The per-call step kernel (step.step_bound, tree.tree_step_packed; a staticmethod: a numba
+    #: dispatcher binds as a method otherwise).
+    step_kernel = None
+
+    def _bind_kernel(self):
+        """Return (the kernel that keeps the containers in ``self._views``, its arguments)."""
+        raise NotImplementedError
+
+    def _call_args(self, n):
+        """Return :attr:`step_kernel`'s arguments (the containers bound first if need be)."""
+        if not self._bound:
+            self._bind()
+        return self._call_prefix + (int(n),)
+
+    def _bind(self):
+        """Have the bind kernel keep the containers' views (again after new contact arrays)."""
+        dispatcher, args = self._bind_kernel()
+        if self._bind_fn is None:
+            kernels.ensure_compiled(dispatcher, args, self.kernel_variant)
+            dispatcher(*args)
+            # later calls skip the dispatcher's type resolution
+            self._bind_fn = _compiled_entry_point(dispatcher, args)
+        else:
+            self._bind_fn(*args)
+        if not flat.views_bound(self._views):
+            raise RuntimeError(f"the {self.kernel_variant} kernel could not keep its containers' "
+                               "views (flat.view_slots sized a slot too small for numba's "
+                               'arrays)')
+        self._bound = True
+
+    def step(self, n=1):
+        """
+        Advance n steps; returns the number of steps taken (fewer on divergence).
+
+        What a formulation derives from the last step only when asked (the tree's joint
+        impulses, TreeEngine.joint_wrench) is marked stale here, not in an override: a call
+        through ``super()`` cost the tree arm 0.18 us of its 4.5 us ``step(1)``.
+        """
+        self._impulses_current = False
+        if self._kernel_fn is not None and self._bound:
+            taken = self._kernel_fn(*self._call_prefix, n)
+            if not self._touching or self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
+                return taken    # nothing to touch, or the contact arrays held: no overflow
+            # the arrays grow and the rest is retaken (_run_kernel meets the overflow again)
+            return taken + self._run_kernel(int(n) - taken, self.step_kernel, self._call_args)
+        return self._run_kernel(int(n), self.step_kernel, self._call_args)
+
 
 class Engine(Mechanism):
     """
@@ -652,10 +702,16 @@ class Engine(Mechanism):
             free_kcw=np.zeros((n_free, 3, 6)), free_kinv=np.zeros((n_free, 3, 3)),
             free_bound=np.zeros(n_free), free_mj=np.zeros((3, 2, 6)), free_w=np.zeros((3, 6)),
             block_error=np.zeros(n_block))
-        self._views = None     # the kernel's view slots (step.step_bind), made at first bind
+        self._views = None     # the kernel's view slots (step.step_bind), made below
         self._bind_fn = None
         self._setup_contacts(model, solver, collision)
         self._kernel_fn = None
+        # each container class's field types, as the kernels read them from the slots
+        for container in self._step_args(1)[:len(VIEW_SLOTS)]:
+            flat.bind_types(container)
+        self._views = flat.view_slots(VIEW_SLOTS)
+        #: step.step_bound's arguments but n
+        self._call_prefix = (self._views,) + self._step_args(1)[len(VIEW_SLOTS):-1]
 
     # -- construction -------------------------------------------------------------------------
     def _row_width(self):
@@ -674,7 +730,7 @@ class Engine(Mechanism):
     def _contacts_changed(self):
         self._args_prefix = None  # the step's arguments name the new arrays
         self._bound = False       # and the kernel keeps them again (step.step_bind)
-        if getattr(self, '_views', None) is not None:
+        if self._views is not None:
             flat.clear_views(self._views)
 
     def _contact_velocities(self):
@@ -750,41 +806,15 @@ class Engine(Mechanism):
                 bool(s.warm_start), self.info)
         return prefix + (int(n),)
 
-    def _bind_args(self):
-        """Return :func:`step.step_bind`'s arguments: the step's containers and the view slots."""
-        if getattr(self, '_views', None) is None:
-            # every container class's field types, as the kernels read them from the slots
-            for container in self._step_args(1)[:len(VIEW_SLOTS)]:
-                flat.bind_types(container)
-            self._views = flat.view_slots(VIEW_SLOTS)
-        return self._step_args(1)[:len(VIEW_SLOTS)] + (self._views,)
-
-    def _call_args(self, n):
-        """Return :func:`step.step_bound`'s arguments (the containers bound first if need be)."""
-        if not self._bound:
-            self._bind()
-        return self._call_prefix + (int(n),)
-
-    def _bind(self):
-        """Have the kernel keep the step's containers (step.step_bind)."""
-        args = self._bind_args()
-        if self._bind_fn is None:
-            kernels.ensure_compiled(step_bind, args, self.kernel_variant)
-            step_bind(*args)
-            # later calls skip the dispatcher's type resolution
-            self._bind_fn = _compiled_entry_point(step_bind, args)
-        else:
-            self._bind_fn(*args)
-        if not flat.views_bound(self._views):
-            raise RuntimeError('the maximal kernel could not keep its containers '
-                               "(flat.view_slots sized a slot too small for numba's arrays)")
-        # the containers stay referenced while their arrays are bound (the prefix holds them)
-        self._call_prefix = (self._views,) + self._step_args(1)[len(VIEW_SLOTS):-1]
-        self._bound = True
+    def _bind_kernel(self):
+        """Return :func:`step.step_bind` and its arguments: the step's containers, the slots."""
+        return step_bind, self._step_args(1)[:len(VIEW_SLOTS)] + (self._views,)
 
     #: The precompile variant (jointsim_ros.tools.precompile) that compiles this step: one for
     #: every maximal robot, with or without collision shapes.
     kernel_variant = 'maximal'
+
+    step_kernel = staticmethod(step_bound)
 
     def kernel(self):
         """
@@ -794,17 +824,7 @@ class Engine(Mechanism):
         keeps them for :func:`step.step_bound` (whose arguments type alike for every robot) to
         pass to :func:`step.step`.
         """
-        return step_bind, self._bind_args()
-
-    def step(self, n=1):
-        """Advance n steps; returns the number of steps taken (fewer on divergence)."""
-        if self._kernel_fn is not None and self._bound:
-            taken = self._kernel_fn(*self._call_prefix, n)
-            if self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
-                return taken
-            # the arrays grow and the rest is retaken (_run_kernel meets the overflow again)
-            return taken + self._run_kernel(int(n) - taken, step_bound, self._call_args)
-        return self._run_kernel(int(n), step_bound, self._call_args)
+        return self._bind_kernel()
 
     def joint_wrench(self, j):
         """

@@ -14,8 +14,8 @@ import numpy as np
 
 from . import joints as jt
 from . import tree
-from .arrays import INFO_STATUS, STATUS_CONTACT_OVERFLOW
-from .compile import flat, kernels
+from .arrays import INFO_STATUS
+from .compile import flat
 from .engine import _compiled_entry_point, Mechanism
 from ..errors import ConfigError
 from ..rotations import quat_conjugate, quat_multiply, quat_to_matrix
@@ -132,7 +132,6 @@ class TreeEngine(Mechanism):
         #: the kernels' views of the containers (tree.tree_bind; every class is declared now)
         self._views = flat.view_slots(tree.VIEW_SLOTS)
         self._contacts_changed()
-        self._touching = len(self.shapes.body) > 0
         self._kernel_fn = None
         self.n_dof = n_v
         #: (n_body, 6) the joints' impulses on their children over the last step
@@ -444,40 +443,15 @@ class TreeEngine(Mechanism):
     # -- stepping -----------------------------------------------------------------------------
     kernel_variant = 'tree'
 
+    step_kernel = staticmethod(tree.tree_step_packed)
+
     def kernel(self):
         """Return (numba dispatcher, arguments) of the tree step kernel."""
-        return tree.tree_step_packed, self._tree_args(1)
+        return tree.tree_step_packed, self._call_args(1)
 
-    def _tree_args(self, n):
-        if not self._bound:
-            self._bind()
-        return self._call_prefix + (int(n),)
-
-    def _bind(self):
-        """Have the kernel keep the views of the containers' buffers (tree.tree_bind)."""
-        if self._bind_fn is None:
-            kernels.ensure_compiled(tree.tree_bind, self._bind_args, self.kernel_variant)
-            tree.tree_bind(*self._bind_args)
-            # later calls skip the dispatcher's type resolution
-            self._bind_fn = _compiled_entry_point(tree.tree_bind, self._bind_args)
-        else:
-            self._bind_fn(*self._bind_args)
-        if not flat.views_bound(self._views):
-            raise RuntimeError("the tree kernel could not keep its containers' views "
-                               "(flat.view_slots sized a slot too small for numba's arrays)")
-        self._bound = True
-
-    def step(self, n=1):
-        """Advance n steps; returns the number of steps taken (fewer on divergence)."""
-        self._impulses_current = False
-        if self._kernel_fn is not None and self._bound:
-            taken = self._kernel_fn(*self._call_prefix, n)
-            if not self._touching or self.info[INFO_STATUS] != STATUS_CONTACT_OVERFLOW:
-                return taken    # nothing to touch, or the contact arrays held: no overflow
-            # the arrays grow and the rest is retaken (_run_kernel meets the overflow again)
-            return taken + self._run_kernel(int(n) - taken, tree.tree_step_packed,
-                                            self._tree_args)
-        return self._run_kernel(int(n), tree.tree_step_packed, self._tree_args)
+    def _bind_kernel(self):
+        """Return :func:`tree.tree_bind` and its arguments: the packed buffers, the slots."""
+        return tree.tree_bind, self._bind_args
 
     def joint_wrench(self, j):
         """

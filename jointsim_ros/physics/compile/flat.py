@@ -23,7 +23,7 @@ dimensions 0).  A field's dtype chooses its buffer (float64, int64 or, with
 which buffer and rank each field has is fixed by the code that builds the container, and
 declared once per container class for :func:`unpack` (:func:`declare`, physics/tree.py).
 """
-from numba import types
+from numba import typeof, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np import numpy_support
@@ -302,7 +302,6 @@ def bind_types(container):
     Every container of a class must type alike (the kernels read the slots with these types):
     a class recorded, or declared, with other types is refused.
     """
-    from numba import typeof
     cls = type(container)
     field_types = typeof(container).types
     known = BOUND_TYPES.get(cls) or (_declared_field_types(cls) if cls in DTYPES else None)
